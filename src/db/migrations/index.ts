@@ -1,0 +1,18 @@
+// Migrations are listed in code (not discovered on disk) so the same list runs from src/ under tsx and from dist/.
+import type { Knex } from 'knex';
+import * as catalog from './001_catalog.js';
+
+interface Migration {
+  up(db: Knex): Promise<void>;
+  down(db: Knex): Promise<void>;
+}
+
+const migrations: Record<string, Migration> = {
+  '001_catalog': catalog,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};

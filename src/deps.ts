@@ -1,0 +1,12 @@
+import type { Config } from './config.js';
+import type { Db } from './db/knex.js';
+import type { Logger } from './log.js';
+
+/** What handlers, services and MCP servers are built from. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  /** Milliseconds since the epoch; injectable so expiry can be tested. */
+  now: () => number;
+}

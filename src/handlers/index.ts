@@ -1,0 +1,13 @@
+// Every operationId of the contract maps to exactly one handler; a missing one is a type error.
+import type { Document } from 'openapi-backend';
+import type { Deps } from '../deps.js';
+import type { OperationHandlers } from '../http/openapi.js';
+import { catalogHandlers } from './catalog/index.js';
+import { operationsHandlers } from './operations/index.js';
+
+export function createHandlers(deps: Deps, document: Document): OperationHandlers {
+  return {
+    ...catalogHandlers(deps),
+    ...operationsHandlers(deps, document),
+  };
+}

@@ -1,0 +1,53 @@
+// Health, readiness and the published contract.
+import { readFileSync } from 'node:fs';
+import type { Document } from 'openapi-backend';
+import type { Deps } from '../../deps.js';
+import { sendCacheable } from '../../http/caching.js';
+import type { OperationHandlers } from '../../http/openapi.js';
+import { projectPath } from '../../paths.js';
+
+type OperationsHandlers = Pick<OperationHandlers, 'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'>;
+
+const READINESS_TIMEOUT_MS = 2_000;
+
+function loadReference(): string {
+  try {
+    return readFileSync(projectPath('dist', 'docs.html'), 'utf8');
+  } catch {
+    return '<!doctype html><title>API reference</title><p>The HTML reference is built by <code>npm run build:docs</code>. The contract is at <a href="/openapi.json">/openapi.json</a>.</p>';
+  }
+}
+
+async function databaseAnswers(deps: Deps): Promise<boolean> {
+  try {
+    await Promise.race([
+      deps.db.raw('select 1'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('readiness probe timed out')), READINESS_TIMEOUT_MS).unref()),
+    ]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function operationsHandlers(deps: Deps, document: Document): OperationsHandlers {
+  const documentJson = JSON.stringify(document);
+  const reference = loadReference();
+  return {
+    getHealth(_c, ctx) {
+      ctx.body = { status: 'ok' };
+    },
+    async getReadiness(_c, ctx) {
+      const up = await databaseAnswers(deps);
+      ctx.status = up ? 200 : 503;
+      ctx.body = { status: up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
+    },
+    getOpenApiDocument(_c, ctx) {
+      sendCacheable(ctx, documentJson);
+    },
+    getApiReference(_c, ctx) {
+      ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      sendCacheable(ctx, reference, 'text/html; charset=utf-8');
+    },
+  };
+}

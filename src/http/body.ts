@@ -1,0 +1,35 @@
+// Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep, checked without
+// recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors).
+import { bodyParser } from '@koa/bodyparser';
+import type { AppMiddleware } from './context.js';
+import { ApiError, surfaceOf } from './errors.js';
+
+export const BODY_LIMIT = '100kb';
+const MAX_DEPTH = 32;
+
+export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > maxDepth) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+export function parseBodies(skip: (path: string) => boolean): AppMiddleware {
+  const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: BODY_LIMIT, formLimit: BODY_LIMIT, encoding: 'utf-8' }) as unknown as AppMiddleware;
+  return async (ctx, next) => {
+    if (skip(ctx.path)) return next();
+    return parse(ctx, async () => {
+      if (exceedsDepth(ctx.request.body)) {
+        const surface = surfaceOf(ctx.path);
+        throw new ApiError(400, surface === 'oauth' ? 'invalid_request' : surface === 'read' ? 'invalid_parameter' : 'invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, {
+          param: 'body',
+        });
+      }
+      await next();
+    });
+  };
+}

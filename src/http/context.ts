@@ -1,0 +1,13 @@
+// What every request carries through the middleware chain.
+import type Koa from 'koa';
+import type { Logger } from '../log.js';
+
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** The OAuth client the request authenticated as, when it did (used to key rate limits). */
+  clientId?: string;
+}
+
+export type AppContext = Koa.ParameterizedContext<AppState>;
+export type AppMiddleware = Koa.Middleware<AppState>;

@@ -1,0 +1,116 @@
+// The contract at runtime: openapi-backend routes each request of the bundled OpenAPI 3.1 document to the handler of
+// its operationId, after validating it with Ajv 2020-12 (+ ajv-formats). Unknown paths, wrong methods and invalid
+// requests become ApiErrors in the shape of the path's surface.
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
+import type { operations } from '../../codegen/types.js';
+import { projectPath } from '../paths.js';
+import type { AppContext, AppMiddleware } from './context.js';
+import { ApiError, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
+import { firstProblem } from './validation-errors.js';
+
+export type OperationId = keyof operations;
+export type OperationHandler = (c: Context, ctx: AppContext) => Promise<void> | void;
+export type OperationHandlers = Record<OperationId, OperationHandler>;
+export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => unknown>;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+export function loadDocument(): Document {
+  return JSON.parse(readFileSync(projectPath('codegen', 'openapi.json'), 'utf8')) as Document;
+}
+
+function validationFailed(c: Context, ctx: AppContext): never {
+  const problem = firstProblem(c.validation.errors ?? []);
+  const surface = surfaceOf(ctx.path);
+  const code =
+    surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : problem.kind === 'malformed_json' ? 'invalid_body' : `${problem.kind === 'missing' ? 'missing' : problem.kind === 'unknown' ? 'unknown' : 'invalid'}_field`;
+  throw new ApiError(400, code, problem.message, { param: problem.param });
+}
+
+/** Media type of the request body (no parameters), lowercase. */
+function mediaType(ctx: AppContext): string {
+  return (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase();
+}
+
+/** openapi-backend does not enforce Content-Type; a body sent as anything but a declared media type is a 400. */
+function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
+  const requestBody = c.operation.requestBody as { content?: Record<string, unknown> } | undefined;
+  if (!requestBody?.content) return;
+  const accepted = Object.keys(requestBody.content);
+  const sent = mediaType(ctx);
+  if (!accepted.includes(sent)) {
+    const surface = surfaceOf(ctx.path);
+    throw new ApiError(400, surface === 'oauth' ? 'invalid_request' : 'invalid_content_type', `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, {
+      param: 'Content-Type',
+    });
+  }
+}
+
+export interface ContractOptions {
+  document: Document;
+  handlers: OperationHandlers;
+  securityHandlers?: SecurityHandlers;
+  /** Runs after authentication, before validation (scope checks). */
+  afterAuthentication?: (c: Context, ctx: AppContext) => Promise<void> | void;
+  unauthorized?: (c: Context, ctx: AppContext) => never;
+}
+
+export async function createContract(options: ContractOptions): Promise<OpenAPIBackend> {
+  const api = new OpenAPIBackend({
+    definition: options.document,
+    quick: true, // the 3.0 meta-schema check rejects 3.1 documents; `redocly lint` validates the document in CI
+    coerceTypes: true,
+    customizeAjv: (_ajv, ajvOptions) => {
+      const ajv = new Ajv2020({ ...ajvOptions, strict: false, allErrors: false });
+      addFormats.default(ajv);
+      return ajv;
+    },
+    securityHandlers: options.securityHandlers ?? {},
+    handlers: {
+      ...(options.handlers as Record<string, Handler>),
+      notFound: (_c: Context, ctx: AppContext) => {
+        throw unknownEndpoint(ctx.method, ctx.path);
+      },
+      methodNotAllowed: (_c: Context, ctx: AppContext) => {
+        throw methodNotAllowed(ctx.method, ctx.path, allowedMethods(api, ctx.path));
+      },
+      notImplemented: (_c: Context, ctx: AppContext) => {
+        throw unknownEndpoint(ctx.method, ctx.path);
+      },
+      unauthorizedHandler:
+        options.unauthorized ??
+        (() => {
+          throw new ApiError(401, 'unauthorized', 'Authentication is required.');
+        }),
+      postSecurityHandler: async (c: Context, ctx: AppContext) => {
+        if (c.security?.authorized !== false) await options.afterAuthentication?.(c, ctx);
+        requireDeclaredMediaType(c, ctx);
+      },
+      validationFail: validationFailed,
+    },
+  });
+  await api.init();
+  return api;
+}
+
+export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
+  return METHODS.filter((method) => {
+    try {
+      return Boolean(api.router.matchOperation({ method, path, headers: {} }, true));
+    } catch {
+      return false;
+    }
+  }).map((method) => method.toUpperCase());
+}
+
+export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
+  return async (ctx) => {
+    await api.handleRequest(
+      { method: ctx.method, path: ctx.path, query: ctx.query as Record<string, string | string[]>, headers: ctx.headers as Record<string, string | string[]>, body: ctx.request.body },
+      ctx,
+    );
+  };
+}

@@ -1,0 +1,73 @@
+// Builds and runs the whole service in one process: database, contract, HTTP server; and stops it cleanly.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { createDatabase, prepareDatabase } from './db/knex.js';
+import type { Deps } from './deps.js';
+import { createHandlers } from './handlers/index.js';
+import { createContract, loadDocument } from './http/openapi.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { createApp } from './http/server.js';
+import { createLogger, type Logger } from './log.js';
+
+export interface Service {
+  deps: Deps;
+  server: Server;
+  /** The address the server listens on, e.g. http://127.0.0.1:3000. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  now?: () => number;
+  log?: Logger;
+}
+
+function connectRedis(url: string, log: Logger): Redis {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  let reported = false;
+  redis.on('error', (error) => {
+    if (!reported) log.warn({ err: error.message }, 'Redis unreachable; rate limits fall back to in-memory counting');
+    reported = true;
+  });
+  redis.on('ready', () => {
+    if (reported) log.info('Redis reachable again; rate limits are shared');
+    reported = false;
+  });
+  return redis;
+}
+
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const db = createDatabase(config);
+  await prepareDatabase(db);
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
+  const deps: Deps = { config, db, log, now: options.now ?? Date.now };
+  const document = loadDocument();
+  const contract = await createContract({ document, handlers: createHandlers(deps, document) });
+  const app = createApp({ deps, contract, rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis) });
+
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  return {
+    deps,
+    server,
+    url: `http://${host}:${port}`,
+    async close() {
+      // Stop accepting connections, let in-flight requests finish, then release the pool and Redis.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await db.destroy();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// The catalogue as the REST handlers, the agent API and the MCP tools all see it: one path from query to API shape.
+import type { components } from '../../codegen/types.js';
+import * as repo from '../db/repositories/catalog.js';
+import type { Db } from '../db/knex.js';
+import { shapeProduct, type Product } from '../domain/catalog.js';
+import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
+import { ApiError } from '../http/errors.js';
+
+type Schemas = components['schemas'];
+
+export interface ProductQuery {
+  handle?: string;
+  ids?: string[];
+  limit: number;
+  offset: number;
+  regionId?: string;
+  fields?: string;
+}
+
+/** The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake. */
+export async function resolveRegion(db: Db, regionId: string | undefined, param = 'region_id'): Promise<repo.RegionRow> {
+  const region = await repo.findRegion(db, regionId);
+  if (!region) {
+    throw new ApiError(400, 'invalid_parameter', `Unknown region "${regionId}".`, {
+      param,
+      resolution: 'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
+    });
+  }
+  return region;
+}
+
+async function productsWithVariants(db: Db, rows: repo.ProductRow[], selection: FieldSelection, region: repo.RegionRow): Promise<Product[]> {
+  const variants = selection.variants ? await repo.listVariantRows(db, rows.map((row) => row.id), region.id) : [];
+  return rows.map((row) => shapeProduct(row, variants.filter((variant) => variant.product_id === row.id), selection, region));
+}
+
+export async function listProducts(db: Db, query: ProductQuery): Promise<Schemas['ProductList']> {
+  const selection = parseFieldSelection(query.fields);
+  const region = await resolveRegion(db, query.regionId);
+  const { rows, count } = await repo.listProductRows(db, { handle: query.handle, ids: query.ids }, query);
+  return { products: await productsWithVariants(db, rows, selection, region), count, offset: query.offset, limit: query.limit };
+}
+
+export async function getProduct(db: Db, id: string, query: { regionId?: string; fields?: string }): Promise<Product> {
+  const { products } = await listProducts(db, { ...query, ids: [id], limit: 1, offset: 0 });
+  const [product] = products;
+  if (!product) {
+    throw new ApiError(404, 'not_found', `No product with id ${id}.`, {
+      resolution: 'List products with GET /api/store/products and use an id from there (or filter by handle).',
+    });
+  }
+  return product;
+}
+
+export async function listReviews(db: Db, productId: string | undefined): Promise<Schemas['ReviewList']> {
+  const { rows, count, average } = await repo.listReviewRows(db, productId);
+  return { reviews: rows, count, avg_rating: average };
+}
+
+export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
+  const { regions, countries } = await repo.listRegionsWithCountries(db);
+  return {
+    regions: regions.map((region) => ({
+      id: region.id,
+      name: region.name,
+      currency_code: region.currency_code,
+      countries: countries.filter((country) => country.region_id === region.id).map(({ iso_2, display_name }) => ({ iso_2, display_name })),
+    })),
+  };
+}
+
+export async function listCollections(db: Db, handle: string | undefined): Promise<Schemas['CollectionList']> {
+  return { collections: await repo.listCollectionRows(db, handle) };
+}
