@@ -40,7 +40,7 @@ function connectRedis(url: string, log: Logger): Redis {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = createDatabase(config);
+  const db = createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
   const deps: Deps = { config, db, log, now: options.now ?? Date.now };

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
+import type { Logger } from '../log.js';
 import { migrationSource } from './migrations/index.js';
 import { seedCatalog } from './seed.js';
 
@@ -37,8 +38,11 @@ function pgliteConfig(dir: string): Knex.Config {
   };
 }
 
-export function createDatabase(options: DatabaseOptions): Db {
-  return knexFactory(options.databaseUrl ? postgresConfig(options.databaseUrl) : pgliteConfig(options.pgliteDir));
+export function createDatabase(options: DatabaseOptions, log: Logger): Db {
+  const config = options.databaseUrl ? postgresConfig(options.databaseUrl) : pgliteConfig(options.pgliteDir);
+  // Knex reports pool and connection trouble through this logger rather than the console.
+  const knexLog = { warn: (message: unknown) => log.warn({ knex: String(message) }, 'database'), error: (message: unknown) => log.error({ knex: String(message) }, 'database'), deprecate: () => {}, debug: () => {} };
+  return knexFactory({ ...config, log: knexLog });
 }
 
 /** Brings the schema up to date and inserts the catalogue once; safe to run at every start and on many instances. */

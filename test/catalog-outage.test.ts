@@ -1,0 +1,43 @@
+// The catalogue when PostgreSQL cannot be reached: 502 catalog_unavailable (transient), readiness 503, the process
+// stays up, and it recovers by itself when the database returns. PostgreSQL only: an embedded PGlite lives in the
+// process and cannot become unreachable.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import { startTestService, type TestService } from './support/service.js';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+
+describe.skipIf(!serverUrl)('catalogue with PostgreSQL unreachable', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let api: TestService;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const target = new URL(database.env.DATABASE_URL!);
+    proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    target.hostname = '127.0.0.1';
+    target.port = String(proxy.port);
+    api = await startTestService({ database: { ...database, env: { DATABASE_URL: target.toString() } } });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  it('answers 502 catalog_unavailable while the database is gone, then recovers', async () => {
+    expect((await api.http('/api/store/regions')).status).toBe(200);
+    await proxy.cut();
+
+    const down = await api.http('/api/store/products?handle=tongue-scraper-2-pack');
+    expect(down.status).toBe(502);
+    expect(((await down.json()) as { error: { code: string } }).error.code).toBe('catalog_unavailable');
+    expect(down.headers.get('retry-after')).toBe('5');
+    expect((await api.http('/readyz')).status).toBe(503);
+    expect((await api.http('/healthz')).status).toBe(200);
+
+    await proxy.restore();
+    await expect.poll(async () => (await api.http('/api/store/products?handle=tongue-scraper-2-pack')).status, { timeout: 10_000 }).toBe(200);
+    expect((await api.http('/readyz')).status).toBe(200);
+  });
+});

@@ -1,0 +1,114 @@
+// Validates every response a test receives against the bundled OpenAPI document: the status must be documented for
+// the operation, every required header present and well-formed, the media type declared and the body valid.
+// All test traffic goes through `contractFetch`, so no test can forget.
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { loadDocument } from '../../src/http/openapi.js';
+import { surfaceOf } from '../../src/http/errors.js';
+
+type Json = Record<string, any>;
+const document = loadDocument() as Json;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+ajv.addSchema(document, 'openapi');
+
+const validators = new Map<string, ValidateFunction>();
+function validatorAt(pointer: string): ValidateFunction {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi#${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** Follows a local `$ref` chain, returning the target and its JSON pointer. */
+function resolve(node: Json, pointer: string): [Json, string] {
+  while (node.$ref) {
+    pointer = String(node.$ref).slice(1);
+    node = pointer.split('/').slice(1).reduce((value: Json, segment) => value[segment.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+  }
+  return [node, pointer];
+}
+
+const templates = Object.keys(document.paths).map((template) => ({
+  template,
+  pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}));
+
+const SURFACE_ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
+
+export class ContractViolation extends Error {
+  override name = 'ContractViolation';
+}
+
+function check(valid: boolean, message: string): void {
+  if (!valid) throw new ContractViolation(message);
+}
+
+function validateHeaders(response: Response, headers: Json, where: string, pointer: string): void {
+  for (const [name, raw] of Object.entries(headers ?? {})) {
+    const [header, headerPointer] = resolve(raw as Json, `${pointer}/${escape(name)}`);
+    const value = response.headers.get(name);
+    if (value === null) {
+      check(!header.required, `${where}: required header ${name} is missing`);
+      continue;
+    }
+    const schema = resolve(header.schema, `${headerPointer}/schema`)[0];
+    const typed = schema.type === 'integer' || schema.type === 'number' ? Number(value) : value;
+    const validate = validatorAt(`${headerPointer}/schema`);
+    check(validate(typed), `${where}: header ${name}: ${value} ${ajv.errorsText(validate.errors)}`);
+  }
+}
+
+function validateBody(response: Response, text: string, responseObject: Json, where: string, pointer: string): void {
+  const content = responseObject.content as Json | undefined;
+  if (!content) {
+    check(text === '', `${where}: documented without a body, but one was sent`);
+    return;
+  }
+  const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+  check(mediaType in content, `${where}: Content-Type ${mediaType || '(none)'} is not documented (${Object.keys(content).join(', ')})`);
+  if (!mediaType.endsWith('json')) return;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ContractViolation(`${where}: body is not JSON: ${text.slice(0, 200)}`);
+  }
+  const validate = validatorAt(`${pointer}/content/${escape(mediaType)}/schema`);
+  check(validate(body), `${where}: body does not match the schema: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 1000)}`);
+}
+
+/** Responses of paths or methods the document has no operation for: 404/405 in the surface's error shape. */
+function validateUnrouted(response: Response, text: string, path: string, where: string): void {
+  check(response.status === 404 || response.status === 405, `${where}: no documented operation, and the status ${response.status} is not 404/405`);
+  const schemaName = SURFACE_ERROR_SCHEMAS[surfaceOf(path)]!;
+  const validate = validatorAt(`/components/schemas/${schemaName}`);
+  check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
+  if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);
+}
+
+export function validateResponse(method: string, url: URL, response: Response, text: string): void {
+  const where = `${method} ${url.pathname} → ${response.status}`;
+  const match = templates.find(({ pattern }) => pattern.test(url.pathname));
+  const operation = match && document.paths[match.template][method.toLowerCase()];
+  if (!match || !operation) return validateUnrouted(response, text, url.pathname, where);
+  const responsesPointer = `/paths/${escape(match.template)}/${method.toLowerCase()}/responses`;
+  const raw = operation.responses[String(response.status)];
+  check(raw !== undefined, `${where}: status ${response.status} is not documented for ${operation.operationId}`);
+  const [responseObject, pointer] = resolve(raw, `${responsesPointer}/${response.status}`);
+  validateHeaders(response, responseObject.headers, where, `${pointer}/headers`);
+  validateBody(response, text, responseObject, where, pointer);
+}
+
+/** fetch, plus contract validation of the response. The returned Response can still be read. */
+export async function contractFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const response = await fetch(request);
+  const text = await response.text();
+  validateResponse(request.method, new URL(request.url), response, text);
+  return new Response([204, 304].includes(response.status) ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
+}

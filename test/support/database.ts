@@ -1,0 +1,41 @@
+// A fresh, empty database for each test file: a new PostgreSQL database when DATABASE_URL is set, otherwise an
+// in-memory PGlite (or a directory, for restart tests).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export interface TestDatabase {
+  /** Environment for the service: DATABASE_URL or PGLITE_DIR. */
+  env: { DATABASE_URL?: string; PGLITE_DIR?: string };
+  kind: 'postgresql' | 'pglite';
+  drop(): Promise<void>;
+}
+
+export const serverUrl = process.env.DATABASE_URL?.trim() || undefined;
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(options: { onDisk?: boolean } = {}): Promise<TestDatabase> {
+  if (serverUrl) {
+    const name = `storefront_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    return { env: { DATABASE_URL: url.toString() }, kind: 'postgresql', drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  }
+  if (options.onDisk) {
+    const dir = mkdtempSync(join(tmpdir(), 'storefront-pglite-'));
+    return { env: { PGLITE_DIR: dir }, kind: 'pglite', drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  return { env: { PGLITE_DIR: 'memory://' }, kind: 'pglite', drop: async () => {} };
+}
