@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
+import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 
 /** What handlers, services and MCP servers are built from. */
@@ -9,4 +10,6 @@ export interface Deps {
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
+  /** Shared request counter; authenticated /agent requests are counted per client through it. */
+  rateLimiter: RateLimiter;
 }

@@ -7,7 +7,9 @@ import { createDatabase, prepareDatabase } from './db/knex.js';
 import type { Deps } from './deps.js';
 import { createHandlers } from './handlers/index.js';
 import { createContract, loadDocument } from './http/openapi.js';
+import { agentAuthentication } from './http/agent-auth.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import { isMcpPath, mcpRoutes } from './mcp/index.js';
 import { createApp } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
 
@@ -43,10 +45,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const db = createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const deps: Deps = { config, db, log, now: options.now ?? Date.now };
+  const deps: Deps = { config, db, log, now: options.now ?? Date.now, rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis) };
   const document = loadDocument();
-  const contract = await createContract({ document, handlers: createHandlers(deps, document) });
-  const app = createApp({ deps, contract, rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis) });
+  const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
+  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), rawBodyPaths: isMcpPath });
 
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
