@@ -104,6 +104,557 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a checkout session
+         * @description Builds a priced cart from variant ids or product handles and returns it as a checkout session, ready for payment
+         *     by a human at `payment_provider.checkout_url`. Creating a session charges nothing and reserves nothing.
+         *     Promo codes that do not apply are reported in `messages`, never silently dropped; `promo_codes` lists only the
+         *     codes that applied (one per session). Quantities above the stock of a managed, non-backorderable variant are a 400
+         *     that says how many are available. A malformed body is always a 400, never a 503.
+         */
+        post: operations["createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a checkout session
+         * @description The same operation as `createCheckoutSession`, at the underscore spelling `/checkout_sessions`.
+         *     Builds a priced cart from variant ids or product handles and returns it as a checkout session, ready for payment
+         *     by a human at `payment_provider.checkout_url`. Creating a session charges nothing and reserves nothing.
+         *     Promo codes that do not apply are reported in `messages`, never silently dropped; `promo_codes` lists only the
+         *     codes that applied (one per session). Quantities above the stock of a managed, non-backorderable variant are a 400
+         *     that says how many are available. A malformed body is always a 400, never a 503.
+         */
+        post: operations["createCheckoutSessionAlias"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a checkout session
+         * @description Re-reads the cart and recomputes every total live from current prices and promotion rules.
+         */
+        get: operations["getCheckoutSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout-sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a checkout session
+         * @description The same operation as `getCheckoutSession`, at the hyphen spelling.
+         *     Re-reads the cart and recomputes every total live from current prices and promotion rules.
+         */
+        get: operations["getCheckoutSessionAlias"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a checkout session
+         * @description Always answers `422 delegated_payment_not_supported` for an existing session, whatever the body: this store does not
+         *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
+         *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
+         */
+        post: operations["completeCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout-sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a checkout session
+         * @description The same operation as `completeCheckoutSession`, at the hyphen spelling.
+         *     Always answers `422 delegated_payment_not_supported` for an existing session, whatever the body: this store does not
+         *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
+         *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
+         */
+        post: operations["completeCheckoutSessionAlias"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout_sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a checkout session
+         * @description Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
+         *     answers 200 with the same cancelled session and changes nothing.
+         */
+        post: operations["cancelCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout-sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a checkout session
+         * @description The same operation as `cancelCheckoutSession`, at the hyphen spelling.
+         *     Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
+         *     answers 200 with the same cancelled session and changes nothing.
+         */
+        post: operations["cancelCheckoutSessionAlias"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pay/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the payment hand-off page
+         * @description The page a buyer lands on from `payment_provider.checkout_url`: the priced cart as the API quotes it, and where
+         *     payment happens (an external payment processor; this service never sees card details). For people, not agents.
+         */
+        get: operations["getPaymentPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changelog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API versions and retirements
+         * @description The checkout API's date versions with their changes (send one as `API-Version` to pin behaviour), and every
+         *     announced retirement with its deprecation and sunset dates. Nothing is removed before its `Deprecation` and
+         *     `Sunset` headers have been served for at least 90 days.
+         */
+        get: operations["getChangelog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/catalog/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the catalog MCP server
+         * @description The catalog MCP server. Its tools (all `readOnlyHint: true`) call the same functions as the REST catalog, so their
+         *     answers equal the REST answers:
+         *     - `search_products` (`query`, `collection`, `region_id`, `limit`, `offset`): products with prices and stock,
+         *       as `GET /api/store/products?fields=*variants.calculated_price,+variants.inventory_quantity`;
+         *     - `get_product` (`handle` or `id`, `region_id`): one product with prices and stock;
+         *     - `list_reviews` (`product_id`): reviews with `avg_rating`, as `GET /api/store/reviews`;
+         *     - `list_regions`, `list_collections` (`handle`): as their REST endpoints;
+         *     - `get_store_policies` (`region_id`): shipping rate and free-shipping threshold, tax rate and returns policy per region.
+         *
+         *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
+         *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
+         *     asking for a newer protocol is answered with `2025-06-18`. `GET` and `DELETE` (no server-initiated stream, no
+         *     session to end) answer `405 method_not_allowed` with `Allow: POST`, in the error shape of the public read endpoints.
+         *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
+         */
+        post: operations["callCatalogMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the checkout MCP server
+         * @description The checkout MCP server. Its tools call the same checkout service as the REST API, so a session here is the session
+         *     `GET /checkout_sessions/{id}` returns:
+         *     - `create_checkout_session` (`readOnlyHint: false`; arguments as the body of `POST /checkout-sessions`: `items`,
+         *       `promo_codes` and its aliases, `region_id`, `buyer`);
+         *     - `get_checkout_session` (`id`; `readOnlyHint: true`);
+         *     - `cancel_checkout_session` (`id`; `destructiveHint: true`).
+         *
+         *     Results carry the session, including `payment_provider.checkout_url`, and say in plain words that a human must pay
+         *     there. No tool completes a payment; nothing is charged or reserved.
+         *
+         *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
+         *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
+         *     asking for a newer protocol is answered with `2025-06-18`. `GET` and `DELETE` (no server-initiated stream, no
+         *     session to end) answer `405 method_not_allowed` with `Allow: POST`, in the error shape of the public read endpoints.
+         *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
+         */
+        post: operations["callCheckoutMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discover the authorization server
+         * @description RFC 8414 authorization server metadata: where to register, get and revoke tokens, what is supported, and the
+         *     `agent_auth` block pointing agents at the authentication guide (`skill`). `issuer` is exactly `{agent_base_url}`.
+         *     OAuth client libraries find it with OAuth 2.0 discovery (for openid-client: `algorithm: 'oauth2'`).
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discover the protected agent API
+         * @description RFC 9728 protected resource metadata of the `/agent` API: the resource identifier, the authorization server whose
+         *     tokens it accepts, its scopes, and that tokens go in the `Authorization` header. A 401 from `/agent` points here
+         *     through the `resource_metadata` parameter of its `WWW-Authenticate` challenge.
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/skill.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the authentication guide for agents
+         * @description A Markdown guide with `name` and `description` front matter (an agent skill) that walks an agent through
+         *     registering, getting a token, calling the agent API and revoking the token, with copy-paste requests for this
+         *     server. Linked from the authorization server metadata as `agent_auth.skill`. No authentication.
+         */
+        get: operations["getAgentAuthGuide"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an agent client
+         * @description Dynamic client registration (RFC 7591). Open: no approval and no initial access token. Answers the `client_id`
+         *     and a `client_secret` that is shown exactly once (only its hash is kept). Only the `client_credentials` grant can
+         *     be registered. Metadata not listed in the request schema is ignored.
+         */
+        post: operations["registerClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get an access token
+         * @description The `client_credentials` grant (RFC 6749 section 4.4). The client authenticates with HTTP Basic
+         *     (`client_id:client_secret`, each form-encoded first as RFC 6749 section 2.3.1 requires) or, alternatively, with
+         *     `client_id` and `client_secret` in the form body (`client_secret_post`). The granted scope is the requested
+         *     `scope` intersected with the client's registered scope (all of it when none is requested). Tokens are opaque,
+         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate.
+         *     Any other grant, identity assertions and token exchange (ID-JAG) included, is `unsupported_grant_type`.
+         */
+        post: operations["issueToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an access token
+         * @description Token revocation (RFC 7009), with the same client authentication as the token endpoint. Always answers 200 to an
+         *     authenticated client, for unknown tokens too, so it reveals nothing. Only the client a token was issued to can
+         *     revoke it: another client's request is answered 200 and leaves the token valid. Revocation takes effect on the
+         *     very next request.
+         */
+        post: operations["revokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search products
+         * @description Lists products with every variant's price in the region (`region_id`, default United States / USD) and its stock,
+         *     the same representation as `GET /api/store/products` with
+         *     `fields=*variants.calculated_price,+variants.inventory_quantity`. Filters combine: `q` searches titles and
+         *     descriptions, `collection` and `category` take an id or a handle. Needs the `catalog:read` scope.
+         */
+        get: operations["listAgentProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/products/{id_or_handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a product by id or handle
+         * @description One product, looked up by id or handle, with every variant's price in the region and its stock. Needs the
+         *     `catalog:read` scope.
+         */
+        get: operations["getAgentProduct"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collections
+         * @description Every product collection, with the handle to filter products by. Needs the `catalog:read` scope.
+         */
+        get: operations["listAgentCollections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List categories
+         * @description Every product category, parents before their children, with the handle to filter products by. Filtering by a
+         *     category includes its subcategories. Needs the `catalog:read` scope.
+         */
+        get: operations["listAgentCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List regions
+         * @description The regions, their currency and countries; pass a region's `id` as `region_id` to price products in it. Needs the
+         *     `catalog:read` scope.
+         */
+        get: operations["listAgentRegions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reviews
+         * @description Customer reviews, newest first, with the mean rating; of one product (by id or handle) or of the whole store.
+         *     Needs the `catalog:read` scope.
+         */
+        get: operations["listAgentReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -326,6 +877,546 @@ export interface components {
         CollectionList: {
             collections: components["schemas"]["Collection"][];
         };
+        /**
+         * @description One item. Give exactly one identifier: `id` (a variant id, prefix `variant_`, or a product handle), or one of the
+         *     aliases `variant_id`, `handle`, `sku`. A handle of a product with several variants is a 400 listing the variant ids.
+         *     The same variant twice merges into one line.
+         */
+        CheckoutItemInput: {
+            /** @example variant_01tongue2pack */
+            id?: string;
+            variant_id?: string;
+            /** @example tongue-scraper-2-pack */
+            handle?: string;
+            /** @example TS-316L-2PK */
+            sku?: string;
+            /** @default 1 */
+            quantity: number;
+        };
+        /** @description One code, or a list of codes. Codes match case-insensitively. */
+        PromoCodeInput: string | string[];
+        /**
+         * @description Items and optional promo codes, region and buyer. Promo codes may be sent as `promo_codes` or any of the aliases
+         *     `promo_code`, `discount_code`, `discount_codes`, `coupon_code`, `coupon_codes` (each a string or a list); they are
+         *     merged in that order, and `messages[].param` (`promo_codes[i]`) refers to a position in the merged list.
+         */
+        CheckoutSessionCreateRequest: {
+            items: components["schemas"]["CheckoutItemInput"][];
+            promo_codes?: components["schemas"]["PromoCodeInput"];
+            promo_code?: components["schemas"]["PromoCodeInput"];
+            discount_code?: components["schemas"]["PromoCodeInput"];
+            discount_codes?: components["schemas"]["PromoCodeInput"];
+            coupon_code?: components["schemas"]["PromoCodeInput"];
+            coupon_codes?: components["schemas"]["PromoCodeInput"];
+            /**
+             * @description Region whose currency, prices, tax and shipping apply; default United States (USD).
+             * @example reg_eu
+             */
+            region_id?: string;
+            buyer?: {
+                /** Format: email */
+                email?: string;
+            };
+        };
+        CheckoutLineItem: {
+            /** @description Line item id (prefix `cali_`). */
+            id: string;
+            item: {
+                /**
+                 * @description The variant id.
+                 * @example variant_01tongue2pack
+                 */
+                id: string;
+                /** @example 2-Pack */
+                title: string;
+                quantity: number;
+            };
+            /** @description Unit price × quantity, major units. */
+            base_amount: number;
+            /** @description This line's share of the session discount, major units. */
+            discount: number;
+            /** @description base_amount − discount, major units. */
+            subtotal: number;
+            /** @description Tax on the line's subtotal, rounded once, major units. */
+            tax: number;
+            /** @description subtotal + tax, major units. */
+            total: number;
+        };
+        /** @description An amount of money in major units. */
+        Amount: {
+            /**
+             * @description Major units (9.99 means 9.99 of the currency), with at most the currency's ISO 4217 minor-unit digits.
+             * @example 12.99
+             */
+            amount: number;
+            /**
+             * @description ISO 4217 currency code, lowercase.
+             * @example usd
+             */
+            currency: string;
+        };
+        /**
+         * @description The session's totals. Always `total = subtotal − discount + shipping + tax`, and the line items add up to them
+         *     (Σ base_amount = subtotal, Σ discount = discount, Σ tax = tax, Σ line total + shipping = total).
+         *     Prices exclude tax; tax is charged on goods after discount at the region's rate, rounded once per line;
+         *     shipping is a flat rate per region, free from the region's threshold (goods after discount), and not taxed.
+         */
+        CheckoutTotals: {
+            subtotal: components["schemas"]["Amount"];
+            discount: components["schemas"]["Amount"];
+            shipping: components["schemas"]["Amount"];
+            tax: components["schemas"]["Amount"];
+            total: components["schemas"]["Amount"];
+        };
+        /**
+         * @description A non-fatal notice about the session. Codes: `promo_code_invalid` (unknown code), `promo_code_expired`,
+         *     `promo_code_not_yet_active`, `promo_code_exhausted` (usage limit reached), `promo_code_not_applicable`
+         *     (wrong currency or minimum subtotal not met), `promo_code_not_combinable` (one code applies per session),
+         *     `promo_code_duplicate`, `item_unavailable` (a line's variant is no longer sold in the region).
+         */
+        CheckoutMessage: {
+            /** @enum {string} */
+            type: "warning" | "info";
+            /** @example promo_code_invalid */
+            code: string;
+            /**
+             * @description What the notice is about, e.g. `promo_codes[1]` (position in the requested codes, aliases merged in order) or `line_items[0]`.
+             * @example promo_codes[0]
+             */
+            param: string;
+            message: string;
+        };
+        /** @description Payment is a human hand-off. Send the buyer to `checkout_url`; the API never takes card details or delegated payment tokens. */
+        PaymentProvider: {
+            /** @constant */
+            provider: "human_handoff";
+            /**
+             * Format: uri
+             * @description Where the buyer pays (built from `CHECKOUT_URL_TEMPLATE`; by default `{base_url}/pay/{id}`).
+             */
+            checkout_url: string;
+            /** @description One sentence telling an agent that a human must pay at `checkout_url`. */
+            note: string;
+        };
+        /** @description A priced cart. The session id is the cart's id. Every number is recomputed from the cart's own prices, tax and promotions; the quoted numbers are the numbers charged. */
+        CheckoutSession: {
+            /**
+             * @description Session (cart) id, prefix `cart_`.
+             * @example cart_Xq2v9bLk0aPz4Wc1
+             */
+            id: string;
+            /** @constant */
+            object: "checkout_session";
+            /**
+             * @description `ready_for_payment` until cancelled; `canceled` is final. A session becomes an order only when a human pays at `checkout_url`.
+             * @enum {string}
+             */
+            status: "ready_for_payment" | "canceled";
+            currency: string;
+            /** @description The region whose prices, tax and shipping apply. */
+            region_id: string;
+            line_items: components["schemas"]["CheckoutLineItem"][];
+            totals: components["schemas"]["CheckoutTotals"];
+            /** @description The codes that actually applied, in canonical form (one at most today). */
+            promo_codes: string[];
+            messages: components["schemas"]["CheckoutMessage"][];
+            payment_provider: components["schemas"]["PaymentProvider"];
+        };
+        /**
+         * @description Error of the checkout endpoints. `type` is `invalid_request` (fix the request; never retry it unchanged),
+         *     `rate_limit_exceeded` (retry after `Retry-After`), `processing_error` or `service_unavailable` (transient; retry with backoff).
+         *     Codes: `invalid_body` (not JSON), `invalid_content_type`, `missing_field`, `unknown_field`, `invalid_field`,
+         *     `missing_item_identifier`, `ambiguous_item`, `unknown_item`, `variant_required`, `quantity_too_large`,
+         *     `insufficient_stock`, `item_unavailable_in_region`, `invalid_parameter` (e.g. unknown `region_id`),
+         *     `unsupported_api_version`, `payload_too_large`, `idempotency_conflict`, `idempotency_in_flight`,
+         *     `session_not_found`, `delegated_payment_not_supported`, `rate_limited`, `service_unavailable`.
+         */
+        CheckoutError: {
+            /** @enum {string} */
+            type: "invalid_request" | "rate_limit_exceeded" | "processing_error" | "service_unavailable";
+            /** @example unknown_item */
+            code: string;
+            message: string;
+            /**
+             * @description The offending parameter, as a path into the request (`items[0].quantity`, `region_id`, `Idempotency-Key`).
+             * @example items[0].quantity
+             */
+            param?: string;
+            /** @description With `unsupported_api_version`, the versions this server supports, newest first. */
+            supported_versions?: string[];
+            /** @description With `delegated_payment_not_supported`, the payment modes the store supports. */
+            supported_payment_modes?: "human_handoff"[];
+            /** @description With `variant_required`, the variants of the product to choose from. */
+            variant_ids?: string[];
+            /** @description With `insufficient_stock`, how many units are available. */
+            available?: number;
+        };
+        Changelog: {
+            /**
+             * Format: date
+             * @description The version applied when a checkout request sends no `API-Version`.
+             */
+            current_version: string;
+            /** @description Checkout API versions, oldest first. */
+            versions: {
+                /** Format: date */
+                version: string;
+                /** Format: date */
+                released: string;
+                changes: string[];
+            }[];
+            /** @description Announced retirements. Affected responses carry `Deprecation` and `Sunset` headers at least 90 days before removal. */
+            deprecations: {
+                /** @example POST /checkout_sessions/{id}/complete */
+                subject: string;
+                /** Format: date */
+                deprecated_at: string;
+                /** Format: date */
+                sunset_at: string;
+                description: string;
+            }[];
+        };
+        /**
+         * @description One JSON-RPC 2.0 message from the client: a request (with `id`, answered with a JSON-RPC response) or a
+         *     notification (without `id`, answered 202). Batches (arrays) were removed in protocol 2025-06-18 and are a 400.
+         */
+        JsonRpcRequest: {
+            /** @constant */
+            jsonrpc: "2.0";
+            /** @description Chosen by the client; echoed in the response. Absent on notifications. */
+            id?: string | number;
+            /**
+             * @description The MCP method, e.g. `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`.
+             * @example tools/call
+             */
+            method: string;
+            /** @description The method's parameters, as the MCP specification (2025-06-18) defines them. */
+            params?: Record<string, never>;
+        };
+        /**
+         * @description A JSON-RPC 2.0 success response. `result` is the MCP method's result: for `initialize` the negotiated
+         *     `protocolVersion` (always `2025-06-18` or an older version the client asked for), for `tools/list` the tools with
+         *     their input and output schemas, for `tools/call` a `CallToolResult` (`structuredContent` plus the same JSON as a
+         *     text block, or `isError: true` with a message naming the bad argument).
+         */
+        JsonRpcResult: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number;
+            result: Record<string, never>;
+        };
+        /** @description A JSON-RPC 2.0 error. */
+        JsonRpcError: {
+            /**
+             * @description `-32700` the body is not JSON (or not a JSON-RPC message), `-32600` an invalid request (a batch, or nesting
+             *     deeper than 32 levels), `-32601` an unknown method, `-32602` invalid params, `-32000` a transport refusal
+             *     (Origin, protocol version, media type, body size, Accept).
+             * @example -32700
+             */
+            code: number;
+            /** @example Parse error: the body is not valid JSON. */
+            message: string;
+            /** @description Optional detail, as the server chooses. */
+            data?: unknown;
+        };
+        /** @description A JSON-RPC 2.0 error response. `id` is null when the request could not be read or was refused before it was. */
+        JsonRpcErrorResponse: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number | null;
+            error: components["schemas"]["JsonRpcError"];
+        };
+        /** @description The JSON-RPC 2.0 response to one request. Protocol-level errors (unknown method, invalid params) are JSON-RPC errors with HTTP 200; a tool's failure is a successful response whose result has `isError: true`. */
+        JsonRpcResponse: components["schemas"]["JsonRpcResult"] | components["schemas"]["JsonRpcErrorResponse"];
+        /**
+         * @description How a client authenticates at the token and revocation endpoints; HTTP Basic is preferred.
+         * @example [
+         *       "client_secret_basic",
+         *       "client_secret_post"
+         *     ]
+         */
+        ClientAuthMethods: ("client_secret_basic" | "client_secret_post")[];
+        /**
+         * @description `catalog:read` reads products, collections, categories, regions and reviews; `cart:write` creates and updates carts and their line items.
+         * @example [
+         *       "catalog:read",
+         *       "cart:write"
+         *     ]
+         */
+        ScopesSupported: ("catalog:read" | "cart:write")[];
+        /**
+         * @description How an agent authenticates. The only identity type is `anonymous`, with the `client_credentials` grant. Identity
+         *     assertions (ID-JAG token exchange, `verified_email`) are not supported, and there is no `claim_uri`: no customer
+         *     accounts are linked to agents.
+         */
+        AgentAuthMetadata: {
+            /**
+             * Format: uri
+             * @description A Markdown guide (with `name` and `description` front matter) that walks an agent through register, token, call and revoke.
+             * @example https://agent.storefront.example/oauth/skill.md
+             */
+            skill: string;
+            /**
+             * Format: uri
+             * @example https://agent.storefront.example/oauth/register
+             */
+            register_uri: string;
+            /**
+             * Format: uri
+             * @example https://agent.storefront.example/oauth/revoke
+             */
+            revocation_uri: string;
+            identity_types_supported: "anonymous"[];
+            anonymous: {
+                credential_types_supported: "client_credentials"[];
+            };
+        };
+        /**
+         * @description RFC 8414 authorization server metadata. The server only issues tokens with the `client_credentials` grant, so it has
+         *     no authorization endpoint and supports no `response_type`: `response_types_supported` is an empty list.
+         */
+        AuthorizationServerMetadata: {
+            /**
+             * Format: uri
+             * @description Exactly `{agent_base_url}` (`AGENT_BASE_URL`).
+             * @example https://agent.storefront.example
+             */
+            issuer: string;
+            /**
+             * Format: uri
+             * @example https://agent.storefront.example/oauth/token
+             */
+            token_endpoint: string;
+            /**
+             * Format: uri
+             * @description Open dynamic client registration (RFC 7591); no initial access token.
+             * @example https://agent.storefront.example/oauth/register
+             */
+            registration_endpoint: string;
+            /**
+             * Format: uri
+             * @example https://agent.storefront.example/oauth/revoke
+             */
+            revocation_endpoint: string;
+            grant_types_supported: "client_credentials"[];
+            token_endpoint_auth_methods_supported: components["schemas"]["ClientAuthMethods"];
+            revocation_endpoint_auth_methods_supported: components["schemas"]["ClientAuthMethods"];
+            scopes_supported: components["schemas"]["ScopesSupported"];
+            /** @description Empty, because there is no authorization endpoint and so no `response_type` applies. */
+            response_types_supported: string[];
+            /**
+             * Format: uri
+             * @description The API reference.
+             */
+            service_documentation: string;
+            agent_auth: components["schemas"]["AgentAuthMetadata"];
+        };
+        /**
+         * @description Error of the OAuth endpoints, the `.well-known` metadata and the `/agent` API, after RFC 6749 section 5.2 and
+         *     RFC 6750 section 3.1. `error` is a stable machine-readable code; `error_description` says what to do.
+         */
+        OAuthError: {
+            /**
+             * @description Stable code. OAuth: `invalid_request`, `invalid_client`, `invalid_scope`, `unsupported_grant_type`,
+             *     `invalid_client_metadata`. Bearer: `unauthorized` (no Authorization header), `invalid_token`,
+             *     `insufficient_scope`. Any surface: `not_found`, `unknown_endpoint`, `method_not_allowed`, `payload_too_large`,
+             *     `rate_limited`, `temporarily_unavailable`, `server_error`.
+             * @enum {string}
+             */
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error";
+            /** @description What went wrong and what to do next, for a human or an agent. */
+            error_description: string;
+            /**
+             * @description With `insufficient_scope`, the scope the operation needs (also in the `WWW-Authenticate` challenge).
+             * @example cart:write
+             */
+            scope?: string;
+        };
+        /** @description RFC 9728 metadata of the `/agent` API, the protected resource. */
+        ProtectedResourceMetadata: {
+            /**
+             * Format: uri
+             * @description The resource identifier, `{agent_base_url}`.
+             * @example https://agent.storefront.example
+             */
+            resource: string;
+            /** @example Storefront agent API */
+            resource_name: string;
+            /** @description The issuer whose tokens this resource accepts. */
+            authorization_servers: string[];
+            scopes_supported: components["schemas"]["ScopesSupported"];
+            /** @description Tokens are accepted only in the `Authorization` header. */
+            bearer_methods_supported: "header"[];
+            /**
+             * Format: uri
+             * @description The authentication guide for agents.
+             */
+            resource_documentation: string;
+        };
+        /**
+         * @description Client metadata (RFC 7591 section 2). Metadata not listed here is ignored. Registration is open: no approval and no
+         *     initial access token.
+         */
+        ClientRegistrationRequest: {
+            /**
+             * @description A name for the client, shown nowhere else; helps you tell registrations apart.
+             * @example Shopping assistant
+             */
+            client_name?: string;
+            /**
+             * @description Space-separated scopes the client may ask for later. Default `catalog:read`.
+             * @example catalog:read cart:write
+             */
+            scope?: string;
+            /**
+             * @description Must be `["client_credentials"]` (the default); any other grant is `invalid_client_metadata`.
+             * @example [
+             *       "client_credentials"
+             *     ]
+             */
+            grant_types?: string[];
+            /**
+             * @description `client_secret_basic` (default) or `client_secret_post`. Both are accepted at the token endpoint whatever is registered.
+             * @example client_secret_basic
+             */
+            token_endpoint_auth_method?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The registered client (RFC 7591 section 3.2.1). `client_secret` is shown exactly once: only a hash is kept, so a lost
+         *     secret cannot be recovered; register again.
+         */
+        ClientRegistration: {
+            /** @example client_Vb3kQ9x2LmN8pR4t */
+            client_id: string;
+            /**
+             * @description Opaque, prefix `sfcs_`. Store it as a secret.
+             * @example sfcs_q3Zy9v0Jm1cXr7Uo2bT5nW8eK4aL6pH0sD3fG7jQ1xM
+             */
+            client_secret: string;
+            /**
+             * @description Seconds since the epoch.
+             * @example 1784200000
+             */
+            client_id_issued_at: number;
+            /**
+             * @description 0, meaning the secret does not expire.
+             * @constant
+             */
+            client_secret_expires_at: 0;
+            client_name?: string;
+            /**
+             * @description The registered scopes, space-separated.
+             * @example catalog:read cart:write
+             */
+            scope: string;
+            grant_types: "client_credentials"[];
+            /** @enum {string} */
+            token_endpoint_auth_method: "client_secret_basic" | "client_secret_post";
+            /**
+             * Format: uri
+             * @example https://agent.storefront.example/oauth/token
+             */
+            token_endpoint: string;
+        };
+        /**
+         * @description Client credentials in the form body (`client_secret_post`), for clients that cannot send HTTP Basic. Use one method
+         *     per request: both Basic and `client_secret` is `invalid_request`.
+         */
+        ClientSecretPost: {
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description Token request (RFC 6749 section 4.4.2). Parameters not listed here are ignored. */
+        TokenRequest: components["schemas"]["ClientSecretPost"] & {
+            /**
+             * @description Must be `client_credentials`; any other grant (refresh tokens, token exchange, JWT assertions) is `unsupported_grant_type`.
+             * @example client_credentials
+             */
+            grant_type: string;
+            /**
+             * @description Space-separated. Granted is this intersected with the client's registered scope; omitted means all of it.
+             * @example catalog:read
+             */
+            scope?: string;
+        };
+        /** @description An access token (RFC 6749 section 5.1). No refresh token is issued; repeat the grant to rotate. */
+        TokenResponse: {
+            /**
+             * @description Opaque bearer token, prefix `sfat_`. Send it as `Authorization: Bearer <access_token>`.
+             * @example sfat_Jx2b9QmW4vT0pZ7rK1cN5hY8dL3sF6gA0eU2iO9wR4q
+             */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /**
+             * @description Lifetime in seconds.
+             * @constant
+             */
+            expires_in: 3600;
+            /**
+             * @description The granted scopes, space-separated.
+             * @example catalog:read
+             */
+            scope: string;
+        };
+        /** @description Revocation request (RFC 7009 section 2.1). Parameters not listed here are ignored. */
+        RevocationRequest: components["schemas"]["ClientSecretPost"] & {
+            /** @description The access token to revoke. Only the client it was issued to can revoke it. */
+            token: string;
+            /**
+             * @description Accepted and ignored; access tokens are the only kind.
+             * @example access_token
+             */
+            token_type_hint?: string;
+        };
+        /**
+         * @description A variant as the agent API returns it: always with stock (`inventory_quantity`, null when stock is not managed) and
+         *     its price in the requested region (`calculated_price`, absent only if the variant is not sold there).
+         */
+        AgentVariant: WithRequired<components["schemas"]["Variant"], "id" | "title" | "sku" | "manage_inventory" | "allow_backorder" | "inventory_quantity">;
+        /**
+         * @description A product as the agent API returns it: the same representation as `GET /api/store/products` with
+         *     `fields=*variants.calculated_price,+variants.inventory_quantity`, so every field and every variant's price and stock
+         *     are present.
+         */
+        AgentProduct: WithRequired<components["schemas"]["Product"], "id" | "title" | "handle" | "description" | "material" | "thumbnail" | "variants"> & {
+            variants: components["schemas"]["AgentVariant"][];
+        };
+        AgentProductList: {
+            products: components["schemas"]["AgentProduct"][];
+            /** @description Total number of products matching the filters, regardless of `limit` and `offset`. */
+            count: number;
+            offset: number;
+            limit: number;
+        };
+        AgentProductEnvelope: {
+            product: components["schemas"]["AgentProduct"];
+        };
+        /** @description A product category. Categories form a tree; filtering products by a category includes its subcategories. */
+        AgentCategory: {
+            /**
+             * @description Category id (prefix `pcat_`).
+             * @example pcat_01tonguescrapers
+             */
+            id: string;
+            /** @example Tongue Scrapers */
+            name: string;
+            /**
+             * @description URL slug; use it in `GET /agent/products?category=`.
+             * @example tongue-scrapers
+             */
+            handle: string;
+            description: string | null;
+            /** @description The parent category's id; null for a top-level category. */
+            parent_id: string | null;
+            /** @description The parent category's handle; null for a top-level category. */
+            parent_handle: string | null;
+        };
+        AgentCategoryList: {
+            categories: components["schemas"]["AgentCategory"][];
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -442,6 +1533,685 @@ export interface components {
                 "application/json": components["schemas"]["ReadError"];
             };
         };
+        /** @description The checkout session was created (a new cart). A replay of an earlier request with the same Idempotency-Key carries `Idempotent-Replayed: true`. */
+        CheckoutSessionCreated: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "checkout_session",
+                 *       "status": "ready_for_payment",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": [],
+                 *       "payment_provider": {
+                 *         "provider": "human_handoff",
+                 *         "checkout_url": "https://store.example/pay/cart_Xq2v9bLk0aPz4Wc1",
+                 *         "note": "Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutSession"];
+            };
+        };
+        /** @description The request is permanently malformed (bad JSON or Content-Type, missing or empty items, bad quantity, unknown item, bad email, unknown region, unsupported API-Version); `param` names the offending field. Fix it; never retry unchanged. */
+        CheckoutBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "unknown_item",
+                 *       "message": "No variant \"variant_nope\" in the catalog. List products with GET /api/store/products.",
+                 *       "param": "items[0].id"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description A request with this Idempotency-Key is still running. Retry after `Retry-After` seconds. */
+        IdempotencyInFlight: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "idempotency_in_flight",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry after a moment.",
+                 *       "param": "Idempotency-Key"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The body is larger than 100 kB. */
+        CheckoutPayloadTooLarge: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "payload_too_large",
+                 *       "message": "The request body is larger than the 100 kB limit.",
+                 *       "param": "body"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The Idempotency-Key was already used with a different body. */
+        IdempotencyConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "idempotency_conflict",
+                 *       "message": "This Idempotency-Key was already used with a different request body; use a new key for a new request.",
+                 *       "param": "Idempotency-Key"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description Too many requests from this client in the current window. Transient: wait `Retry-After` seconds. */
+        CheckoutRateLimited: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "rate_limit_exceeded",
+                 *       "code": "rate_limited",
+                 *       "message": "Rate limit of 600 requests per minute exceeded."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description Transient upstream failure (the database); nothing was created or charged. Retry with backoff; with an Idempotency-Key the retry is safe. */
+        CheckoutUnavailable: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "service_unavailable",
+                 *       "code": "service_unavailable",
+                 *       "message": "Checkout is temporarily unavailable; nothing was created or charged."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The checkout session. */
+        CheckoutSessionOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "checkout_session",
+                 *       "status": "ready_for_payment",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": [],
+                 *       "payment_provider": {
+                 *         "provider": "human_handoff",
+                 *         "checkout_url": "https://store.example/pay/cart_Xq2v9bLk0aPz4Wc1",
+                 *         "note": "Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutSession"];
+            };
+        };
+        /** @description No checkout session with this id. */
+        CheckoutNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "session_not_found",
+                 *       "message": "No checkout session with id cart_missing.",
+                 *       "param": "id"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description Completion never succeeds through the API: the store does not accept delegated payment. A human must pay at `payment_provider.checkout_url`. */
+        DelegatedPaymentNotSupported: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "delegated_payment_not_supported",
+                 *       "message": "This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.",
+                 *       "param": "payment_data",
+                 *       "supported_payment_modes": [
+                 *         "human_handoff"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The JSON-RPC response to the request, as `application/json` (never a stream). A tool's business failure (unknown variant, bad quantity, unknown session) is a result with `isError: true` and a message naming the bad argument. */
+        McpResult: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["JsonRpcResponse"];
+            };
+        };
+        /** @description A notification (a message without `id`, such as `notifications/initialized`) was accepted. No body. */
+        McpAccepted: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The message cannot be served: the body is not JSON or not a JSON-RPC message (`-32700`), is a batch or nested deeper than 32 levels (`-32600`), or `MCP-Protocol-Version` names an unsupported version (`-32000`). Fix the request; do not retry it unchanged. */
+        McpBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32700,
+                 *         "message": "Parse error: the body is not valid JSON."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description The `Origin` header names an origin outside `MCP_ALLOWED_ORIGINS` (DNS-rebinding guard). Requests without `Origin` (not from a browser) are allowed. */
+        McpForbidden: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Origin https://evil.example is not allowed; set MCP_ALLOWED_ORIGINS to allow it."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description `Accept` admits neither JSON nor `*\/*` (for example `text/event-stream` alone); every answer of these servers is JSON. Send `Accept: application/json, text/event-stream` (or none). */
+        McpNotAcceptable: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description The body is larger than 100 kB. Send a smaller message. */
+        McpPayloadTooLarge: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "The request body is larger than the 100 kB limit."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description `Content-Type` is not `application/json`. */
+        McpUnsupportedMediaType: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Content-Type must be application/json."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description Too many requests in the current window: per client for requests with a valid bearer token, per address otherwise. Transient: wait `Retry-After` seconds. */
+        OAuthRateLimited: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "rate_limited",
+                 *       "error_description": "Rate limit of 600 requests per minute exceeded."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The request is malformed or asks for something this server does not support; `error` says which (RFC 6749 section 5.2, RFC 7591 section 3.2.2). Fix the request; do not retry it unchanged. */
+        OAuthBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The body is larger than 100 kB. */
+        OAuthPayloadTooLarge: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "payload_too_large",
+                 *       "error_description": "The request body is larger than the 100 kB limit."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description Transient failure of the database behind the service. Retry with backoff. */
+        OAuthUnavailable: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "temporarily_unavailable",
+                 *       "error_description": "The service is temporarily unavailable; retry with backoff."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description Client authentication failed: no credentials, an unknown `client_id`, or a wrong `client_secret`. Recheck the credentials from registration; a lost secret cannot be recovered, so register again. */
+        OAuthInvalidClient: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Basic"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "invalid_client",
+                 *       "error_description": "Unknown client or wrong client secret."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description A query parameter is invalid or unknown; `error_description` names it. Fix the request; do not retry it unchanged. */
+        AgentBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "invalid_request",
+                 *       "error_description": "limit must be <= 100."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description No usable bearer token. `unauthorized`: the request has no `Authorization` header; add `Authorization: Bearer <ACCESS_TOKEN>`. `invalid_token`: the token is expired, revoked, unknown or malformed; request a new one from the token endpoint. The `WWW-Authenticate` challenge names the protected-resource metadata. */
+        AgentUnauthorized: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The token is valid but lacks the scope this operation needs. Get a token with the scope named in `scope` and in the `WWW-Authenticate` challenge (register again if the client was not registered for it). */
+        AgentInsufficientScope: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "insufficient_scope",
+                 *       "error_description": "This operation needs the scope \"cart:write\", which the token was not granted.",
+                 *       "scope": "cart:write"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description No such resource. Check the id or handle; list the collection to find valid ones. */
+        AgentNotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "not_found",
+                 *       "error_description": "No product with id or handle \"tongue-scraper-3-pack\"."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
     };
     parameters: {
         /** @description Filter to the product with this URL slug. */
@@ -469,6 +2239,37 @@ export interface components {
         ProductIdFilter: string;
         /** @description Filter to the collection with this URL slug. */
         CollectionHandleFilter: string;
+        /**
+         * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
+         *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
+         *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+         *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
+         */
+        IdempotencyKey: string;
+        /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+        ApiVersion: string;
+        /** @description The checkout session id (the cart id), as returned at creation. */
+        CheckoutSessionId: string;
+        /**
+         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+         *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+         */
+        McpProtocolVersion: string;
+        /**
+         * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+         *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+         */
+        McpOrigin: string;
+        /** @description Text search over product titles and descriptions, case-insensitive; every word must appear. */
+        AgentSearchQuery: string;
+        /** @description Only products in this collection, by id or handle (from `GET /agent/collections`). An unknown collection is a 400. */
+        AgentCollectionFilter: string;
+        /** @description Only products in this category or its subcategories, by id or handle (from `GET /agent/categories`). An unknown category is a 400. */
+        AgentCategoryFilter: string;
+        /** @description Product id (prefix `prod_`) or handle. */
+        AgentProductIdOrHandle: string;
+        /** @description Only reviews of this product, by id or handle. Without it, reviews across the whole store are returned. An unknown product is a 404. */
+        AgentReviewProductFilter: string;
     };
     requestBodies: never;
     headers: {
@@ -488,6 +2289,23 @@ export interface components {
         "Retry-After": number;
         /** @description This response must not be stored by any cache. */
         "Cache-Control-No-Store": "no-store";
+        /** @description The checkout API version applied to this request (a date). */
+        "API-Version": string;
+        /** @description Present when the endpoint (or a field in the response) is deprecated (RFC 9745); the value is `@` and the Unix time the deprecation took effect. See `GET /changelog`. */
+        Deprecation: string;
+        /** @description Present with `Deprecation`; when the deprecated endpoint or field will be removed (RFC 8594), at least 90 days after the announcement. */
+        Sunset: string;
+        /** @description Present with `Deprecation`; links the changelog that describes the retirement (`rel="deprecation"`). */
+        Link: string;
+        /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key and body. */
+        "Idempotent-Replayed": "true";
+        /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
+        "WWW-Authenticate-Basic": string;
+        /**
+         * @description RFC 6750 bearer challenge. Always names the protected-resource metadata (RFC 9728); after a rejected token it adds
+         *     `error="invalid_token"`, after a token without the needed scope `error="insufficient_scope"` and the `scope` to ask for.
+         */
+        "WWW-Authenticate-Bearer": string;
     };
     pathItems: never;
 }
@@ -797,6 +2615,984 @@ export interface operations {
             502: components["responses"]["CatalogUnavailable"];
         };
     };
+    createCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
+                 *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
+                 *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+                 *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["CheckoutSessionCreated"];
+            400: components["responses"]["CheckoutBadRequest"];
+            409: components["responses"]["IdempotencyInFlight"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            422: components["responses"]["IdempotencyConflict"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    createCheckoutSessionAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
+                 *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
+                 *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+                 *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["CheckoutSessionCreated"];
+            400: components["responses"]["CheckoutBadRequest"];
+            409: components["responses"]["IdempotencyInFlight"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            422: components["responses"]["IdempotencyConflict"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    getCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    getCheckoutSessionAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    completeCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            422: components["responses"]["DelegatedPaymentNotSupported"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    completeCheckoutSessionAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            422: components["responses"]["DelegatedPaymentNotSupported"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    cancelCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    cancelCheckoutSessionAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    getPaymentPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page showing the session and how to pay. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["ReadBadRequest"];
+            404: components["responses"]["ReadNotFound"];
+            429: components["responses"]["ReadRateLimited"];
+            502: components["responses"]["CatalogUnavailable"];
+        };
+    };
+    getChangelog: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Versions and deprecations. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "current_version": "2026-07-16",
+                     *       "versions": [
+                     *         {
+                     *           "version": "2026-07-16",
+                     *           "released": "2026-07-16",
+                     *           "changes": [
+                     *             "Checkout sessions with human payment hand-off."
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "deprecations": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Changelog"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["ReadBadRequest"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    callCatalogMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["McpBadRequest"];
+            403: components["responses"]["McpForbidden"];
+            406: components["responses"]["McpNotAcceptable"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    callCheckoutMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["McpBadRequest"];
+            403: components["responses"]["McpForbidden"];
+            406: components["responses"]["McpNotAcceptable"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "issuer": "https://agent.storefront.example",
+                     *       "token_endpoint": "https://agent.storefront.example/oauth/token",
+                     *       "registration_endpoint": "https://agent.storefront.example/oauth/register",
+                     *       "revocation_endpoint": "https://agent.storefront.example/oauth/revoke",
+                     *       "grant_types_supported": [
+                     *         "client_credentials"
+                     *       ],
+                     *       "token_endpoint_auth_methods_supported": [
+                     *         "client_secret_basic",
+                     *         "client_secret_post"
+                     *       ],
+                     *       "revocation_endpoint_auth_methods_supported": [
+                     *         "client_secret_basic",
+                     *         "client_secret_post"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "catalog:read",
+                     *         "cart:write"
+                     *       ],
+                     *       "response_types_supported": [],
+                     *       "service_documentation": "https://storefront.example/docs",
+                     *       "agent_auth": {
+                     *         "skill": "https://agent.storefront.example/oauth/skill.md",
+                     *         "register_uri": "https://agent.storefront.example/oauth/register",
+                     *         "revocation_uri": "https://agent.storefront.example/oauth/revoke",
+                     *         "identity_types_supported": [
+                     *           "anonymous"
+                     *         ],
+                     *         "anonymous": {
+                     *           "credential_types_supported": [
+                     *             "client_credentials"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["OAuthRateLimited"];
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "resource": "https://agent.storefront.example",
+                     *       "resource_name": "Storefront agent API",
+                     *       "authorization_servers": [
+                     *         "https://agent.storefront.example"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "catalog:read",
+                     *         "cart:write"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_documentation": "https://agent.storefront.example/oauth/skill.md"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["OAuthRateLimited"];
+        };
+    };
+    getAgentAuthGuide: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The guide. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["OAuthRateLimited"];
+        };
+    };
+    registerClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_name": "Shopping assistant",
+                 *       "scope": "catalog:read cart:write",
+                 *       "grant_types": [
+                 *         "client_credentials"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The client is registered. Keep `client_secret` safe; it cannot be shown again. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "client_Vb3kQ9x2LmN8pR4t",
+                     *       "client_secret": "sfcs_q3Zy9v0Jm1cXr7Uo2bT5nW8eK4aL6pH0sD3fG7jQ1xM",
+                     *       "client_id_issued_at": 1784200000,
+                     *       "client_secret_expires_at": 0,
+                     *       "client_name": "Shopping assistant",
+                     *       "scope": "catalog:read cart:write",
+                     *       "grant_types": [
+                     *         "client_credentials"
+                     *       ],
+                     *       "token_endpoint_auth_method": "client_secret_basic",
+                     *       "token_endpoint": "https://agent.storefront.example/oauth/token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClientRegistration"];
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    issueToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "scope": "catalog:read"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The access token. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "sfat_Jx2b9QmW4vT0pZ7rK1cN5hY8dL3sF6gA0eU2iO9wR4q",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "scope": "catalog:read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            401: components["responses"]["OAuthInvalidClient"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "sfat_Jx2b9QmW4vT0pZ7rK1cN5hY8dL3sF6gA0eU2iO9wR4q"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. If the token was this client's, it is revoked. No body. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            401: components["responses"]["OAuthInvalidClient"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAgentProducts: {
+        parameters: {
+            query?: {
+                /** @description Text search over product titles and descriptions, case-insensitive; every word must appear. */
+                q?: components["parameters"]["AgentSearchQuery"];
+                /** @description Only products in this collection, by id or handle (from `GET /agent/collections`). An unknown collection is a 400. */
+                collection?: components["parameters"]["AgentCollectionFilter"];
+                /** @description Only products in this category or its subcategories, by id or handle (from `GET /agent/categories`). An unknown category is a 400. */
+                category?: components["parameters"]["AgentCategoryFilter"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Number of matching products to skip. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Region whose currency and prices apply (from `GET /api/store/regions`). Default is the store's default region, United States (USD). An unknown region is a 400. */
+                region_id?: components["parameters"]["RegionId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of products. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "products": [
+                     *         {
+                     *           "id": "prod_01tonguetravel",
+                     *           "title": "Stainless Steel Tongue Scraper — 2-Pack with Travel Cases",
+                     *           "handle": "tongue-scraper-2-pack-travel-cases",
+                     *           "description": "<p>Two scrapers, each with a ventilated travel case.</p>",
+                     *           "material": "Medical-grade 316L stainless steel; polypropylene cases",
+                     *           "thumbnail": "https://cdn.storefront.example/images/tongue-scraper-2-pack-travel-cases.jpg",
+                     *           "variants": [
+                     *             {
+                     *               "id": "variant_01tonguetravel",
+                     *               "title": "2-Pack + 2 Travel Cases",
+                     *               "sku": "TS-316L-2PK-TC",
+                     *               "manage_inventory": true,
+                     *               "allow_backorder": false,
+                     *               "inventory_quantity": 85,
+                     *               "calculated_price": {
+                     *                 "calculated_amount": 19.99,
+                     *                 "currency_code": "usd",
+                     *                 "is_calculated_price_tax_inclusive": false
+                     *               }
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "count": 1,
+                     *       "offset": 0,
+                     *       "limit": 12
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentProductList"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    getAgentProduct: {
+        parameters: {
+            query?: {
+                /** @description Region whose currency and prices apply (from `GET /api/store/regions`). Default is the store's default region, United States (USD). An unknown region is a 400. */
+                region_id?: components["parameters"]["RegionId"];
+            };
+            header?: never;
+            path: {
+                /** @description Product id (prefix `prod_`) or handle. */
+                id_or_handle: components["parameters"]["AgentProductIdOrHandle"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "product": {
+                     *         "id": "prod_01tongue2pack",
+                     *         "title": "Stainless Steel Tongue Scraper — 2-Pack",
+                     *         "handle": "tongue-scraper-2-pack",
+                     *         "description": "<p>Two medical-grade stainless steel tongue scrapers.</p>",
+                     *         "material": "Medical-grade 316L stainless steel",
+                     *         "thumbnail": "https://cdn.storefront.example/images/tongue-scraper-2-pack.jpg",
+                     *         "variants": [
+                     *           {
+                     *             "id": "variant_01tongue2pack",
+                     *             "title": "2-Pack",
+                     *             "sku": "TS-316L-2PK",
+                     *             "manage_inventory": true,
+                     *             "allow_backorder": false,
+                     *             "inventory_quantity": 240,
+                     *             "calculated_price": {
+                     *               "calculated_amount": 11.99,
+                     *               "currency_code": "eur",
+                     *               "is_calculated_price_tax_inclusive": false
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentProductEnvelope"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAgentCollections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collections. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "collections": [
+                     *         {
+                     *           "id": "pcol_01tonguecare",
+                     *           "title": "Tongue Care",
+                     *           "handle": "tongue-care"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionList"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAgentCategories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The categories. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "categories": [
+                     *         {
+                     *           "id": "pcat_01oralcare",
+                     *           "name": "Oral Care",
+                     *           "handle": "oral-care",
+                     *           "description": "Everyday tools for a clean mouth and fresh breath.",
+                     *           "parent_id": null,
+                     *           "parent_handle": null
+                     *         },
+                     *         {
+                     *           "id": "pcat_01tonguescrapers",
+                     *           "name": "Tongue Scrapers",
+                     *           "handle": "tongue-scrapers",
+                     *           "description": "Stainless steel scrapers that lift the coating from the tongue.",
+                     *           "parent_id": "pcat_01oralcare",
+                     *           "parent_handle": "oral-care"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentCategoryList"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAgentRegions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The regions. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "regions": [
+                     *         {
+                     *           "id": "reg_us",
+                     *           "name": "United States",
+                     *           "currency_code": "usd",
+                     *           "countries": [
+                     *             {
+                     *               "iso_2": "us",
+                     *               "display_name": "United States"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RegionList"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAgentReviews: {
+        parameters: {
+            query?: {
+                /** @description Only reviews of this product, by id or handle. Without it, reviews across the whole store are returned. An unknown product is a 404. */
+                product?: components["parameters"]["AgentReviewProductFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reviews and their mean rating. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reviews": [
+                     *         {
+                     *           "id": "rev_01f6s2",
+                     *           "product_id": "prod_01tonguetravel",
+                     *           "author": "Kenji N.",
+                     *           "title": "The cases are the point",
+                     *           "quote": "The vented case means it is dry by the time I unpack.",
+                     *           "rating": 5,
+                     *           "review_date": "2026-04-01",
+                     *           "verified": true
+                     *         }
+                     *       ],
+                     *       "count": 1,
+                     *       "avg_rating": 5
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewList"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -825,6 +3621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
         };
     };
@@ -857,6 +3654,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
             /** @description Not ready; the database does not answer. */
             503: {
@@ -910,6 +3708,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
         };
     };
@@ -938,7 +3737,11 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

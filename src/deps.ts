@@ -1,5 +1,7 @@
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
+import type { Deprecation } from './domain/versioning.js';
+import type { ReadCache } from './http/caching.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 
@@ -12,4 +14,8 @@ export interface Deps {
   now: () => number;
   /** Shared request counter; authenticated /agent requests are counted per client through it. */
   rateLimiter: RateLimiter;
+  /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
+  deprecations: Deprecation[];
+  /** Serialized catalogue reads, 60 s (src/http/caching.ts). */
+  readCache: ReadCache;
 }

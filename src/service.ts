@@ -8,10 +8,13 @@ import type { Deps } from './deps.js';
 import { createHandlers } from './handlers/index.js';
 import { createContract, loadDocument } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
+import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { isMcpPath, mcpRoutes } from './mcp/index.js';
 import { createApp } from './http/server.js';
+import { DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
+import { startIdempotencyJanitor } from './services/idempotency.js';
 
 export interface Service {
   deps: Deps;
@@ -24,6 +27,8 @@ export interface Service {
 export interface ServiceOptions {
   now?: () => number;
   log?: Logger;
+  /** Extra retirements to announce, on top of those in src/domain/versioning.ts (tests use this). */
+  deprecations?: Deprecation[];
 }
 
 function connectRedis(url: string, log: Logger): Redis {
@@ -45,10 +50,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const db = createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const deps: Deps = { config, db, log, now: options.now ?? Date.now, rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis) };
+  const deps: Deps = {
+    config,
+    db,
+    log,
+    now: options.now ?? Date.now,
+    rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
+    deprecations: [...DEPRECATIONS, ...(options.deprecations ?? [])],
+    readCache: createReadCache(),
+  };
+  const stopJanitor = startIdempotencyJanitor(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
-  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), rawBodyPaths: isMcpPath });
+  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath });
 
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
@@ -66,8 +80,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     async close() {
       // Stop accepting connections, let in-flight requests finish, then release the pool and Redis.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections go idle as their last request finishes; close each as soon as it does.
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       await closed;
+      clearInterval(sweep);
+      stopJanitor();
       await db.destroy();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

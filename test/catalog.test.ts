@@ -237,6 +237,22 @@ describe('caching', () => {
     expect(other.status).toBe(200);
   });
 
+  it('serves repeated reads from the in-process cache without touching the database', async () => {
+    let queries = 0;
+    const count = () => queries++;
+    api.service.deps.db.on('query', count);
+    try {
+      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
+      const afterFirst = queries;
+      expect(afterFirst).toBeGreaterThan(0);
+      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
+      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price', { headers: { 'If-None-Match': 'W/"other"' } });
+      expect(queries).toBe(afterFirst);
+    } finally {
+      api.service.deps.db.off('query', count);
+    }
+  });
+
   it('never caches errors', async () => {
     const response = await api.http('/api/store/products?limit=0');
     expect(response.headers.get('cache-control')).toBe('no-store');

@@ -6,7 +6,7 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { migrationSource } from './migrations/index.js';
-import { seedCatalog } from './seed.js';
+import { seedStore } from './seed.js';
 
 // Amounts are stored as integer minor units; COUNT and SUM come back as int8, which pg returns as strings.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -48,7 +48,13 @@ export function createDatabase(options: DatabaseOptions, log: Logger): Db {
 /** Brings the schema up to date and inserts the catalogue once; safe to run at every start and on many instances. */
 export async function prepareDatabase(db: Db): Promise<void> {
   await db.migrate.latest({ migrationSource });
-  await seedCatalog(db);
+  await seedStore(db);
+}
+
+/** Postgres "data exception" errors (SQLSTATE class 22: a NUL byte, an out-of-range number): the input's fault. */
+export function isRejectedInput(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
 }
 
 /** Postgres and driver errors that mean "the database cannot be reached right now" (transient), not a bad query. */

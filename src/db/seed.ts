@@ -1,4 +1,4 @@
-// The store's catalogue. Inserted once: every row is keyed by a fixed id and inserted with ON CONFLICT DO NOTHING,
+// The store's catalogue and promo codes. Inserted once: every row is keyed by a fixed id and inserted with ON CONFLICT DO NOTHING,
 // so starting twice, or two instances starting at once, never duplicates anything.
 import type { Knex } from 'knex';
 
@@ -95,11 +95,20 @@ const reviews = [
   [PRODUCT_TRAVEL, 'rev_01j7v3', 'Hannah M.', 'Okay', 'Does what it says. Honestly a spoon works nearly as well, but this is nicer to hold.', 3, '2025-10-30', true],
 ].map(([product_id, id, author, title, quote, rating, review_date, verified]) => ({ id, product_id, author, title, quote, rating, review_date, verified }));
 
+// Promo codes. 10OFF is the one in use; the others exist so every rejection reason can be seen (and tested).
+const promotions = [
+  { code: '10OFF', kind: 'percentage', value: 1000, currency_code: null, min_subtotal: null, starts_at: null, ends_at: null, usage_limit: null, times_redeemed: 0 },
+  { code: 'WELCOME5', kind: 'fixed', value: 500, currency_code: 'usd', min_subtotal: 2000, starts_at: null, ends_at: null, usage_limit: null, times_redeemed: 0 },
+  { code: 'SPRING20', kind: 'percentage', value: 2000, currency_code: null, min_subtotal: null, starts_at: '2026-03-01T00:00:00Z', ends_at: '2026-06-01T00:00:00Z', usage_limit: null, times_redeemed: 0 },
+  { code: 'LAUNCH50', kind: 'percentage', value: 5000, currency_code: null, min_subtotal: null, starts_at: null, ends_at: null, usage_limit: 100, times_redeemed: 100 },
+  { code: 'NEWYEAR27', kind: 'percentage', value: 1500, currency_code: null, min_subtotal: null, starts_at: '2027-01-01T00:00:00Z', ends_at: '2027-01-31T00:00:00Z', usage_limit: null, times_redeemed: 0 },
+];
+
 async function insertOnce(db: Knex, table: string, rows: object[], key: string | string[]): Promise<void> {
   if (rows.length) await db(table).insert(rows).onConflict(typeof key === 'string' ? [key] : key).ignore();
 }
 
-export async function seedCatalog(db: Knex): Promise<void> {
+export async function seedStore(db: Knex): Promise<void> {
   await db.transaction(async (trx) => {
     await insertOnce(trx, 'regions', regions, 'id');
     await insertOnce(trx, 'region_countries', regionCountries, ['region_id', 'iso_2']);
@@ -113,5 +122,6 @@ export async function seedCatalog(db: Knex): Promise<void> {
     );
     await insertOnce(trx, 'variant_prices', priceRows, ['variant_id', 'region_id']);
     await insertOnce(trx, 'reviews', reviews, 'id');
+    await insertOnce(trx, 'promotions', promotions, 'code');
   });
 }

@@ -2,12 +2,20 @@
 import type { Document } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
+import { agentCatalogHandlers } from './agent/index.js';
 import { catalogHandlers } from './catalog/index.js';
+import { checkoutHandlers } from './checkout/index.js';
+import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
+import { versioningHandlers } from './versioning/index.js';
 
 export function createHandlers(deps: Deps, document: Document): OperationHandlers {
   return {
     ...catalogHandlers(deps),
     ...operationsHandlers(deps, document),
+    ...checkoutHandlers(deps),
+    ...versioningHandlers(deps),
+    ...oauthHandlers(deps),
+    ...agentCatalogHandlers(deps),
   };
 }

@@ -1,8 +1,21 @@
-// Edge caching of read responses: 60 s public caching, a weak ETag over the body, and 304 for a matching If-None-Match.
+// Caching of read responses. At the edge: `Cache-Control: public, max-age=60`, a weak ETag, 304 on a matching
+// If-None-Match. In the process: the serialized representation of each read (60 s, bounded), so repeated reads
+// touch neither the database nor the serializer, and are still served while the database is briefly away.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { AppContext, AppMiddleware } from './context.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
+const READ_CACHE_TTL_MS = 60_000;
+const READ_CACHE_MAX_ENTRIES = 1_000;
+
+export interface Representation {
+  payload: string;
+  etag: string;
+  contentType: string;
+}
+
+export type ReadCache = LRUCache<string, Representation, () => Promise<unknown>>;
 
 function weakEtag(payload: string): string {
   return `W/"${createHash('sha1').update(payload).digest('base64url').slice(0, 27)}"`;
@@ -14,20 +27,42 @@ function matches(ifNoneMatch: string, etag: string): boolean {
   return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
 }
 
-/** Sends a cacheable read response: JSON (or a prepared string) with Cache-Control, ETag, and 304 on a match. */
-export function sendCacheable(ctx: AppContext, body: unknown, contentType = 'application/json; charset=utf-8'): void {
+export function representationOf(body: unknown, contentType = 'application/json; charset=utf-8'): Representation {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  const etag = weakEtag(payload);
+  return { payload, etag: weakEtag(payload), contentType };
+}
+
+/** Sends a cacheable representation with Cache-Control and ETag, or 304 when If-None-Match matches. */
+export function sendRepresentation(ctx: AppContext, representation: Representation): void {
   ctx.set('Cache-Control', PUBLIC_CACHE_CONTROL);
-  ctx.set('ETag', etag);
+  ctx.set('ETag', representation.etag);
   const ifNoneMatch = ctx.get('If-None-Match');
-  if (ifNoneMatch && matches(ifNoneMatch, etag)) {
+  if (ifNoneMatch && matches(ifNoneMatch, representation.etag)) {
     ctx.status = 304;
     return;
   }
   ctx.status = 200;
-  ctx.type = contentType;
-  ctx.body = payload;
+  ctx.type = representation.contentType;
+  ctx.body = representation.payload;
+}
+
+export function sendCacheable(ctx: AppContext, body: unknown, contentType?: string): void {
+  sendRepresentation(ctx, representationOf(body, contentType));
+}
+
+export function createReadCache(): ReadCache {
+  return new LRUCache<string, Representation, () => Promise<unknown>>({
+    max: READ_CACHE_MAX_ENTRIES,
+    ttl: READ_CACHE_TTL_MS,
+    // Concurrent misses for one key share a single load; failures are not cached.
+    fetchMethod: async (_key, _stale, { context: load }) => representationOf(await load()),
+  });
+}
+
+/** Serves a read from the in-process cache (keyed by path and query), loading it on a miss. */
+export async function sendCachedRead(ctx: AppContext, cache: ReadCache, load: () => Promise<unknown>): Promise<void> {
+  const representation = await cache.fetch(`${ctx.path}?${ctx.querystring}`, { context: load });
+  sendRepresentation(ctx, representation!);
 }
 
 /** Everything not explicitly cacheable is `no-store`: checkout, OAuth, agent and error responses are never cached. */

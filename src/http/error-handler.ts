@@ -1,8 +1,9 @@
 // The one place errors become responses: every thrown error is rendered in the documented shape of the surface the
 // path belongs to. Unexpected errors are logged and answered without internals.
-import { isDatabaseUnavailable } from '../db/knex.js';
+import { isDatabaseUnavailable, isRejectedInput } from '../db/knex.js';
 import type { AppMiddleware } from './context.js';
 import { ApiError, databaseUnavailable, renderError, surfaceOf, type Surface } from './errors.js';
+import { DEFAULT_API_VERSION } from './versioning.js';
 
 interface HttpError extends Error {
   status?: number;
@@ -22,9 +23,13 @@ function fromHttpError(error: HttpError, surface: Surface): ApiError | undefined
   return undefined;
 }
 
+const INVALID_INPUT_CODE: Record<Surface, string> = { read: 'invalid_parameter', checkout: 'invalid_field', oauth: 'invalid_request' };
+
 function toApiError(error: unknown, surface: Surface): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (isDatabaseUnavailable(error)) return databaseUnavailable(surface);
+  // A safety net behind the contract's patterns: a value the database cannot even compare is the request's fault.
+  if (isRejectedInput(error)) return new ApiError(400, INVALID_INPUT_CODE[surface], 'A value in the request contains characters or numbers that are not accepted.');
   if (error instanceof Error) return fromHttpError(error as HttpError, surface);
   return undefined;
 }
@@ -41,6 +46,8 @@ export function errorHandler(): AppMiddleware {
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.options.headers ?? {})) ctx.set(name, value);
       ctx.set('Cache-Control', 'no-store');
+      // Every checkout response names the version applied, even one that failed before the version was read.
+      if (surface === 'checkout' && !ctx.response.get('API-Version')) ctx.set('API-Version', DEFAULT_API_VERSION);
       ctx.body = renderError(apiError, surface);
     }
   };

@@ -6,12 +6,14 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
+import type { McpOperationId } from '../mcp/index.js';
 import { projectPath } from '../paths.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { ApiError, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
-import { firstProblem } from './validation-errors.js';
+import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
-export type OperationId = keyof operations;
+/** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
+export type OperationId = Exclude<keyof operations, McpOperationId>;
 export type OperationHandler = (c: Context, ctx: AppContext) => Promise<void> | void;
 export type OperationHandlers = Record<OperationId, OperationHandler>;
 export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => unknown>;
@@ -22,12 +24,25 @@ export function loadDocument(): Document {
   return JSON.parse(readFileSync(projectPath('codegen', 'openapi.json'), 'utf8')) as Document;
 }
 
+const CHECKOUT_VALIDATION_CODES: Record<ValidationProblem['kind'], string> = {
+  missing: 'missing_field',
+  unknown: 'unknown_field',
+  invalid: 'invalid_field',
+  malformed_json: 'invalid_body',
+};
+
+/** Header parameters are validated under lower-cased names; errors name them as the contract spells them. */
+function canonicalParam(c: Context, param: string): string {
+  const parameters = (c.operation.parameters ?? []) as Array<{ name: string; in: string }>;
+  return parameters.find((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === param)?.name ?? param;
+}
+
 function validationFailed(c: Context, ctx: AppContext): never {
   const problem = firstProblem(c.validation.errors ?? []);
   const surface = surfaceOf(ctx.path);
-  const code =
-    surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : problem.kind === 'malformed_json' ? 'invalid_body' : `${problem.kind === 'missing' ? 'missing' : problem.kind === 'unknown' ? 'unknown' : 'invalid'}_field`;
-  throw new ApiError(400, code, problem.message, { param: problem.param });
+  const code = surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : CHECKOUT_VALIDATION_CODES[problem.kind];
+  const param = canonicalParam(c, problem.param);
+  throw new ApiError(400, code, problem.message.replace(problem.param, param), { param });
 }
 
 /** Media type of the request body (no parameters), lowercase. */
@@ -37,8 +52,10 @@ function mediaType(ctx: AppContext): string {
 
 /** openapi-backend does not enforce Content-Type; a body sent as anything but a declared media type is a 400. */
 function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
-  const requestBody = c.operation.requestBody as { content?: Record<string, unknown> } | undefined;
+  const requestBody = c.operation.requestBody as { content?: Record<string, unknown>; required?: boolean } | undefined;
   if (!requestBody?.content) return;
+  const hasBody = Boolean(ctx.request.length) || ctx.get('Transfer-Encoding') !== '';
+  if (!hasBody && !requestBody.required) return;
   const accepted = Object.keys(requestBody.content);
   const sent = mediaType(ctx);
   if (!accepted.includes(sent)) {
@@ -56,6 +73,8 @@ export interface ContractOptions {
   /** Runs after authentication, before validation (scope checks). */
   afterAuthentication?: (c: Context, ctx: AppContext) => Promise<void> | void;
   unauthorized?: (c: Context, ctx: AppContext) => never;
+  /** Runs once routing is decided, before authentication; `c.operation` is undefined when nothing matched (404/405). */
+  afterRouting?: (c: Context, ctx: AppContext) => Promise<void> | void;
 }
 
 export async function createContract(options: ContractOptions): Promise<OpenAPIBackend> {
@@ -85,7 +104,12 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
         (() => {
           throw new ApiError(401, 'unauthorized', 'Authentication is required.');
         }),
+      postRoutingHandler: async (c: Context, ctx: AppContext) => {
+        await options.afterRouting?.(c, ctx);
+      },
       postSecurityHandler: async (c: Context, ctx: AppContext) => {
+        // A protected operation without valid credentials gets its 401 (unauthorizedHandler, next) before any body check.
+        if (c.security?.authorized === false && (c.operation.security ?? []).length > 0) return;
         if (c.security?.authorized !== false) await options.afterAuthentication?.(c, ctx);
         requireDeclaredMediaType(c, ctx);
       },
@@ -106,8 +130,19 @@ export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
   }).map((method) => method.toUpperCase());
 }
 
+/** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
+function isDecodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
   return async (ctx) => {
+    if (!isDecodable(ctx.path)) throw unknownEndpoint(ctx.method, ctx.path);
     await api.handleRequest(
       { method: ctx.method, path: ctx.path, query: ctx.query as Record<string, string | string[]>, headers: ctx.headers as Record<string, string | string[]>, body: ctx.request.body },
       ctx,

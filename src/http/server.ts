@@ -5,11 +5,13 @@ import type { Deps } from '../deps.js';
 import { parseBodies } from './body.js';
 import { noStoreByDefault } from './caching.js';
 import type { AppMiddleware, AppState } from './context.js';
+import { publicCors } from './cors.js';
 import { errorHandler } from './error-handler.js';
 import { dispatchContract } from './openapi.js';
 import { rateLimitByAddress, type RateLimiter } from './rate-limit.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
+import { checkoutVersioning, retirementNotices } from './versioning.js';
 
 export interface AppParts {
   deps: Deps;
@@ -17,11 +19,11 @@ export interface AppParts {
   rateLimiter: RateLimiter;
   /** Routes served outside the contract dispatcher (MCP), tried first. */
   extraRoutes?: AppMiddleware;
-  /** Paths whose bodies their own handler reads. */
-  rawBodyPaths?: (path: string) => boolean;
+  /** Paths served by `extraRoutes`, which read their own bodies and apply their own Origin policy. */
+  selfServedPaths?: (path: string) => boolean;
 }
 
-export function createApp({ deps, contract, rateLimiter, extraRoutes, rawBodyPaths = () => false }: AppParts): Koa<AppState> {
+export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false }: AppParts): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
   app.silent = true; // errors are logged once, by the error handler
   app.use(requestContext(deps.log));
@@ -29,7 +31,10 @@ export function createApp({ deps, contract, rateLimiter, extraRoutes, rawBodyPat
   app.use(noStoreByDefault());
   app.use(errorHandler());
   app.use(rateLimitByAddress(rateLimiter));
-  app.use(parseBodies(rawBodyPaths));
+  app.use(publicCors(selfServedPaths));
+  app.use(retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`));
+  app.use(checkoutVersioning());
+  app.use(parseBodies(selfServedPaths));
   if (extraRoutes) app.use(extraRoutes);
   app.use(dispatchContract(contract));
   return app;

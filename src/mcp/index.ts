@@ -1,13 +1,28 @@
-// The MCP servers' routes (issue #5 fills this in).
+// The two MCP servers' routes: POST /catalog/mcp and POST /checkout/mcp, answered before the contract dispatcher.
 import type { Deps } from '../deps.js';
 import type { AppMiddleware } from '../http/context.js';
+import { createCatalogServer } from './catalog-server.js';
+import { createCheckoutServer } from './checkout-server.js';
+import { serveMcp, type McpServerFactory } from './transport.js';
 
-export const MCP_PATHS = ['/catalog/mcp', '/checkout/mcp'];
+const SERVERS: Record<string, McpServerFactory> = {
+  '/catalog/mcp': createCatalogServer,
+  '/checkout/mcp': createCheckoutServer,
+};
+
+export const MCP_PATHS = Object.keys(SERVERS);
+
+/** The contract documents these operations, but they are served here, never by the contract dispatcher. */
+export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp';
 
 export function isMcpPath(path: string): boolean {
   return MCP_PATHS.includes(path);
 }
 
-export function mcpRoutes(_deps: Deps): AppMiddleware {
-  return (_ctx, next) => next();
+export function mcpRoutes(deps: Deps): AppMiddleware {
+  return async (ctx, next) => {
+    const createServer = SERVERS[ctx.path];
+    if (!createServer) return next();
+    await serveMcp(ctx, deps, createServer);
+  };
 }

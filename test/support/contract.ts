@@ -91,9 +91,18 @@ function validateUnrouted(response: Response, text: string, path: string, where:
   if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);
 }
 
+/** CORS preflights are answered by the CORS layer before any operation (see the document's description). */
+function validatePreflight(response: Response, where: string): void {
+  check(response.status === 204, `${where}: a CORS preflight must answer 204`);
+  check(response.headers.get('access-control-allow-origin') === '*', `${where}: preflight without Access-Control-Allow-Origin`);
+  check(response.headers.has('access-control-allow-methods'), `${where}: preflight without Access-Control-Allow-Methods`);
+}
+
 export function validateResponse(method: string, url: URL, response: Response, text: string): void {
   const where = `${method} ${url.pathname} → ${response.status}`;
-  const match = templates.find(({ pattern }) => pattern.test(url.pathname));
+  if (method === 'OPTIONS' && response.status === 204) return validatePreflight(response, where);
+  const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, '') : url.pathname; // a trailing slash is ignored
+  const match = templates.find(({ pattern }) => pattern.test(path));
   const operation = match && document.paths[match.template][method.toLowerCase()];
   if (!match || !operation) return validateUnrouted(response, text, url.pathname, where);
   const responsesPointer = `/paths/${escape(match.template)}/${method.toLowerCase()}/responses`;

@@ -1,5 +1,6 @@
 // Starts the real service on a random port over a fresh database, with an SDK client and a validating fetch.
 import { loadConfig } from '../../src/config.js';
+import type { Deprecation } from '../../src/domain/versioning.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type Service } from '../../src/service.js';
 import { createStorefrontClient, type StorefrontClient } from '../../sdk/index.js';
@@ -21,12 +22,13 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   now?: () => number;
   database?: TestDatabase;
+  deprecations?: Deprecation[];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '100000', ...database.env, ...options.env });
-  const service = await startService(config, { now: options.now, log: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const service = await startService(config, { now: options.now, deprecations: options.deprecations, log: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   const url = service.url;
   return {
     url,

@@ -1,6 +1,8 @@
 // Migrations are listed in code (not discovered on disk) so the same list runs from src/ under tsx and from dist/.
 import type { Knex } from 'knex';
 import * as catalog from './001_catalog.js';
+import * as oauth from './002_oauth.js';
+import * as checkout from './003_checkout.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -9,6 +11,8 @@ interface Migration {
 
 const migrations: Record<string, Migration> = {
   '001_catalog': catalog,
+  '002_oauth': oauth,
+  '003_checkout': checkout,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -111,3 +111,41 @@ export async function listCollectionRows(db: Db, handle: string | undefined): Pr
   const query = db('collections').select('id', 'title', 'handle').orderBy('title');
   return handle === undefined ? query : query.where({ handle });
 }
+
+/** A variant as checkout needs it: how it can be referred to, its stock and its price in one region. */
+export interface PurchasableVariantRow {
+  id: string;
+  sku: string | null;
+  title: string;
+  product_title: string;
+  product_handle: string;
+  manage_inventory: boolean;
+  allow_backorder: boolean;
+  inventory_quantity: number;
+  price_amount: number | null;
+}
+
+/** Every variant matching any of the references (variant ids, SKUs, product handles), in one query. */
+export async function findPurchasableVariants(
+  db: Db,
+  refs: { variantIds: string[]; skus: string[]; productHandles: string[] },
+  regionId: string,
+): Promise<PurchasableVariantRow[]> {
+  if (!refs.variantIds.length && !refs.skus.length && !refs.productHandles.length) return [];
+  return db('variants as v')
+    .join('products as p', 'p.id', 'v.product_id')
+    .leftJoin('variant_prices as vp', function joinPrice() {
+      this.on('vp.variant_id', 'v.id').andOnVal('vp.region_id', regionId);
+    })
+    .where((where) => {
+      if (refs.variantIds.length) where.orWhereIn('v.id', refs.variantIds);
+      if (refs.skus.length) where.orWhereIn('v.sku', refs.skus);
+      if (refs.productHandles.length) where.orWhereIn('p.handle', refs.productHandles);
+    })
+    .orderBy(['p.rank', 'v.rank', 'v.id'])
+    .select('v.id', 'v.sku', 'v.title', 'v.manage_inventory', 'v.allow_backorder', 'v.inventory_quantity', {
+      product_title: 'p.title',
+      product_handle: 'p.handle',
+      price_amount: 'vp.amount',
+    });
+}

@@ -1,7 +1,8 @@
-// Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response.
+// Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response
+// through the in-process read cache.
 import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
-import { sendCacheable } from '../../http/caching.js';
+import { sendCachedRead } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as catalog from '../../services/catalog.js';
 
@@ -10,34 +11,29 @@ type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
 type CatalogHandlers = Pick<OperationHandlers, 'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'>;
 
-export function catalogHandlers({ db }: Deps): CatalogHandlers {
+export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
   return {
     async listProducts(c, ctx) {
       const query = c.request.query as Query<'listProducts'>;
-      const page = await catalog.listProducts(db, {
-        handle: query.handle,
-        limit: query.limit ?? 12,
-        offset: query.offset ?? 0,
-        regionId: query.region_id,
-        fields: query.fields,
-      });
-      sendCacheable(ctx, page);
+      await sendCachedRead(ctx, readCache, () =>
+        catalog.listProducts(db, { handle: query.handle, limit: query.limit ?? 12, offset: query.offset ?? 0, regionId: query.region_id, fields: query.fields }),
+      );
     },
     async getProduct(c, ctx) {
       const { id } = c.request.params as Path<'getProduct'>;
       const query = c.request.query as Query<'getProduct'>;
-      sendCacheable(ctx, { product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }) });
+      await sendCachedRead(ctx, readCache, async () => ({ product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }) }));
     },
     async listReviews(c, ctx) {
       const query = c.request.query as Query<'listReviews'>;
-      sendCacheable(ctx, await catalog.listReviews(db, query.product_id));
+      await sendCachedRead(ctx, readCache, () => catalog.listReviews(db, query.product_id));
     },
     async listRegions(_c, ctx) {
-      sendCacheable(ctx, await catalog.listRegions(db));
+      await sendCachedRead(ctx, readCache, () => catalog.listRegions(db));
     },
     async listCollections(c, ctx) {
       const query = c.request.query as Query<'listCollections'>;
-      sendCacheable(ctx, await catalog.listCollections(db, query.handle));
+      await sendCachedRead(ctx, readCache, () => catalog.listCollections(db, query.handle));
     },
   };
 }

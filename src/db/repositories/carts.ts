@@ -1,0 +1,59 @@
+// Carts and their line items (a checkout session is a cart).
+import type { Knex } from 'knex';
+import type { Db } from '../knex.js';
+
+export type CartStatus = 'open' | 'ready_for_payment' | 'canceled';
+
+export interface CartRow {
+  id: string;
+  region_id: string;
+  status: CartStatus;
+  buyer_email: string | null;
+  promo_codes: string[];
+  client_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  canceled_at: Date | null;
+}
+
+/** A stored line joined with its variant's current title, stock and price in the cart's region. */
+export interface CartLineRow {
+  id: string;
+  variant_id: string;
+  quantity: number;
+  title: string;
+  product_title: string;
+  price_amount: number | null;
+}
+
+export interface NewLine {
+  id: string;
+  variant_id: string;
+  quantity: number;
+}
+
+export async function insertCart(db: Db | Knex.Transaction, cart: Omit<CartRow, 'canceled_at'>, lines: NewLine[]): Promise<void> {
+  await db('carts').insert(cart);
+  await db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position })));
+}
+
+export async function findCart(db: Db, id: string): Promise<CartRow | undefined> {
+  return (await db('carts').where({ id }).first()) as CartRow | undefined;
+}
+
+export async function listCartLines(db: Db, cart: Pick<CartRow, 'id' | 'region_id'>): Promise<CartLineRow[]> {
+  return db('cart_line_items as l')
+    .join('variants as v', 'v.id', 'l.variant_id')
+    .join('products as p', 'p.id', 'v.product_id')
+    .leftJoin('variant_prices as vp', function joinPrice() {
+      this.on('vp.variant_id', 'l.variant_id').andOnVal('vp.region_id', cart.region_id);
+    })
+    .where('l.cart_id', cart.id)
+    .orderBy('l.position')
+    .select('l.id', 'l.variant_id', 'l.quantity', 'v.title', { product_title: 'p.title', price_amount: 'vp.amount' });
+}
+
+/** Cancels a session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
+export async function cancelCart(db: Db, id: string, at: Date): Promise<void> {
+  await db('carts').where({ id }).whereNot({ status: 'canceled' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
+}

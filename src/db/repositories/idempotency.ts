@@ -1,0 +1,45 @@
+// Idempotency-Key records. The (scope, key) primary key decides, across every instance, which request runs.
+import type { Knex } from 'knex';
+import type { Db } from '../knex.js';
+
+export interface IdempotencyRecord {
+  scope: string;
+  key: string;
+  request_hash: string;
+  state: 'in_flight' | 'completed';
+  status_code: number | null;
+  response_body: unknown;
+  api_version: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** Inserts an in-flight record; false when the key already has one. */
+export async function insertInFlight(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>): Promise<boolean> {
+  const inserted = await db('idempotency_keys').insert({ ...record, state: 'in_flight' }).onConflict(['scope', 'key']).ignore().returning('key');
+  return inserted.length === 1;
+}
+
+export async function findRecord(db: Db, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
+  return (await db('idempotency_keys').where({ scope, key }).first()) as IdempotencyRecord | undefined;
+}
+
+/** Removes exactly the record that was read (same creation time), so two instances cannot remove each other's. */
+export async function deleteRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>): Promise<void> {
+  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at }).delete();
+}
+
+export async function completeRecord(
+  db: Db | Knex.Transaction,
+  scope: string,
+  key: string,
+  result: { status: number; body: unknown; apiVersion: string },
+): Promise<void> {
+  await db('idempotency_keys')
+    .where({ scope, key, state: 'in_flight' })
+    .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion });
+}
+
+export async function deleteExpired(db: Db, now: Date): Promise<number> {
+  return db('idempotency_keys').where('expires_at', '<=', now).delete();
+}

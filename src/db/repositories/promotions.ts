@@ -1,0 +1,36 @@
+import type { Promotion } from '../../domain/promotions.js';
+import type { Db } from '../knex.js';
+
+interface PromotionRow {
+  code: string;
+  kind: 'percentage' | 'fixed';
+  value: number;
+  currency_code: string | null;
+  min_subtotal: number | null;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  usage_limit: number | null;
+  times_redeemed: number;
+}
+
+/** The stored promotions among `codes` (canonical form), keyed by code. */
+export async function findPromotions(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
+  if (codes.length === 0) return new Map();
+  const rows = (await db('promotions').whereIn('code', codes)) as PromotionRow[];
+  return new Map(
+    rows.map((row) => [
+      row.code,
+      {
+        code: row.code,
+        kind: row.kind,
+        value: row.value,
+        currencyCode: row.currency_code,
+        minSubtotal: row.min_subtotal,
+        startsAt: row.starts_at ? new Date(row.starts_at) : null,
+        endsAt: row.ends_at ? new Date(row.ends_at) : null,
+        usageLimit: row.usage_limit,
+        timesRedeemed: row.times_redeemed,
+      },
+    ]),
+  );
+}

@@ -1,0 +1,92 @@
+// Resolves the items of a checkout request to variants and cart lines. Pure: the caller loads the candidate
+// variants (src/db/repositories/catalog.ts findPurchasableVariants) and passes them in.
+import type { PurchasableVariantRow } from '../db/repositories/catalog.js';
+import { ApiError } from '../http/errors.js';
+
+export const MAX_QUANTITY = 100;
+const IDENTIFIERS = ['id', 'variant_id', 'handle', 'sku'] as const;
+
+export interface ItemInput {
+  id?: string;
+  variant_id?: string;
+  handle?: string;
+  sku?: string;
+  quantity?: number;
+}
+
+export type ItemReference =
+  | { kind: 'variant_id'; value: string; param: string }
+  | { kind: 'handle'; value: string; param: string }
+  | { kind: 'sku'; value: string; param: string };
+
+export interface RequestedLine {
+  variant: PurchasableVariantRow;
+  quantity: number;
+  /** Where the line came from in the request, for error messages: `items[2]`. */
+  param: string;
+}
+
+function invalidItem(code: string, message: string, param: string, details?: Record<string, unknown>): ApiError {
+  return new ApiError(400, code, message, { param, details });
+}
+
+/** `id` is a variant id when it starts with `variant_`, a product handle otherwise; aliases name their kind. */
+export function referenceOf(item: ItemInput, index: number): ItemReference {
+  const given = IDENTIFIERS.filter((name) => item[name] !== undefined);
+  const param = `items[${index}]`;
+  if (given.length === 0) {
+    throw invalidItem('missing_item_identifier', `${param} needs an identifier: id (a variant id or product handle), variant_id, handle or sku.`, `${param}.id`);
+  }
+  if (given.length > 1) throw invalidItem('ambiguous_item', `${param} has several identifiers (${given.join(', ')}); send exactly one.`, param);
+  const name = given[0]!;
+  const value = item[name]!;
+  const at = `${param}.${name}`;
+  if (name === 'id') return value.startsWith('variant_') ? { kind: 'variant_id', value, param: at } : { kind: 'handle', value, param: at };
+  return { kind: name, value, param: at };
+}
+
+function matchesReference(variant: PurchasableVariantRow, ref: ItemReference): boolean {
+  if (ref.kind === 'variant_id') return variant.id === ref.value;
+  if (ref.kind === 'sku') return variant.sku === ref.value;
+  return variant.product_handle === ref.value;
+}
+
+function variantFor(ref: ItemReference, candidates: PurchasableVariantRow[]): PurchasableVariantRow {
+  const matches = candidates.filter((variant) => matchesReference(variant, ref));
+  if (matches.length === 0) {
+    const what = ref.kind === 'variant_id' ? 'variant' : ref.kind === 'sku' ? 'SKU' : 'product handle';
+    throw invalidItem('unknown_item', `No ${what} "${ref.value}" in the catalog. List products with GET /api/store/products.`, ref.param);
+  }
+  if (matches.length > 1) {
+    const ids = matches.map((variant) => variant.id);
+    throw invalidItem('variant_required', `Product "${ref.value}" has several variants; send one of their ids: ${ids.join(', ')}.`, ref.param, { variant_ids: ids });
+  }
+  return matches[0]!;
+}
+
+function checkAvailable(line: RequestedLine, currencyCode: string): void {
+  const { variant, quantity, param } = line;
+  if (variant.price_amount === null) {
+    throw invalidItem('item_unavailable_in_region', `${variant.id} is not sold in ${currencyCode.toUpperCase()}; choose another region.`, param);
+  }
+  if (quantity > MAX_QUANTITY) throw invalidItem('quantity_too_large', `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`, `${param}.quantity`);
+  if (variant.manage_inventory && !variant.allow_backorder && quantity > variant.inventory_quantity) {
+    throw invalidItem('insufficient_stock', `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`, `${param}.quantity`, {
+      available: variant.inventory_quantity,
+    });
+  }
+}
+
+/** One line per variant (the same variant twice merges, quantities summed), in first-mention order. */
+export function resolveLines(items: ItemInput[], candidates: PurchasableVariantRow[], currencyCode: string): RequestedLine[] {
+  const lines = new Map<string, RequestedLine>();
+  items.forEach((item, index) => {
+    const variant = variantFor(referenceOf(item, index), candidates);
+    const quantity = item.quantity ?? 1;
+    const existing = lines.get(variant.id);
+    if (existing) existing.quantity += quantity;
+    else lines.set(variant.id, { variant, quantity, param: `items[${index}]` });
+  });
+  for (const line of lines.values()) checkAvailable(line, currencyCode);
+  return [...lines.values()];
+}

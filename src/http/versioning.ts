@@ -1,0 +1,36 @@
+// Date versioning of the checkout endpoints, and retirement notices on any endpoint.
+import { API_VERSIONS, currentVersion, deprecationHeader, deprecationsFor, resolveApiVersion, sunsetHeader, type Deprecation } from '../domain/versioning.js';
+import type { AppMiddleware } from './context.js';
+import { ApiError, surfaceOf } from './errors.js';
+
+/** Resolves API-Version on checkout requests (400 unsupported_api_version) and echoes the version applied. */
+export function checkoutVersioning(): AppMiddleware {
+  return async (ctx, next) => {
+    if (surfaceOf(ctx.path) !== 'checkout') return next();
+    const resolution = resolveApiVersion(ctx.get('API-Version') || undefined);
+    if (!resolution.ok) {
+      throw new ApiError(400, 'unsupported_api_version', resolution.reason, {
+        param: 'API-Version',
+        details: { supported_versions: API_VERSIONS.map((entry) => entry.version).reverse() },
+      });
+    }
+    ctx.set('API-Version', resolution.version);
+    await next();
+  };
+}
+
+/** The API-Version a checkout response carries when it failed before a version was resolved. */
+export const DEFAULT_API_VERSION = currentVersion();
+
+/** Adds Deprecation (RFC 9745), Sunset (RFC 8594) and a Link to the changelog to responses of retiring endpoints. */
+export function retirementNotices(deprecations: Deprecation[], changelogUrl: string): AppMiddleware {
+  return async (ctx, next) => {
+    const [first] = deprecationsFor(ctx.method, ctx.path, deprecations);
+    if (first) {
+      ctx.set('Deprecation', deprecationHeader(first));
+      ctx.set('Sunset', sunsetHeader(first));
+      ctx.set('Link', `<${changelogUrl}>; rel="deprecation"; type="application/json"`);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,72 @@
+// The checkout MCP server: create, read and cancel checkout sessions through the same service as the REST API, so
+// a session here is the session REST returns. No tool completes a payment: a human pays at checkout_url.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { Deps } from '../deps.js';
+import { cancelCheckoutSession, createCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
+import { contractSchema } from './schemas.js';
+import { registerTool } from './tools.js';
+
+const INSTRUCTIONS =
+  'Builds priced checkout sessions for the storefront (find variant ids with the catalog MCP server, /catalog/mcp). ' +
+  'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
+  'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
+
+const sessionId = z.strictObject({ id: z.string().min(1).max(64).describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
+
+/** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
+function nextStep(session: CheckoutSession): string[] {
+  if (session.status === 'canceled') {
+    return ['This session is canceled: nothing was charged, and it can no longer be paid. Create a new session to buy.'];
+  }
+  return [
+    `Nothing has been charged. To buy, a human must open ${session.payment_provider.checkout_url} and pay there; ` +
+      'no tool can complete or charge the payment. Share that link with the shopper.',
+  ];
+}
+
+function registerCheckoutTools(server: McpServer, deps: Deps): void {
+  const { log } = deps;
+  const session = contractSchema('CheckoutSession');
+  registerTool(server, log, {
+    name: 'create_checkout_session',
+    title: 'Create a checkout session',
+    description:
+      'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
+      'Arguments are those of POST /checkout-sessions: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
+      'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing.',
+    annotations: { title: 'Create a checkout session', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    inputSchema: contractSchema('CheckoutSessionCreateRequest'),
+    outputSchema: session,
+    notes: nextStep,
+    run: (args) => createCheckoutSession(deps, args),
+  });
+  registerTool(server, log, {
+    name: 'get_checkout_session',
+    title: 'Get a checkout session',
+    description: 'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url.',
+    annotations: { title: 'Get a checkout session', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    inputSchema: sessionId,
+    outputSchema: session,
+    lookupArgument: 'id',
+    notes: nextStep,
+    run: (args) => getCheckoutSession(deps, args.id),
+  });
+  registerTool(server, log, {
+    name: 'cancel_checkout_session',
+    title: 'Cancel a checkout session',
+    description: 'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
+    annotations: { title: 'Cancel a checkout session', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    inputSchema: sessionId,
+    outputSchema: session,
+    lookupArgument: 'id',
+    notes: nextStep,
+    run: (args) => cancelCheckoutSession(deps, args.id),
+  });
+}
+
+export function createCheckoutServer(deps: Deps): McpServer {
+  const server = new McpServer({ name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' }, { instructions: INSTRUCTIONS });
+  registerCheckoutTools(server, deps);
+  return server;
+}

@@ -1,0 +1,156 @@
+// Checkout sessions: create, read (re-priced live), cancel. The REST handlers, the agent API and the MCP checkout
+// server all go through these functions, so every surface quotes the same numbers.
+import type { Knex } from 'knex';
+import * as carts from '../db/repositories/carts.js';
+import { findPurchasableVariants, type RegionRow } from '../db/repositories/catalog.js';
+import { findPromotions } from '../db/repositories/promotions.js';
+import { referenceOf, resolveLines, type ItemInput, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
+import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type SessionMessage } from '../domain/checkout-session.js';
+import { newId } from '../domain/ids.js';
+import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
+import { applyPromoCodes, canonicalCode, type PromoMessage } from '../domain/promotions.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { resolveRegion } from './catalog.js';
+
+export type { CheckoutSession };
+
+const PROMO_ALIASES = ['promo_codes', 'promo_code', 'discount_code', 'discount_codes', 'coupon_code', 'coupon_codes'] as const;
+
+export interface CheckoutSessionInput {
+  items: ItemInput[];
+  promo_codes?: string | string[];
+  promo_code?: string | string[];
+  discount_code?: string | string[];
+  discount_codes?: string | string[];
+  coupon_code?: string | string[];
+  coupon_codes?: string | string[];
+  region_id?: string;
+  buyer?: { email?: string };
+}
+
+export interface CreateOptions {
+  /** Runs inside the creating transaction, with the session as it will be returned (used to record idempotency). */
+  withinTransaction?: (trx: Knex.Transaction, session: CheckoutSession) => Promise<void>;
+}
+
+/** Every requested code, from `promo_codes` and its aliases, in that order. */
+export function requestedPromoCodes(input: CheckoutSessionInput): string[] {
+  return PROMO_ALIASES.flatMap((name) => {
+    const value = input[name];
+    return value === undefined ? [] : Array.isArray(value) ? value : [value];
+  });
+}
+
+function refsByKind(refs: ItemReference[]) {
+  const of = (kind: ItemReference['kind']) => refs.filter((ref) => ref.kind === kind).map((ref) => ref.value);
+  return { variantIds: of('variant_id'), skus: of('sku'), productHandles: of('handle') };
+}
+
+async function resolveItems(deps: Deps, items: ItemInput[], region: RegionRow): Promise<RequestedLine[]> {
+  const refs = items.map(referenceOf);
+  const candidates = await findPurchasableVariants(deps.db, refsByKind(refs), region.id);
+  return resolveLines(items, candidates, region.currency_code);
+}
+
+function regionTerms(region: RegionRow) {
+  return {
+    currencyCode: region.currency_code,
+    taxRateBps: region.tax_rate_bps,
+    shippingAmount: region.shipping_amount,
+    freeShippingThreshold: region.free_shipping_threshold,
+  };
+}
+
+/** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
+async function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[]): Promise<{ priced: PricedCart; applied: string[]; messages: PromoMessage[] }> {
+  const stored = await findPromotions(deps.db, [...new Set(codes.map(canonicalCode))]);
+  const subtotal = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
+  const outcome = applyPromoCodes(codes, stored, { now: new Date(deps.now()), currencyCode: region.currency_code, subtotal });
+  return { priced: priceCart(lines, regionTerms(region), outcome.applied), applied: outcome.applied ? [outcome.applied.code] : [], messages: outcome.messages };
+}
+
+export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput, options: CreateOptions = {}): Promise<CheckoutSession> {
+  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
+  const requested = await resolveItems(deps, input.items, region);
+  const codes = requestedPromoCodes(input);
+  const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
+  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, codes);
+
+  const now = new Date(deps.now());
+  const id = newId('cart');
+  const newLines = requested.map(({ variant, quantity }) => ({ id: newId('cali'), variant_id: variant.id, quantity }));
+  const status = 'ready_for_payment' as const;
+  const session = toCheckoutSession(
+    { id, status, regionId: region.id, lineIds: newLines.map((line) => line.id), appliedCodes: applied, messages, checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, id) },
+    priced,
+  );
+  await deps.db.transaction(async (trx) => {
+    const cart = { id, region_id: region.id, status, buyer_email: input.buyer?.email ?? null, promo_codes: codes, client_id: null, created_at: now, updated_at: now };
+    await carts.insertCart(trx, cart, newLines);
+    await options.withinTransaction?.(trx, session);
+  });
+  return session;
+}
+
+function sessionNotFound(id: string): ApiError {
+  return new ApiError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: 'id' });
+}
+
+/** Lines whose variant is no longer sold in the region are left out and reported, rather than priced at zero. */
+function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice & { id: string }>; messages: SessionMessage[] } {
+  const messages: SessionMessage[] = [];
+  const lines = rows.flatMap((row, index) => {
+    if (row.price_amount === null) {
+      messages.push({ type: 'warning', code: 'item_unavailable', param: `line_items[${index}]`, message: `${row.variant_id} is no longer sold in this region; it was removed from the totals.` });
+      return [];
+    }
+    return [{ id: row.id, variantId: row.variant_id, title: row.title, quantity: row.quantity, unitAmount: row.price_amount }];
+  });
+  return { lines, messages };
+}
+
+/** A stored cart priced now: current prices, current promotion rules. */
+export async function presentCart(deps: Deps, cart: carts.CartRow): Promise<CheckoutSession> {
+  const [region, rows] = await Promise.all([resolveRegion(deps.db, cart.region_id), carts.listCartLines(deps.db, cart)]);
+  const { lines, messages: lineMessages } = priceableLines(rows);
+  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, cart.promo_codes);
+  return toCheckoutSession(
+    {
+      id: cart.id,
+      status: cart.status as CheckoutSession['status'],
+      regionId: region.id,
+      lineIds: lines.map((line) => line.id),
+      appliedCodes: applied,
+      messages: [...lineMessages, ...messages],
+      checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
+    },
+    priced,
+  );
+}
+
+async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
+  const cart = await carts.findCart(deps.db, id);
+  if (!cart || cart.status === 'open') throw sessionNotFound(id);
+  return cart;
+}
+
+export async function getCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
+  return presentCart(deps, await findSessionCart(deps, id));
+}
+
+/** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
+export async function cancelCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
+  await findSessionCart(deps, id);
+  await carts.cancelCart(deps.db, id, new Date(deps.now()));
+  return getCheckoutSession(deps, id);
+}
+
+/** Completion never happens through the API: payment is a human hand-off at checkout_url. */
+export async function completeCheckoutSession(deps: Deps, id: string): Promise<never> {
+  await findSessionCart(deps, id);
+  throw new ApiError(422, 'delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
+    param: 'payment_data',
+    details: { supported_payment_modes: ['human_handoff'] },
+  });
+}

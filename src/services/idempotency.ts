@@ -1,0 +1,104 @@
+// Idempotency-Key handling (ACP semantics): same key + same body replays the original answer; same key + another
+// body is 422 idempotency_conflict; same key while the first is running is 409 idempotency_in_flight. Records live in
+// the database (24 h), so every instance sees them. Only successes are stored: a failed attempt frees the key.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import * as repo from '../db/repositories/idempotency.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** An in-flight record older than this belongs to a request that died mid-way; a retry may take the key over. */
+const ABANDONED_AFTER_MS = 60 * 1000;
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+export interface IdempotentRequest {
+  scope: string;
+  key: string;
+  body: unknown;
+}
+
+export interface StoredResult {
+  status: number;
+  body: unknown;
+  apiVersion: string;
+}
+
+export type Claim = { kind: 'run' } | { kind: 'replay'; result: StoredResult };
+
+/** JSON with object keys sorted, so bodies equal as parsed JSON hash the same whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
+}
+
+function isStale(record: repo.IdempotencyRecord, now: number): boolean {
+  if (new Date(record.expires_at).getTime() <= now) return true;
+  return record.state === 'in_flight' && new Date(record.created_at).getTime() + ABANDONED_AFTER_MS <= now;
+}
+
+function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
+  if (record.request_hash !== hash) {
+    throw new ApiError(422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', {
+      param: 'Idempotency-Key',
+    });
+  }
+  if (record.state === 'in_flight') {
+    throw new ApiError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry after a moment.', {
+      param: 'Idempotency-Key',
+      headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
+    });
+  }
+  return { kind: 'replay', result: { status: record.status_code!, body: record.response_body, apiVersion: record.api_version! } };
+}
+
+/** Claims the key for this request, or says how to answer instead (replay, conflict, in flight). */
+export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest): Promise<Claim> {
+  const hash = requestHash(request.body);
+  for (;;) {
+    const now = deps.now();
+    const claimed = await repo.insertInFlight(deps.db, {
+      scope: request.scope,
+      key: request.key,
+      request_hash: hash,
+      created_at: new Date(now),
+      expires_at: new Date(now + RETENTION_MS),
+    });
+    if (claimed) return { kind: 'run' };
+    const existing = await repo.findRecord(deps.db, request.scope, request.key);
+    if (!existing) continue; // removed between our insert and read: try again
+    if (isStale(existing, now)) {
+      await repo.deleteRecord(deps.db, existing);
+      continue;
+    }
+    return outcomeOf(existing, hash);
+  }
+}
+
+/** Stores the successful answer, inside the transaction that created what it describes. */
+export async function recordIdempotentResult(trx: Knex.Transaction, request: IdempotentRequest, result: StoredResult): Promise<void> {
+  await repo.completeRecord(trx, request.scope, request.key, result);
+}
+
+/** Frees the key after a failed attempt, so a retry runs again (a failure is never replayed). */
+export async function releaseIdempotencyKey(deps: Deps, request: IdempotentRequest): Promise<void> {
+  const record = await repo.findRecord(deps.db, request.scope, request.key);
+  if (record?.state === 'in_flight') await repo.deleteRecord(deps.db, record);
+}
+
+/** Deletes records past their retention, hourly, so the table stays small. */
+export function startIdempotencyJanitor(deps: Deps): () => void {
+  const timer = setInterval(() => {
+    repo.deleteExpired(deps.db, new Date(deps.now())).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
+  }, 60 * 60 * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

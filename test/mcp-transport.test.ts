@@ -1,0 +1,231 @@
+// The Streamable HTTP rules of both MCP endpoints (protocol 2025-06-18), checked with raw HTTP: POST only, Origin,
+// MCP-Protocol-Version, version negotiation, no batches, body size, media types, Accept, statelessness, rate limits.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { McpPath } from './support/mcp.js';
+import { startTestService, type TestService } from './support/service.js';
+
+let api: TestService;
+beforeAll(async () => {
+  api = await startTestService();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const PATHS: McpPath[] = ['/catalog/mcp', '/checkout/mcp'];
+const SDK_ACCEPT = 'application/json, text/event-stream';
+
+interface Exchange {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}, service: TestService = api): Promise<Exchange> {
+  const response = await service.http(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+const toolsList = (id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+const initialize = (protocolVersion: string) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw-http', version: '1.0.0' } },
+});
+
+describe.each(PATHS)('%s', (path) => {
+  it('answers a JSON-RPC request with JSON, statelessly: no initialize needed, no session issued', async () => {
+    const { status, body, headers } = await post(path, toolsList(7));
+    expect(status).toBe(200);
+    expect(headers.get('content-type')).toMatch(/^application\/json/);
+    expect(headers.get('mcp-session-id')).toBeNull();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 7 });
+    expect(body.result.tools.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('carries the rate-limit, request-id and no-store headers on responses the SDK writes', async () => {
+    const { headers } = await post(path, toolsList(), { 'X-Request-Id': 'mcp-trace-1' });
+    expect(headers.get('x-request-id')).toBe('mcp-trace-1');
+    expect(headers.get('ratelimit-limit')).toBe('100000');
+    expect(headers.get('cache-control')).toBe('no-store');
+  });
+
+  it.each(['GET', 'DELETE', 'PUT'])('answers %s with 405 and Allow: POST', async (method) => {
+    const response = await api.http(path, { method, headers: { Accept: 'text/event-stream' } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(((await response.json()) as any).error.code).toBe('method_not_allowed');
+  });
+
+  describe('protocol version', () => {
+    it.each([
+      ['2025-11-25', '2025-06-18'], // newer than we speak
+      ['2099-01-01', '2025-06-18'],
+      ['not-a-version', '2025-06-18'],
+      ['2025-06-18', '2025-06-18'],
+      ['2025-03-26', '2025-03-26'], // older, still spoken
+    ])('answers initialize for %s with %s', async (asked, answered) => {
+      const { status, body } = await post(path, initialize(asked));
+      expect(status).toBe(200);
+      expect(body.result.protocolVersion).toBe(answered);
+      expect(body.result.serverInfo.name).toMatch(/^storefront-/);
+    });
+
+    it.each(['2025-11-25', '1999-01-01', 'garbage'])('rejects MCP-Protocol-Version %s with 400', async (version) => {
+      const { status, body } = await post(path, toolsList(), { 'MCP-Protocol-Version': version });
+      expect(status).toBe(400);
+      expect(body.error.message).toContain(version);
+      expect(body.id).toBeNull();
+    });
+
+    it.each(['2025-06-18', '2025-03-26'])('accepts MCP-Protocol-Version %s', async (version) => {
+      expect((await post(path, toolsList(), { 'MCP-Protocol-Version': version })).status).toBe(200);
+    });
+  });
+
+  describe('Origin', () => {
+    it('rejects a foreign origin with 403 before reading the message', async () => {
+      const { status, body } = await post(path, toolsList(), { Origin: 'https://evil.example' });
+      expect(status).toBe(403);
+      expect(body.error).toMatchObject({ code: -32000, message: expect.stringContaining('https://evil.example') });
+    });
+
+    it.each(['null', 'not a url'])('rejects the origin %j', async (origin) => {
+      expect((await post(path, toolsList(), { Origin: origin })).status).toBe(403);
+    });
+
+    it('accepts the service\'s own origin and no origin at all', async () => {
+      const [own] = api.service.deps.config.mcpAllowedOrigins;
+      expect((await post(path, toolsList(), { Origin: own! })).status).toBe(200);
+      expect((await post(path, toolsList())).status).toBe(200);
+    });
+  });
+
+  describe('the message', () => {
+    it('answers malformed JSON with a JSON-RPC parse error', async () => {
+      for (const text of ['{"jsonrpc": "2.0", "id": 1, "method": ', '']) {
+        const { status, body } = await post(path, text);
+        expect(status).toBe(400);
+        expect(body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.any(String) } });
+      }
+    });
+
+    it('rejects a JSON-RPC batch with 400', async () => {
+      const { status, body } = await post(path, [toolsList(1), toolsList(2)]);
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({ code: -32600, message: expect.stringMatching(/batch/i) });
+    });
+
+    it.each([
+      ['a JSON string', '"tools/list"'],
+      ['nesting deeper than 32 levels', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: JSON.parse('{"a":'.repeat(40) + '1' + '}'.repeat(40)) })],
+    ])('rejects %s with 400 invalid request', async (_what, text) => {
+      const { status, body } = await post(path, text);
+      expect(status).toBe(400);
+      expect(body.error.code).toBe(-32600);
+    });
+
+    it('rejects an object that is not a JSON-RPC message with 400', async () => {
+      const { status, body } = await post(path, { hello: 'world' });
+      expect(status).toBe(400);
+      expect(body.error.code).toBe(-32700);
+    });
+
+    it('answers a notification with 202 and no body', async () => {
+      const { status, body } = await post(path, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(status).toBe(202);
+      expect(body).toBeUndefined();
+    });
+
+    it('answers an unknown method with a JSON-RPC error', async () => {
+      const { status, body } = await post(path, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: {} });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ id: 3, error: { code: -32601 } });
+    });
+  });
+
+  describe('body size', () => {
+    const padded = (bytes: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { padding: 'x'.repeat(bytes) } } });
+
+    it('serves a body just under 100 kB', async () => {
+      expect((await post(path, padded(100 * 1024 - 200))).status).toBe(200);
+    });
+
+    it('rejects a body over 100 kB with 413, by Content-Length', async () => {
+      const { status, body } = await post(path, padded(150 * 1024));
+      expect(status).toBe(413);
+      expect(body.error.message).toContain('100 kB');
+    });
+
+    it('rejects a streamed body over 100 kB with 413, while reading it', async () => {
+      const chunk = new TextEncoder().encode(padded(60 * 1024));
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(chunk);
+          controller.enqueue(chunk);
+          controller.close();
+        },
+      });
+      const response = await api.http(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT }, body: stream, duplex: 'half' } as RequestInit);
+      expect(response.status).toBe(413);
+    });
+  });
+
+  describe('media types', () => {
+    it.each([[undefined], ['*/*'], ['application/json'], ['application/*;q=0.9']])('serves Accept %j', async (accept) => {
+      const response = await api.http(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
+        body: JSON.stringify(toolsList()),
+      });
+      expect(response.status).toBe(200);
+    });
+
+    it.each(['text/html', 'text/event-stream'])('answers Accept %s with 406', async (accept) => {
+      const { status, body } = await post(path, toolsList(), { Accept: accept });
+      expect(status).toBe(406);
+      expect(body.error.code).toBe(-32000);
+    });
+
+    it.each(['text/plain', 'application/x-www-form-urlencoded'])('answers Content-Type %s with 415', async (contentType) => {
+      expect((await post(path, toolsList(), { 'Content-Type': contentType })).status).toBe(415);
+    });
+  });
+});
+
+describe('statelessness', () => {
+  it('answers concurrent requests with the same JSON-RPC id each with its own result', async () => {
+    const call = (product: string) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_product', arguments: { product } } });
+    const handles = ['tongue-scraper-2-pack', 'tongue-scraper-2-pack-travel-cases'];
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => post('/catalog/mcp', call(handles[index % 2]!))));
+    answers.forEach(({ body }, index) => {
+      expect(body.id).toBe(1);
+      expect(body.result.structuredContent.product.handle).toBe(handles[index % 2]);
+    });
+  });
+});
+
+describe('configuration and limits', () => {
+  let limited: TestService;
+  beforeAll(async () => {
+    limited = await startTestService({ database: api.database, env: { RATE_LIMIT_PER_MINUTE: '2', MCP_ALLOWED_ORIGINS: 'https://agents.example, http://localhost:5173' } });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('allows exactly the origins of MCP_ALLOWED_ORIGINS, and answers over the rate limit with 429', async () => {
+    expect((await post('/catalog/mcp', toolsList(), { Origin: 'http://localhost:5173' }, limited)).status).toBe(200);
+    expect((await post('/catalog/mcp', toolsList(), { Origin: api.service.deps.config.mcpAllowedOrigins[0]! }, limited)).status).toBe(403);
+    const { status, headers, body } = await post('/checkout/mcp', toolsList(), { Origin: 'https://agents.example' }, limited);
+    expect(status).toBe(429);
+    expect(Number(headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(body.error.code).toBe('rate_limited');
+  });
+});

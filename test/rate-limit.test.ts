@@ -1,0 +1,111 @@
+// Rate limits: headers on every response, 429 in each surface's shape, per-client keys, and one shared count across
+// instances through Redis (falling back to memory when Redis is unreachable).
+import { randomInt } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { startTestService, type TestService } from './support/service.js';
+
+const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
+/** A client address of its own per test (TRUST_PROXY honours X-Forwarded-For), so counts never leak between tests or runs. */
+const freshClient = () => ({ 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` });
+
+describe('with a limit of 3 per minute', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('counts down in the headers and answers 429 with Retry-After on reads', async () => {
+    const client = freshClient();
+    const remaining = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await api.http('/api/store/regions', { headers: client });
+      expect(response.headers.get('ratelimit-limit')).toBe('3');
+      remaining.push(response.headers.get('ratelimit-remaining'));
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    const limited = await api.http('/api/store/regions', { headers: client });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('ratelimit-reset'))).toBeLessThanOrEqual(60);
+    expect(((await limited.json()) as any).error.code).toBe('rate_limited');
+  });
+
+  it('answers 429 in the flat checkout shape and in the OAuth shape', async () => {
+    const client = freshClient();
+    for (let i = 0; i < 3; i++) await api.http('/healthz', { headers: client });
+    const checkout = await api.http('/checkout_sessions', { method: 'POST', headers: { ...client, 'Content-Type': 'application/json' }, body: '{}' });
+    expect(checkout.status).toBe(429);
+    expect(await checkout.json()).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limited' });
+    expect(checkout.headers.get('api-version')).toBe('2026-07-16');
+    const oauth = await api.http('/.well-known/oauth-authorization-server', { headers: client });
+    expect(oauth.status).toBe(429);
+    expect(await oauth.json()).toMatchObject({ error: 'rate_limited' });
+  });
+
+  it('keys by client address: another client is not limited', async () => {
+    const first = freshClient();
+    for (let i = 0; i < 4; i++) await api.http('/healthz', { headers: first });
+    expect((await api.http('/healthz', { headers: first })).status).toBe(429);
+    expect((await api.http('/healthz', { headers: freshClient() })).status).toBe(200);
+  });
+});
+
+describe('without TRUST_PROXY', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('ignores X-Forwarded-For, so a client cannot dodge the limit by inventing addresses', async () => {
+    for (let i = 0; i < 2; i++) await api.http('/healthz', { headers: freshClient() });
+    expect((await api.http('/healthz', { headers: freshClient() })).status).toBe(429);
+  });
+});
+
+describe.skipIf(!redisUrl)('shared through Redis', () => {
+  let database: TestDatabase;
+  let one: TestService;
+  let two: TestService;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const env = { RATE_LIMIT_PER_MINUTE: '4', TRUST_PROXY: 'true', REDIS_URL: redisUrl! };
+    one = await startTestService({ env, database });
+    two = await startTestService({ env, database });
+  });
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    await database?.drop();
+  });
+
+  it('counts requests to two instances as one', async () => {
+    const client = freshClient();
+    const statuses = [];
+    for (const api of [one, two, one, two, one]) statuses.push((await api.http('/healthz', { headers: client })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+  });
+});
+
+describe('with Redis unreachable', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true', REDIS_URL: 'redis://127.0.0.1:1' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('falls back to counting in memory and never fails a request', async () => {
+    const client = freshClient();
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await api.http('/api/store/collections', { headers: client })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});
