@@ -18,18 +18,26 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
+function tooDeep(path: string): ApiError {
+  const surface = surfaceOf(path);
+  const code = surface === 'oauth' ? 'invalid_request' : surface === 'read' ? 'invalid_parameter' : 'invalid_body';
+  return new ApiError(400, code, `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
+}
+
+/** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
 export function parseBodies(skip: (path: string) => boolean): AppMiddleware {
   const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: BODY_LIMIT, formLimit: BODY_LIMIT, encoding: 'utf-8' }) as unknown as AppMiddleware;
   return async (ctx, next) => {
     if (skip(ctx.path)) return next();
-    return parse(ctx, async () => {
-      if (exceedsDepth(ctx.request.body)) {
-        const surface = surfaceOf(ctx.path);
-        throw new ApiError(400, surface === 'oauth' ? 'invalid_request' : surface === 'read' ? 'invalid_parameter' : 'invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, {
-          param: 'body',
-        });
-      }
-      await next();
-    });
+    let parsed = false;
+    try {
+      await parse(ctx, async () => {
+        parsed = true;
+      });
+    } catch (error) {
+      ctx.state.bodyError = error;
+    }
+    if (parsed && exceedsDepth(ctx.request.body)) ctx.state.bodyError = tooDeep(ctx.path);
+    await next();
   };
 }

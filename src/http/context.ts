@@ -7,6 +7,8 @@ export interface AppState {
   log: Logger;
   /** The OAuth client the request authenticated as, when it did (used to key rate limits). */
   clientId?: string;
+  /** Why the body could not be read (too large, malformed, too deep), reported after routing and authentication. */
+  bodyError?: unknown;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState>;

@@ -111,6 +111,8 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
         // A protected operation without valid credentials gets its 401 (unauthorizedHandler, next) before any body check.
         if (c.security?.authorized === false && (c.operation.security ?? []).length > 0) return;
         if (c.security?.authorized !== false) await options.afterAuthentication?.(c, ctx);
+        // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first.
+        if (ctx.state.bodyError) throw ctx.state.bodyError;
         requireDeclaredMediaType(c, ctx);
       },
       validationFail: validationFailed,
