@@ -2,27 +2,22 @@
 // (a malformed body is still a 400), readiness 503; the process stays up and recovers by itself when the database
 // returns. PostgreSQL only: an embedded PGlite lives in the process and cannot become unreachable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
-import { startTestService, type TestService } from './support/service.js';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { serverUrl } from './support/database.js';
+import { startServiceBehindProxy, type ServiceBehindProxy } from './support/outage.js';
+import type { TestService } from './support/service.js';
+import type { TcpProxy } from './support/tcp-proxy.js';
 
 describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
-  let database: TestDatabase;
+  let outage: ServiceBehindProxy;
   let proxy: TcpProxy;
   let api: TestService;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const target = new URL(database.env.DATABASE_URL!);
-    proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
-    target.hostname = '127.0.0.1';
-    target.port = String(proxy.port);
-    api = await startTestService({ database: { ...database, env: { DATABASE_URL: target.toString() } } });
+    outage = await startServiceBehindProxy();
+    ({ api, proxy } = outage);
   });
   afterAll(async () => {
-    await api?.close();
-    await proxy?.close();
-    await database?.drop();
+    await outage?.close();
   });
 
   it('answers 502 catalog_unavailable while the database is gone, then recovers', async () => {
