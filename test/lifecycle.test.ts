@@ -61,7 +61,7 @@ describe('restart', () => {
     databases.push(database);
     const env = { ...(database.env as Record<string, string>), BASE_URL: 'https://store.example' };
 
-    const first = await startServiceProcess(env);
+    const first = await startServiceProcess({ ...env, LOG_LEVEL: 'trace' });
     const created = await call(`${first.url}/checkout_sessions`, json({ items: [{ id: 'variant_01tonguetravel', quantity: 2 }] }, { 'Idempotency-Key': 'restart-key' }));
     const client = await call(`${first.url}/oauth/register`, json({ client_name: 'restart test', scope: 'catalog:read', grant_types: ['client_credentials'] }));
     const token = await call(`${first.url}/oauth/token`, {
@@ -71,6 +71,10 @@ describe('restart', () => {
     });
     expect([created.status, client.status, token.status]).toEqual([201, 201, 200]);
     expect(await first.stop()).toBe(0);
+    // Even at the most verbose level, no credential reaches the logs.
+    expect(first.output()).toContain('"path":"/oauth/token"');
+    expect(first.output()).not.toContain(client.body.client_secret);
+    expect(first.output()).not.toContain(token.body.access_token);
 
     const second = await startServiceProcess(env);
     try {
