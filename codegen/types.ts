@@ -655,6 +655,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/carts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cart
+         * @description Creates a cart owned by the calling client, status `open`, from the same body as `POST /checkout_sessions`: items
+         *     by variant id, product handle or SKU (the same variant twice merges into one line), an optional `region_id`
+         *     (default United States / USD; fixed for the cart's life) and optional promo codes (`promo_codes` or its aliases;
+         *     codes that do not apply are explained in `messages`). Quantities are checked against stock. Answers the cart
+         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged.
+         */
+        post: operations["createAgentCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/carts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a cart
+         * @description One of the client's carts, in any status, re-priced live from current prices and promotion rules. Another client's
+         *     cart answers 404, like an unknown id. Needs the `cart:write` scope.
+         */
+        get: operations["getAgentCart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/carts/{id}/line-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a line item
+         * @description Adds one item to an `open` cart: exactly one identifier (`id` — a variant id or product handle — or
+         *     `variant_id`, `handle`, `sku`) and a `quantity` (default 1). A variant the cart already holds is not a second
+         *     line: the quantity is added to its line, and the stock and the limit of 100 per line apply to the sum. Answers the
+         *     whole cart, re-priced. A cart that became a checkout session answers 409 `cart_not_open`. On any error the cart is
+         *     unchanged. Needs the `cart:write` scope.
+         */
+        post: operations["addAgentCartLineItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/carts/{id}/line-items/{line_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a line item
+         * @description Removes one line from an `open` cart and answers the whole cart, re-priced. Removing the last line is allowed: the
+         *     cart stays `open` with no lines and zero totals (no goods, no shipping), ready for new lines; it cannot become a
+         *     checkout session until it has one (409 `cart_empty`). A cart that became a checkout session answers 409
+         *     `cart_not_open`. Needs the `cart:write` scope.
+         */
+        delete: operations["removeAgentCartLineItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a line item's quantity
+         * @description Sets the quantity of one line of an `open` cart (1 to 100, and no more than the stock). Answers the whole cart,
+         *     re-priced. A cart that became a checkout session answers 409 `cart_not_open`. On any error the cart is unchanged.
+         *     Needs the `cart:write` scope.
+         */
+        patch: operations["updateAgentCartLineItem"];
+        trace?: never;
+    };
+    "/agent/carts/{id}/checkout-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a cart into a checkout session
+         * @description Turns an `open` cart into a checkout session with the same id (the cart's status becomes `ready_for_payment`
+         *     and it can no longer be changed) and answers 201 with the session exactly as `GET /checkout_sessions/{id}` and
+         *     the public checkout return it, priced by the same module; send the buyer to `payment_provider.checkout_url` to
+         *     pay. Every line is checked again first: stock may have fallen since it was added (409 `line_item_unavailable`).
+         *     No body is needed. Idempotent: repeating the request (a retry after a lost answer) changes nothing and answers 200
+         *     with the same session; after the session was cancelled it answers 409 `cart_not_open`. Needs the `cart:write`
+         *     scope. Nothing is reserved or charged.
+         */
+        post: operations["createAgentCartCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1220,12 +1344,18 @@ export interface components {
              * @description Stable code. OAuth: `invalid_request`, `invalid_client`, `invalid_scope`, `unsupported_grant_type`,
              *     `invalid_client_metadata`. Bearer: `unauthorized` (no Authorization header), `invalid_token`,
              *     `insufficient_scope`. Any surface: `not_found`, `unknown_endpoint`, `method_not_allowed`, `payload_too_large`,
-             *     `rate_limited`, `temporarily_unavailable`, `server_error`.
+             *     `rate_limited`, `temporarily_unavailable`, `server_error`. Carts (409): `cart_not_open`, `cart_empty`,
+             *     `line_item_unavailable` (see `AgentCartError`).
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error";
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable";
             /** @description What went wrong and what to do next, for a human or an agent. */
             error_description: string;
+            /**
+             * @description When the error is about one parameter, body field or header, its name (`limit`, `grant_type`, `Content-Type`, `body`).
+             * @example limit
+             */
+            param?: string;
             /**
              * @description With `insufficient_scope`, the scope the operation needs (also in the `WWW-Authenticate` challenge).
              * @example cart:write
@@ -1416,6 +1546,72 @@ export interface components {
         };
         AgentCategoryList: {
             categories: components["schemas"]["AgentCategory"][];
+        };
+        /**
+         * @description A cart an agent builds line by line. It is priced live on every response by the same pricing, tax and promotion rules as
+         *     a checkout session (current prices of the cart's region; prices exclude tax; tax on goods after discount; flat shipping,
+         *     free from the region's threshold; nothing to ship costs nothing), so the numbers are the ones the checkout session will
+         *     quote. Stock is checked on every change. Only the client that created the cart can see or change it.
+         */
+        AgentCart: {
+            /**
+             * @description Cart id, prefix `cart_`. Turning the cart into a checkout session keeps the id, so it is also the session id.
+             * @example cart_Xq2v9bLk0aPz4Wc1
+             */
+            id: string;
+            /** @constant */
+            object: "cart";
+            /**
+             * @description `open`: the cart can be changed. `ready_for_payment`: it was turned into a checkout session (see
+             *     `GET /checkout_sessions/{id}`) and can no longer be changed. `canceled`: that checkout session was cancelled; final.
+             * @enum {string}
+             */
+            status: "open" | "ready_for_payment" | "canceled";
+            /** @description ISO 4217, lowercase; the currency of the cart's region. */
+            currency: string;
+            /** @description The region whose prices, tax and shipping apply, chosen when the cart was created. */
+            region_id: string;
+            /** @description One line per variant, in the order they were first added. An empty list is a cart whose last line was removed. */
+            line_items: components["schemas"]["CheckoutLineItem"][];
+            totals: components["schemas"]["CheckoutTotals"];
+            /** @description The codes that apply to the cart as it stands now, in canonical form (one at most); the others are explained in `messages`. */
+            promo_codes: string[];
+            messages: components["schemas"]["CheckoutMessage"][];
+        };
+        /**
+         * @description Error of the `/agent/carts` operations: the agent error shape (`OAuthError`) with the offending field and, for stock,
+         *     how many are available.
+         */
+        AgentCartError: {
+            /**
+             * @description `invalid_request` (400): the request is malformed or names something that cannot be bought (unknown item, a
+             *     product handle with several variants, a quantity over the stock or over 100 for the line, an unknown region, bad
+             *     JSON, a body that is not `application/json`). `not_found` (404): no such cart for this client, or no such line in
+             *     it. `cart_not_open` (409): the cart was already turned into a checkout session, or that session was cancelled; it
+             *     can no longer be changed. `cart_empty` (409): a cart without lines cannot become a checkout session.
+             *     `line_item_unavailable` (409): a line can no longer be bought as it stands (stock fell below its quantity, or its
+             *     variant is no longer sold in the cart's region); change or remove it first.
+             * @enum {string}
+             */
+            error: "invalid_request" | "not_found" | "cart_not_open" | "cart_empty" | "line_item_unavailable";
+            /** @description What went wrong and what to do next, for a human or an agent. */
+            error_description: string;
+            /**
+             * @description The offending parameter, body field or line: `items[0].quantity`, `quantity`, `line_id`, `line_items[1].quantity`, `Content-Type`, `body`.
+             * @example items[0].quantity
+             */
+            param?: string;
+            /**
+             * @description With a quantity over the stock, how many of the variant can be bought.
+             * @example 85
+             */
+            available?: number;
+            /** @description With a product handle that has several variants, the variant ids to choose from. */
+            variant_ids?: string[];
+        };
+        /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
+        AgentCartLineItemUpdateRequest: {
+            quantity: number;
         };
         Health: {
             /** @enum {string} */
@@ -2212,6 +2408,334 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
+        /** @description The cart was created (status `open`), priced in its region. */
+        AgentCartCreated: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "cart",
+                 *       "status": "open",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": []
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentCart"];
+            };
+        };
+        /** @description The request is malformed or asks for something that cannot be bought; `param` names the field. Nothing was changed. Fix the request; do not retry it unchanged. */
+        AgentCartBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
+        /** @description The cart as it stands now, priced live. */
+        AgentCartOk: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "cart",
+                 *       "status": "open",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": []
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentCart"];
+            };
+        };
+        /** @description No cart with this id belongs to the client the token was issued to (another client's cart is not found either), or the cart has no line with this id. Check the id; create a cart with `POST /agent/carts`. */
+        AgentCartNotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
+        /** @description The cart cannot be changed, or cannot become a checkout session, as it stands. `cart_not_open`: it already became a checkout session (or that session was cancelled) — create a new cart to buy more. Nothing was changed; do not retry unchanged. */
+        AgentCartConflict: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "cart_not_open",
+                 *       "error_description": "Cart cart_Xq2v9bLk0aPz4Wc1 became a checkout session and can no longer be changed; create a new cart with POST /agent/carts."
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
+        /** @description The cart had already become this checkout session (a repeated request, e.g. a retry): the session as it stands now, exactly what `GET /checkout_sessions/{id}` returns. Nothing was changed. */
+        AgentCheckoutSessionOk: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "checkout_session",
+                 *       "status": "ready_for_payment",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": [],
+                 *       "payment_provider": {
+                 *         "provider": "human_handoff",
+                 *         "checkout_url": "https://store.example/pay/cart_Xq2v9bLk0aPz4Wc1",
+                 *         "note": "Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutSession"];
+            };
+        };
+        /** @description The cart became a checkout session (status `ready_for_payment`, same id): exactly what `GET /checkout_sessions/{id}` returns. Send the buyer to `payment_provider.checkout_url` to pay. */
+        AgentCheckoutSessionCreated: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "cart_Xq2v9bLk0aPz4Wc1",
+                 *       "object": "checkout_session",
+                 *       "status": "ready_for_payment",
+                 *       "currency": "usd",
+                 *       "region_id": "reg_us",
+                 *       "line_items": [
+                 *         {
+                 *           "id": "cali_9sd8f7g6h5j4k3l2",
+                 *           "item": {
+                 *             "id": "variant_01tongue2pack",
+                 *             "title": "2-Pack",
+                 *             "quantity": 2
+                 *           },
+                 *           "base_amount": 25.98,
+                 *           "discount": 2.6,
+                 *           "subtotal": 23.38,
+                 *           "tax": 1.7,
+                 *           "total": 25.08
+                 *         }
+                 *       ],
+                 *       "totals": {
+                 *         "subtotal": {
+                 *           "amount": 25.98,
+                 *           "currency": "usd"
+                 *         },
+                 *         "discount": {
+                 *           "amount": 2.6,
+                 *           "currency": "usd"
+                 *         },
+                 *         "shipping": {
+                 *           "amount": 4.95,
+                 *           "currency": "usd"
+                 *         },
+                 *         "tax": {
+                 *           "amount": 1.7,
+                 *           "currency": "usd"
+                 *         },
+                 *         "total": {
+                 *           "amount": 30.03,
+                 *           "currency": "usd"
+                 *         }
+                 *       },
+                 *       "promo_codes": [
+                 *         "10OFF"
+                 *       ],
+                 *       "messages": [],
+                 *       "payment_provider": {
+                 *         "provider": "human_handoff",
+                 *         "checkout_url": "https://store.example/pay/cart_Xq2v9bLk0aPz4Wc1",
+                 *         "note": "Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutSession"];
+            };
+        };
+        /** @description The cart cannot become a checkout session as it stands; nothing was changed. `cart_not_open`: the session it became was cancelled — create a new cart. `cart_empty`: add a line first. `line_item_unavailable`: a line can no longer be bought (`param` names it; `available` says how many are in stock) — change or remove it, then retry. */
+        AgentCheckoutConflict: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
     };
     parameters: {
         /** @description Filter to the product with this URL slug. */
@@ -2270,6 +2794,10 @@ export interface components {
         AgentProductIdOrHandle: string;
         /** @description Only reviews of this product, by id or handle. Without it, reviews across the whole store are returned. An unknown product is a 404. */
         AgentReviewProductFilter: string;
+        /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+        AgentCartId: string;
+        /** @description The line item id (prefix `cali_`), from the cart's `line_items[].id`. */
+        AgentCartLineItemId: string;
     };
     requestBodies: never;
     headers: {
@@ -3589,6 +4117,157 @@ export interface operations {
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createAgentCart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["AgentCartCreated"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    getAgentCart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+                id: components["parameters"]["AgentCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentCartOk"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentCartNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    addAgentCartLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+                id: components["parameters"]["AgentCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutItemInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentCartOk"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentCartNotFound"];
+            409: components["responses"]["AgentCartConflict"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    removeAgentCartLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+                id: components["parameters"]["AgentCartId"];
+                /** @description The line item id (prefix `cali_`), from the cart's `line_items[].id`. */
+                line_id: components["parameters"]["AgentCartLineItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentCartOk"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentCartNotFound"];
+            409: components["responses"]["AgentCartConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    updateAgentCartLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+                id: components["parameters"]["AgentCartId"];
+                /** @description The line item id (prefix `cali_`), from the cart's `line_items[].id`. */
+                line_id: components["parameters"]["AgentCartLineItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quantity": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["AgentCartLineItemUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentCartOk"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentCartNotFound"];
+            409: components["responses"]["AgentCartConflict"];
+            413: components["responses"]["OAuthPayloadTooLarge"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createAgentCartCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
+                id: components["parameters"]["AgentCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentCheckoutSessionOk"];
+            201: components["responses"]["AgentCheckoutSessionCreated"];
+            400: components["responses"]["AgentCartBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentCartNotFound"];
+            409: components["responses"]["AgentCheckoutConflict"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

@@ -19,30 +19,45 @@ export type ItemReference =
   | { kind: 'handle'; value: string; param: string }
   | { kind: 'sku'; value: string; param: string };
 
+/** Names an item and its fields in errors: `items[2]` and `items[2].quantity`, or `body` and `quantity` for a body that is one item. */
+export type ItemPath = (field?: string) => string;
+
 export interface RequestedLine {
   variant: PurchasableVariantRow;
   quantity: number;
-  /** Where the line came from in the request, for error messages: `items[2]`. */
-  param: string;
+  /** Where the line came from in the request, for error messages. */
+  at: ItemPath;
 }
+
+/** The item at `base` (`items[2]`, `line_items[0]`) and its fields (`items[2].quantity`). */
+export function pathUnder(base: string): ItemPath {
+  return (field) => (field === undefined ? base : `${base}.${field}`);
+}
+
+/** The `index`-th entry of a request's `items`. */
+export function itemPath(index: number): ItemPath {
+  return pathUnder(`items[${index}]`);
+}
+
+/** A body that is itself one item: its fields are top-level (`quantity`), the item as a whole is the `body`. */
+export const BODY_ITEM: ItemPath = (field) => field ?? 'body';
 
 function invalidItem(code: string, message: string, param: string, details?: Record<string, unknown>): ApiError {
   return new ApiError(400, code, message, { param, details });
 }
 
 /** `id` is a variant id when it starts with `variant_`, a product handle otherwise; aliases name their kind. */
-export function referenceOf(item: ItemInput, index: number): ItemReference {
+export function referenceOf(item: ItemInput, at: ItemPath): ItemReference {
   const given = IDENTIFIERS.filter((name) => item[name] !== undefined);
-  const param = `items[${index}]`;
   if (given.length === 0) {
-    throw invalidItem('missing_item_identifier', `${param} needs an identifier: id (a variant id or product handle), variant_id, handle or sku.`, `${param}.id`);
+    throw invalidItem('missing_item_identifier', `${at()} needs an identifier: id (a variant id or product handle), variant_id, handle or sku.`, at('id'));
   }
-  if (given.length > 1) throw invalidItem('ambiguous_item', `${param} has several identifiers (${given.join(', ')}); send exactly one.`, param);
+  if (given.length > 1) throw invalidItem('ambiguous_item', `${at()} has several identifiers (${given.join(', ')}); send exactly one.`, at());
   const name = given[0]!;
   const value = item[name]!;
-  const at = `${param}.${name}`;
-  if (name === 'id') return value.startsWith('variant_') ? { kind: 'variant_id', value, param: at } : { kind: 'handle', value, param: at };
-  return { kind: name, value, param: at };
+  const param = at(name);
+  if (name === 'id') return value.startsWith('variant_') ? { kind: 'variant_id', value, param } : { kind: 'handle', value, param };
+  return { kind: name, value, param };
 }
 
 function matchesReference(variant: PurchasableVariantRow, ref: ItemReference): boolean {
@@ -51,7 +66,9 @@ function matchesReference(variant: PurchasableVariantRow, ref: ItemReference): b
   return variant.product_handle === ref.value;
 }
 
-function variantFor(ref: ItemReference, candidates: PurchasableVariantRow[]): PurchasableVariantRow {
+/** The one variant the item names among the candidates (see findPurchasableVariants). */
+export function variantOf(item: ItemInput, at: ItemPath, candidates: PurchasableVariantRow[]): PurchasableVariantRow {
+  const ref = referenceOf(item, at);
   const matches = candidates.filter((variant) => matchesReference(variant, ref));
   if (matches.length === 0) {
     const what = ref.kind === 'variant_id' ? 'variant' : ref.kind === 'sku' ? 'SKU' : 'product handle';
@@ -64,14 +81,15 @@ function variantFor(ref: ItemReference, candidates: PurchasableVariantRow[]): Pu
   return matches[0]!;
 }
 
-function checkAvailable(line: RequestedLine, currencyCode: string): void {
-  const { variant, quantity, param } = line;
+/** A line can be bought when its variant is priced in the region, the quantity is at most 100 and in stock. */
+export function checkAvailable(line: RequestedLine, currencyCode: string): void {
+  const { variant, quantity, at } = line;
   if (variant.price_amount === null) {
-    throw invalidItem('item_unavailable_in_region', `${variant.id} is not sold in ${currencyCode.toUpperCase()}; choose another region.`, param);
+    throw invalidItem('item_unavailable_in_region', `${variant.id} is not sold in ${currencyCode.toUpperCase()}; choose another region.`, at());
   }
-  if (quantity > MAX_QUANTITY) throw invalidItem('quantity_too_large', `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`, `${param}.quantity`);
+  if (quantity > MAX_QUANTITY) throw invalidItem('quantity_too_large', `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`, at('quantity'));
   if (variant.manage_inventory && !variant.allow_backorder && quantity > variant.inventory_quantity) {
-    throw invalidItem('insufficient_stock', `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`, `${param}.quantity`, {
+    throw invalidItem('insufficient_stock', `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`, at('quantity'), {
       available: variant.inventory_quantity,
     });
   }
@@ -81,11 +99,12 @@ function checkAvailable(line: RequestedLine, currencyCode: string): void {
 export function resolveLines(items: ItemInput[], candidates: PurchasableVariantRow[], currencyCode: string): RequestedLine[] {
   const lines = new Map<string, RequestedLine>();
   items.forEach((item, index) => {
-    const variant = variantFor(referenceOf(item, index), candidates);
+    const at = itemPath(index);
+    const variant = variantOf(item, at, candidates);
     const quantity = item.quantity ?? 1;
     const existing = lines.get(variant.id);
     if (existing) existing.quantity += quantity;
-    else lines.set(variant.id, { variant, quantity, param: `items[${index}]` });
+    else lines.set(variant.id, { variant, quantity, at });
   });
   for (const line of lines.values()) checkAvailable(line, currencyCode);
   return [...lines.values()];

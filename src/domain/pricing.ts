@@ -4,7 +4,8 @@
 //                    amount so the line discounts sum exactly to it
 //   line subtotal  = base − its discount share
 //   line tax       = region rate × line subtotal (one rounding per line); tax = Σ line tax
-//   shipping       = the region's flat rate, free once goods after discount reach its threshold; not taxed
+//   shipping       = the region's flat rate, free once goods after discount reach its threshold; not taxed;
+//                    nothing to ship (an agent cart whose last line was removed) costs nothing
 //   total          = subtotal − discount + shipping + tax
 import { allocateByWeight, applyRate, type MinorUnits } from './money.js';
 import type { AppliedPromotion } from './promotions.js';
@@ -51,8 +52,8 @@ function discountFor(promotion: AppliedPromotion | null, subtotal: MinorUnits, c
   return Math.min(promotion.value, subtotal);
 }
 
-function shippingFor(goodsAfterDiscount: MinorUnits, region: RegionTerms): MinorUnits {
-  const free = region.freeShippingThreshold !== null && goodsAfterDiscount >= region.freeShippingThreshold;
+function shippingFor(lineCount: number, goodsAfterDiscount: MinorUnits, region: RegionTerms): MinorUnits {
+  const free = lineCount === 0 || (region.freeShippingThreshold !== null && goodsAfterDiscount >= region.freeShippingThreshold);
   return free ? 0 : region.shippingAmount;
 }
 
@@ -72,6 +73,6 @@ export function priceCart(lines: LineToPrice[], region: RegionTerms, promotion: 
   });
 
   const tax = priced.reduce((sum, line) => sum + line.tax, 0);
-  const shipping = shippingFor(subtotal - discount, region);
+  const shipping = shippingFor(lines.length, subtotal - discount, region);
   return { currencyCode, lines: priced, totals: { subtotal, discount, shipping, tax, total: subtotal - discount + shipping + tax } };
 }

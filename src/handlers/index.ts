@@ -2,6 +2,7 @@
 import type { Document } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
+import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
 import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
@@ -17,5 +18,6 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...versioningHandlers(deps),
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
+    ...agentCartHandlers(deps),
   };
 }

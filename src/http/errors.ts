@@ -63,7 +63,7 @@ export function renderError(error: ApiError, surface: Surface): Record<string, u
     case 'checkout':
       return { type: checkoutType(error.status), code: error.code, message: error.message, ...(param === undefined ? {} : { param }), ...details };
     case 'oauth':
-      return { error: error.code, error_description: error.message, ...details };
+      return { error: error.code, error_description: error.message, ...(param === undefined ? {} : { param }), ...details };
   }
 }
 

@@ -20,12 +20,15 @@ export interface AgentProductQuery {
   regionId?: string;
 }
 
-/** The shared catalogue calls a bad parameter `invalid_parameter`; on the agent surface it is RFC 6750's `invalid_request`. */
-async function inAgentTerms<T>(answer: Promise<T>): Promise<T> {
+/**
+ * The shared services name the cause of a 400 precisely (`invalid_parameter`, `unknown_item`, `insufficient_stock`); on
+ * the agent surface every 400 is RFC 6750's `invalid_request`, keeping the message, `param` and details.
+ */
+export async function inAgentTerms<T>(answer: Promise<T>): Promise<T> {
   try {
     return await answer;
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'invalid_parameter') throw new ApiError(400, 'invalid_request', error.message, error.options);
+    if (error instanceof ApiError && error.status === 400) throw new ApiError(400, 'invalid_request', error.message, error.options);
     throw error;
   }
 }

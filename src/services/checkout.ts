@@ -2,9 +2,10 @@
 // server all go through these functions, so every surface quotes the same numbers.
 import type { Knex } from 'knex';
 import * as carts from '../db/repositories/carts.js';
-import { findPurchasableVariants, type RegionRow } from '../db/repositories/catalog.js';
+import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
 import { findPromotions } from '../db/repositories/promotions.js';
-import { referenceOf, resolveLines, type ItemInput, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
+import type { Db } from '../db/knex.js';
+import { itemPath, referenceOf, resolveLines, type ItemInput, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
 import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type SessionMessage } from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
@@ -47,10 +48,32 @@ function refsByKind(refs: ItemReference[]) {
   return { variantIds: of('variant_id'), skus: of('sku'), productHandles: of('handle') };
 }
 
+/** The variants the references could name, with their stock and their price in the region. */
+export function candidateVariants(db: Db, refs: ItemReference[], region: RegionRow): Promise<PurchasableVariantRow[]> {
+  return findPurchasableVariants(db, refsByKind(refs), region.id);
+}
+
 async function resolveItems(deps: Deps, items: ItemInput[], region: RegionRow): Promise<RequestedLine[]> {
-  const refs = items.map(referenceOf);
-  const candidates = await findPurchasableVariants(deps.db, refsByKind(refs), region.id);
-  return resolveLines(items, candidates, region.currency_code);
+  const refs = items.map((item, index) => referenceOf(item, itemPath(index)));
+  return resolveLines(items, await candidateVariants(deps.db, refs, region), region.currency_code);
+}
+
+export interface NewCart {
+  region: RegionRow;
+  /** The variants the lines were resolved to, in line order. */
+  requested: RequestedLine[];
+  cart: Omit<carts.CartRow, 'canceled_at'>;
+  lines: carts.NewLine[];
+}
+
+/** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
+export async function newCart(deps: Deps, input: CheckoutSessionInput, owner: Pick<carts.CartRow, 'status' | 'client_id'>): Promise<NewCart> {
+  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
+  const requested = await resolveItems(deps, input.items, region);
+  const now = new Date(deps.now());
+  const cart = { id: newId('cart'), region_id: region.id, ...owner, buyer_email: input.buyer?.email ?? null, promo_codes: requestedPromoCodes(input), created_at: now, updated_at: now };
+  const lines = requested.map(({ variant, quantity }) => ({ id: newId('cali'), variant_id: variant.id, quantity }));
+  return { region, requested, cart, lines };
 }
 
 function regionTerms(region: RegionRow) {
@@ -71,22 +94,17 @@ async function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: Reg
 }
 
 export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput, options: CreateOptions = {}): Promise<CheckoutSession> {
-  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
-  const requested = await resolveItems(deps, input.items, region);
-  const codes = requestedPromoCodes(input);
-  const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
-  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, codes);
-
-  const now = new Date(deps.now());
-  const id = newId('cart');
-  const newLines = requested.map(({ variant, quantity }) => ({ id: newId('cali'), variant_id: variant.id, quantity }));
   const status = 'ready_for_payment' as const;
+  const { region, requested, cart, lines: newLines } = await newCart(deps, input, { status, client_id: null });
+  const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
+  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, cart.promo_codes);
+
+  const { id } = cart;
   const session = toCheckoutSession(
     { id, status, regionId: region.id, lineIds: newLines.map((line) => line.id), appliedCodes: applied, messages, checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, id) },
     priced,
   );
   await deps.db.transaction(async (trx) => {
-    const cart = { id, region_id: region.id, status, buyer_email: input.buyer?.email ?? null, promo_codes: codes, client_id: null, created_at: now, updated_at: now };
     await carts.insertCart(trx, cart, newLines);
     await options.withinTransaction?.(trx, session);
   });

@@ -41,6 +41,10 @@ describe('priceCart', () => {
     expect(priceCart([line('a', 2500, 1)], usd, tenOff).totals.shipping).toBe(495); // 22.50 after discount
   });
 
+  it('prices a cart with no lines at zero: nothing to ship costs nothing', () => {
+    expect(priceCart([], usd, tenOff).totals).toEqual({ subtotal: 0, discount: 0, shipping: 0, tax: 0, total: 0 });
+  });
+
   it('caps a fixed discount at the subtotal', () => {
     const priced = priceCart([line('a', 300, 1)], usd, { code: 'F', kind: 'fixed', value: 500 });
     expect(priced.totals).toMatchObject({ subtotal: 300, discount: 300, tax: 0 });

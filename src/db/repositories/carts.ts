@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../knex.js';
 
+/** `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final. */
 export type CartStatus = 'open' | 'ready_for_payment' | 'canceled';
 
 export interface CartRow {
@@ -56,4 +57,38 @@ export async function listCartLines(db: Db, cart: Pick<CartRow, 'id' | 'region_i
 /** Cancels a session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
 export async function cancelCart(db: Db, id: string, at: Date): Promise<void> {
   await db('carts').where({ id }).whereNot({ status: 'canceled' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
+}
+
+// Agent carts: an OAuth client's `open` cart, changed line by line until it becomes a checkout session.
+
+/** The client's cart; with `forUpdate`, locked until the transaction ends so changes to one cart happen one at a time. */
+export async function findClientCart(db: Db, id: string, clientId: string, options: { forUpdate?: boolean } = {}): Promise<CartRow | undefined> {
+  const query = db('carts').where({ id, client_id: clientId }).first();
+  return (await (options.forUpdate ? query.forUpdate() : query)) as CartRow | undefined;
+}
+
+export interface StoredLine extends NewLine {
+  position: number;
+}
+
+/** The stored lines of a cart, without prices, in position order. */
+export async function listLineRows(db: Db, cartId: string): Promise<StoredLine[]> {
+  return db('cart_line_items').where({ cart_id: cartId }).orderBy('position').select('id', 'variant_id', 'quantity', 'position');
+}
+
+export async function insertLine(db: Db, cartId: string, line: NewLine, position: number): Promise<void> {
+  await db('cart_line_items').insert({ ...line, cart_id: cartId, position });
+}
+
+export async function setLineQuantity(db: Db, lineId: string, quantity: number): Promise<void> {
+  await db('cart_line_items').where({ id: lineId }).update({ quantity });
+}
+
+export async function deleteLine(db: Db, lineId: string): Promise<void> {
+  await db('cart_line_items').where({ id: lineId }).delete();
+}
+
+/** Records a change to a cart: its lines changed (no `status`), or it moved to a new status. */
+export async function touchCart(db: Db, id: string, at: Date, status?: CartStatus): Promise<void> {
+  await db('carts').where({ id }).update({ updated_at: at, ...(status === undefined ? {} : { status }) });
 }

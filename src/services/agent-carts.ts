@@ -1,0 +1,153 @@
+// Agent carts (scope cart:write): a cart an OAuth client builds line by line, then turns into a checkout session.
+// Carts are priced by the checkout service on every answer, so a cart quotes exactly what its session will. A client
+// sees only its own carts, and a cart changes only while `open`. Each change runs in one transaction that holds the
+// cart's row lock: a failed change leaves nothing behind, and two changes to one cart cannot interleave (two adds of
+// the same variant would otherwise both pass the stock check).
+import type { Knex } from 'knex';
+import type { components } from '../../codegen/types.js';
+import type { Db } from '../db/knex.js';
+import * as carts from '../db/repositories/carts.js';
+import { BODY_ITEM, checkAvailable, pathUnder, referenceOf, variantOf, type ItemInput, type ItemPath } from '../domain/cart-items.js';
+import { newId } from '../domain/ids.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { inAgentTerms } from './agent-catalog.js';
+import { resolveRegion } from './catalog.js';
+import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession, type CheckoutSessionInput } from './checkout.js';
+
+export type AgentCart = components['schemas']['AgentCart'];
+
+type CartChange = (trx: Knex.Transaction, cart: carts.CartRow, lines: carts.StoredLine[]) => Promise<void>;
+
+function cartNotFound(id: string): ApiError {
+  return new ApiError(404, 'not_found', `No cart ${id} belongs to this client; create one with POST /agent/carts.`, { param: 'id' });
+}
+
+function lineNotFound(cartId: string, lineId: string): ApiError {
+  return new ApiError(404, 'not_found', `Cart ${cartId} has no line ${lineId}; its line ids are in line_items[].id.`, { param: 'line_id' });
+}
+
+function cartNotOpen(cart: carts.CartRow): ApiError {
+  const what = cart.status === 'canceled' ? 'became a checkout session that was cancelled' : 'became a checkout session and can no longer be changed';
+  return new ApiError(409, 'cart_not_open', `Cart ${cart.id} ${what}; create a new cart with POST /agent/carts.`);
+}
+
+/** A line that can no longer be bought blocks the checkout session; the agent fixes it with the line's id. */
+function lineUnavailable(error: unknown, lineId: string): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const fix = `Change or remove line ${lineId} (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.`;
+  return new ApiError(409, 'line_item_unavailable', `${error.message} ${fix}`, { param: error.options.param, details: error.options.details });
+}
+
+/** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
+async function present(deps: Deps, cart: carts.CartRow): Promise<AgentCart> {
+  const { id, currency, region_id, line_items, totals, promo_codes, messages } = await presentCart(deps, cart);
+  return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
+}
+
+async function requireCart(db: Db, id: string, clientId: string, options: { forUpdate?: boolean } = {}): Promise<carts.CartRow> {
+  const cart = await carts.findClientCart(db, id, clientId, options);
+  if (!cart) throw cartNotFound(id);
+  return cart;
+}
+
+function requireLine(cart: carts.CartRow, lines: carts.StoredLine[], lineId: string): carts.StoredLine {
+  const line = lines.find((candidate) => candidate.id === lineId);
+  if (!line) throw lineNotFound(cart.id, lineId);
+  return line;
+}
+
+/** The variants the items name, in order, with their stock and their price in the cart's region, and its currency. */
+async function variantsInCart(trx: Knex.Transaction, cart: carts.CartRow, items: Array<{ item: ItemInput; at: ItemPath }>) {
+  const region = await resolveRegion(trx, cart.region_id);
+  const candidates = await candidateVariants(trx, items.map(({ item, at }) => referenceOf(item, at)), region);
+  return { variants: items.map(({ item, at }) => variantOf(item, at, candidates)), currencyCode: region.currency_code };
+}
+
+/** The variant the body of a line-item request names. */
+async function variantOfBody(trx: Knex.Transaction, cart: carts.CartRow, item: ItemInput) {
+  const { variants, currencyCode } = await variantsInCart(trx, cart, [{ item, at: BODY_ITEM }]);
+  return { variant: variants[0]!, currencyCode };
+}
+
+/** Applies a change to one of the client's open carts under its row lock, then answers the cart re-priced. */
+async function changeOpenCart(deps: Deps, clientId: string, id: string, change: CartChange): Promise<AgentCart> {
+  const cart = await inAgentTerms(
+    deps.db.transaction(async (trx) => {
+      const locked = await requireCart(trx, id, clientId, { forUpdate: true });
+      if (locked.status !== 'open') throw cartNotOpen(locked);
+      await change(trx, locked, await carts.listLineRows(trx, id));
+      await carts.touchCart(trx, id, new Date(deps.now()));
+      return locked;
+    }),
+  );
+  return present(deps, cart);
+}
+
+/** Every line must still be buyable as it stands, by the rules of creating a session: stock may have fallen since. */
+async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): Promise<void> {
+  const lines = await carts.listLineRows(trx, cart.id);
+  if (!lines.length) throw new ApiError(409, 'cart_empty', `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`);
+  const named = lines.map((line, index) => ({ item: { variant_id: line.variant_id }, at: pathUnder(`line_items[${index}]`) }));
+  const { variants, currencyCode } = await variantsInCart(trx, cart, named);
+  lines.forEach((line, index) => {
+    try {
+      checkAvailable({ variant: variants[index]!, quantity: line.quantity, at: named[index]!.at }, currencyCode);
+    } catch (error) {
+      throw lineUnavailable(error, line.id);
+    }
+  });
+}
+
+export async function createCart(deps: Deps, clientId: string, input: CheckoutSessionInput): Promise<AgentCart> {
+  const { cart, lines } = await inAgentTerms(newCart(deps, input, { status: 'open', client_id: clientId }));
+  await deps.db.transaction((trx) => carts.insertCart(trx, cart, lines));
+  return present(deps, { ...cart, canceled_at: null });
+}
+
+export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {
+  return present(deps, await requireCart(deps.db, id, clientId));
+}
+
+/** Adds an item; a variant the cart already holds grows its line, and the stock and the limit of 100 apply to the sum. */
+export function addLineItem(deps: Deps, clientId: string, id: string, item: ItemInput): Promise<AgentCart> {
+  return changeOpenCart(deps, clientId, id, async (trx, cart, lines) => {
+    const { variant, currencyCode } = await variantOfBody(trx, cart, item);
+    const held = lines.find((line) => line.variant_id === variant.id);
+    const quantity = (held?.quantity ?? 0) + (item.quantity ?? 1);
+    checkAvailable({ variant, quantity, at: BODY_ITEM }, currencyCode);
+    if (held) return carts.setLineQuantity(trx, held.id, quantity);
+    const position = (lines.at(-1)?.position ?? -1) + 1;
+    await carts.insertLine(trx, id, { id: newId('cali'), variant_id: variant.id, quantity }, position);
+  });
+}
+
+export function updateLineItem(deps: Deps, clientId: string, id: string, lineId: string, quantity: number): Promise<AgentCart> {
+  return changeOpenCart(deps, clientId, id, async (trx, cart, lines) => {
+    const line = requireLine(cart, lines, lineId);
+    const { variant, currencyCode } = await variantOfBody(trx, cart, { variant_id: line.variant_id });
+    checkAvailable({ variant, quantity, at: BODY_ITEM }, currencyCode);
+    await carts.setLineQuantity(trx, line.id, quantity);
+  });
+}
+
+/** Removing the last line is allowed: the cart stays open, empty and priced at zero, ready for new lines. */
+export function removeLineItem(deps: Deps, clientId: string, id: string, lineId: string): Promise<AgentCart> {
+  return changeOpenCart(deps, clientId, id, (trx, cart, lines) => carts.deleteLine(trx, requireLine(cart, lines, lineId).id));
+}
+
+/**
+ * Turns an open cart into the checkout session with its id. Repeating it (a retry after a lost answer) changes nothing
+ * and answers the session as it stands (`created: false`); a cancelled session cannot be reopened.
+ */
+export async function checkOut(deps: Deps, clientId: string, id: string): Promise<{ session: CheckoutSession; created: boolean }> {
+  const created = await deps.db.transaction(async (trx) => {
+    const cart = await requireCart(trx, id, clientId, { forUpdate: true });
+    if (cart.status === 'ready_for_payment') return false;
+    if (cart.status !== 'open') throw cartNotOpen(cart);
+    await requirePurchasable(trx, cart);
+    await carts.touchCart(trx, id, new Date(deps.now()), 'ready_for_payment');
+    return true;
+  });
+  return { session: await getCheckoutSession(deps, id), created };
+}
