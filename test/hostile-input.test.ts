@@ -3,11 +3,17 @@
 // leaves every stored row exactly as it was.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentToken, bearer } from './support/agent.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
+let cartPath: string;
+let authorization: { Authorization: string };
 beforeAll(async () => {
   api = await startTestService();
+  authorization = bearer(await agentToken(api, 'catalog:read cart:write'));
+  const cart = await api.http('/agent/carts', { method: 'POST', headers: { ...authorization, 'Content-Type': 'application/json' }, body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }) });
+  cartPath = `/agent/carts/${((await cart.json()) as { id: string }).id}`;
 });
 afterAll(async () => {
   await api?.close();
@@ -75,6 +81,24 @@ describe('hostile input', () => {
       fc.asyncProperty(body, contentType, async (payload, type) => {
         const before = await fingerprint();
         const response = await api.http(path, { method: 'POST', headers: type ? { 'Content-Type': type } : {}, body: payload });
+        await expectHarmless(response);
+        if (response.status >= 400) expect(await fingerprint()).toBe(before);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it.each([
+    ['POST', ''],
+    ['POST', '/line-items'],
+    ['PATCH', '/line-items/cali_nope'],
+    ['POST', '/checkout-session'],
+  ])('%s /agent/carts…%s with a cart:write token never answers 5xx and never changes stored data when it fails', async (method, suffix) => {
+    await fc.assert(
+      fc.asyncProperty(body, contentType, async (payload, type) => {
+        const before = await fingerprint();
+        const path = suffix === '' ? '/agent/carts' : `${cartPath}${suffix}`;
+        const response = await api.http(path, { method, headers: { ...authorization, ...(type ? { 'Content-Type': type } : {}) }, body: payload });
         await expectHarmless(response);
         if (response.status >= 400) expect(await fingerprint()).toBe(before);
       }),
