@@ -119,7 +119,20 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
     },
   });
   await api.init();
+  memoizeOperations(api);
   return api;
+}
+
+/**
+ * openapi-backend re-flattens every path of the document into its operation list on each call of
+ * `getOperations()`/`getOperation()`, several times per request. The document never changes after init, so the list
+ * (and the lookup by operationId) is computed once.
+ */
+function memoizeOperations(api: OpenAPIBackend): void {
+  const operations = api.router.getOperations();
+  const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
+  api.router.getOperations = () => operations;
+  api.router.getOperation = (operationId: string) => byId.get(operationId);
 }
 
 export function allowedMethods(api: OpenAPIBackend, path: string): string[] {

@@ -101,7 +101,7 @@ async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): P
 
 export async function createCart(deps: Deps, clientId: string, input: CheckoutSessionInput): Promise<AgentCart> {
   const { cart, lines } = await inAgentTerms(newCart(deps, input, { status: 'open', client_id: clientId }));
-  await deps.db.transaction((trx) => carts.insertCart(trx, cart, lines));
+  await carts.insertCart(deps.db, cart, lines);
   return present(deps, { ...cart, canceled_at: null });
 }
 

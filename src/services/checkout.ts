@@ -9,7 +9,7 @@ import { itemPath, referenceOf, resolveLines, type ItemInput, type ItemReference
 import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type SessionMessage } from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
-import { applyPromoCodes, canonicalCode, type PromoMessage } from '../domain/promotions.js';
+import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { resolveRegion } from './catalog.js';
@@ -31,8 +31,8 @@ export interface CheckoutSessionInput {
 }
 
 export interface CreateOptions {
-  /** Runs inside the creating transaction, with the session as it will be returned (used to record idempotency). */
-  withinTransaction?: (trx: Knex.Transaction, session: CheckoutSession) => Promise<void>;
+  /** A write to store atomically with the session, given the session as it will be returned (records idempotency). */
+  alongside?: (session: CheckoutSession) => Knex.QueryBuilder;
 }
 
 /** Every requested code, from `promo_codes` and its aliases, in that order. */
@@ -85,9 +85,12 @@ function regionTerms(region: RegionRow) {
   };
 }
 
+function storedPromotionsFor(deps: Deps, codes: string[]): Promise<Map<string, Promotion>> {
+  return findPromotions(deps.db, [...new Set(codes.map(canonicalCode))]);
+}
+
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
-async function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[]): Promise<{ priced: PricedCart; applied: string[]; messages: PromoMessage[] }> {
-  const stored = await findPromotions(deps.db, [...new Set(codes.map(canonicalCode))]);
+function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[], stored: Map<string, Promotion>): { priced: PricedCart; applied: string[]; messages: PromoMessage[] } {
   const subtotal = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
   const outcome = applyPromoCodes(codes, stored, { now: new Date(deps.now()), currencyCode: region.currency_code, subtotal });
   return { priced: priceCart(lines, regionTerms(region), outcome.applied), applied: outcome.applied ? [outcome.applied.code] : [], messages: outcome.messages };
@@ -95,19 +98,20 @@ async function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: Reg
 
 export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput, options: CreateOptions = {}): Promise<CheckoutSession> {
   const status = 'ready_for_payment' as const;
-  const { region, requested, cart, lines: newLines } = await newCart(deps, input, { status, client_id: null });
+  // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
+  const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
+    newCart(deps, input, { status, client_id: null }),
+    storedPromotionsFor(deps, requestedPromoCodes(input)),
+  ]);
   const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
-  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, cart.promo_codes);
+  const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
 
   const { id } = cart;
   const session = toCheckoutSession(
     { id, status, regionId: region.id, lineIds: newLines.map((line) => line.id), appliedCodes: applied, messages, checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, id) },
     priced,
   );
-  await deps.db.transaction(async (trx) => {
-    await carts.insertCart(trx, cart, newLines);
-    await options.withinTransaction?.(trx, session);
-  });
+  await carts.insertCart(deps.db, cart, newLines, options.alongside?.(session));
   return session;
 }
 
@@ -130,9 +134,9 @@ function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice &
 
 /** A stored cart priced now: current prices, current promotion rules. */
 export async function presentCart(deps: Deps, cart: carts.CartRow): Promise<CheckoutSession> {
-  const [region, rows] = await Promise.all([resolveRegion(deps.db, cart.region_id), carts.listCartLines(deps.db, cart)]);
+  const [region, rows, stored] = await Promise.all([resolveRegion(deps.db, cart.region_id), carts.listCartLines(deps.db, cart), storedPromotionsFor(deps, cart.promo_codes)]);
   const { lines, messages: lineMessages } = priceableLines(rows);
-  const { priced, applied, messages } = await priceWithPromotions(deps, lines, region, cart.promo_codes);
+  const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
   return toCheckoutSession(
     {
       id: cart.id,

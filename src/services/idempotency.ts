@@ -83,9 +83,9 @@ export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest
   }
 }
 
-/** Stores the successful answer, inside the transaction that created what it describes. */
-export async function recordIdempotentResult(trx: Knex.Transaction, request: IdempotentRequest, result: StoredResult): Promise<void> {
-  await repo.completeRecord(trx, request.scope, request.key, result);
+/** The write that stores the successful answer; run it atomically with the write that created what it describes. */
+export function idempotentResultStatement(deps: Deps, request: IdempotentRequest, result: StoredResult): Knex.QueryBuilder {
+  return repo.completeRecordStatement(deps.db, request.scope, request.key, result);
 }
 
 /** Frees the key after a failed attempt, so a retry runs again (a failure is never replayed). */

@@ -33,9 +33,15 @@ export interface NewLine {
   quantity: number;
 }
 
-export async function insertCart(db: Db | Knex.Transaction, cart: Omit<CartRow, 'canceled_at'>, lines: NewLine[]): Promise<void> {
-  await db('carts').insert(cart);
-  await db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position })));
+/**
+ * Stores a cart and its lines, and optionally one more write (`alongside`), in a single statement: data-modifying
+ * CTEs commit or fail together, in one round trip instead of a transaction's four or five.
+ */
+export async function insertCart(db: Db, cart: Omit<CartRow, 'canceled_at'>, lines: NewLine[], alongside?: Knex.QueryBuilder): Promise<void> {
+  let statement = db.queryBuilder().with('new_cart', db('carts').insert(cart));
+  if (lines.length) statement = statement.with('new_lines', db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))));
+  if (alongside) statement = statement.with('alongside', alongside);
+  await statement.select(db.raw('1 as stored'));
 }
 
 export async function findCart(db: Db, id: string): Promise<CartRow | undefined> {

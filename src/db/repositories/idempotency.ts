@@ -29,13 +29,9 @@ export async function deleteRecord(db: Db, record: Pick<IdempotencyRecord, 'scop
   await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at }).delete();
 }
 
-export async function completeRecord(
-  db: Db | Knex.Transaction,
-  scope: string,
-  key: string,
-  result: { status: number; body: unknown; apiVersion: string },
-): Promise<void> {
-  await db('idempotency_keys')
+/** The statement that marks the record completed with its answer (run alongside the write it describes). */
+export function completeRecordStatement(db: Db, scope: string, key: string, result: { status: number; body: unknown; apiVersion: string }): Knex.QueryBuilder {
+  return db('idempotency_keys')
     .where({ scope, key, state: 'in_flight' })
     .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion });
 }

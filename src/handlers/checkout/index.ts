@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { AppContext } from '../../http/context.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
 import * as checkout from '../../services/checkout.js';
-import { claimIdempotencyKey, recordIdempotentResult, releaseIdempotencyKey, type IdempotentRequest } from '../../services/idempotency.js';
+import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, type IdempotentRequest } from '../../services/idempotency.js';
 import { renderPaymentPage } from './payment-page.js';
 
 type SessionPath = operations['getCheckoutSession']['parameters']['path'];
@@ -22,7 +22,7 @@ type CheckoutOperation =
 
 const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
 
-/** Creates under an Idempotency-Key: replays a stored answer, or records this one in the creating transaction. */
+/** Creates under an Idempotency-Key: replays a stored answer, or records this one atomically with the new session. */
 async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.CheckoutSessionInput, key: string): Promise<void> {
   const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
   const claim = await claimIdempotencyKey(deps, request);
@@ -36,7 +36,7 @@ async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.C
   const apiVersion = ctx.response.get('API-Version');
   try {
     ctx.body = await checkout.createCheckoutSession(deps, input, {
-      withinTransaction: (trx, session) => recordIdempotentResult(trx, request, { status: 201, body: session, apiVersion }),
+      alongside: (session) => idempotentResultStatement(deps, request, { status: 201, body: session, apiVersion }),
     });
     ctx.status = 201;
   } catch (error) {
