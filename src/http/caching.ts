@@ -59,10 +59,27 @@ export function createReadCache(): ReadCache {
   });
 }
 
+function readCacheKey(ctx: AppContext): string {
+  return `${ctx.path}?${ctx.querystring}`;
+}
+
 /** Serves a read from the in-process cache (keyed by path and query), loading it on a miss. */
 export async function sendCachedRead(ctx: AppContext, cache: ReadCache, load: () => Promise<unknown>): Promise<void> {
-  const representation = await cache.fetch(`${ctx.path}?${ctx.querystring}`, { context: load });
+  const representation = await cache.fetch(readCacheKey(ctx), { context: load });
   sendRepresentation(ctx, representation!);
+}
+
+/**
+ * Answers a GET whose exact path and query produced a cached representation in the last 60 s, before routing: that
+ * request was already validated and answered, so it is answered again like an edge cache would. Everything before
+ * this middleware (rate limits, CORS, retirement notices) still applies.
+ */
+export function serveCachedReads(cache: ReadCache): AppMiddleware {
+  return async (ctx, next) => {
+    const hit = ctx.method === 'GET' ? cache.get(readCacheKey(ctx)) : undefined;
+    if (hit) return sendRepresentation(ctx, hit);
+    await next();
+  };
 }
 
 /** Everything not explicitly cacheable is `no-store`: checkout, OAuth, agent and error responses are never cached. */

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
+import { LRUCache } from 'lru-cache';
+import { OpenAPIBackend, type Context, type Document, type Handler, type Operation, type Request } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import { projectPath } from '../paths.js';
@@ -123,16 +124,30 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
   return api;
 }
 
+const ROUTE_CACHE_MAX_ENTRIES = 2_000;
+
 /**
  * openapi-backend re-flattens every path of the document into its operation list on each call of
- * `getOperations()`/`getOperation()`, several times per request. The document never changes after init, so the list
- * (and the lookup by operationId) is computed once.
+ * `getOperations()`/`getOperation()`, and rebuilds a regex per path template on each `matchOperation()`, several times
+ * per request. The document never changes after init, so the list, the lookup by operationId and each route's match
+ * (bounded, as paths carry ids) are computed once.
  */
 function memoizeOperations(api: OpenAPIBackend): void {
   const operations = api.router.getOperations();
   const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
   api.router.getOperations = () => operations;
   api.router.getOperation = (operationId: string) => byId.get(operationId);
+
+  const matchOperation = api.router.matchOperation.bind(api.router);
+  const matches = new LRUCache<string, Operation>({ max: ROUTE_CACHE_MAX_ENTRIES });
+  api.router.matchOperation = ((request: Request, strict?: boolean) => {
+    const key = `${request.method.toLowerCase()} ${request.path}`;
+    const cached = matches.get(key);
+    if (cached) return cached;
+    const match = matchOperation(request, strict as true);
+    if (match) matches.set(key, match); // misses throw (404/405) or are undefined: never cached
+    return match;
+  }) as typeof api.router.matchOperation;
 }
 
 export function allowedMethods(api: OpenAPIBackend, path: string): string[] {

@@ -3,7 +3,7 @@ import Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { parseBodies } from './body.js';
-import { noStoreByDefault } from './caching.js';
+import { noStoreByDefault, serveCachedReads } from './caching.js';
 import type { AppMiddleware, AppState } from './context.js';
 import { publicCors } from './cors.js';
 import { errorHandler } from './error-handler.js';
@@ -35,6 +35,7 @@ export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServed
   app.use(retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`));
   app.use(checkoutVersioning());
   app.use(parseBodies(selfServedPaths));
+  app.use(serveCachedReads(deps.readCache));
   if (extraRoutes) app.use(extraRoutes);
   app.use(dispatchContract(contract));
   return app;

@@ -8,7 +8,7 @@ import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
 import { contractSchema } from './schemas.js';
 import { storePolicies, storePoliciesSchema } from './store-policies.js';
-import { registerTool } from './tools.js';
+import { jsonSchemaValidator, registerTool } from './tools.js';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -97,7 +97,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
 }
 
 export function createCatalogServer(deps: Deps): McpServer {
-  const server = new McpServer({ name: 'storefront-catalog', title: 'Storefront catalog', version: '1.0.0' }, { instructions: INSTRUCTIONS });
+  const server = new McpServer({ name: 'storefront-catalog', title: 'Storefront catalog', version: '1.0.0' }, { instructions: INSTRUCTIONS, jsonSchemaValidator });
   registerCatalogTools(server, deps);
   return server;
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { cancelCheckoutSession, createCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
 import { contractSchema } from './schemas.js';
-import { registerTool } from './tools.js';
+import { jsonSchemaValidator, registerTool } from './tools.js';
 
 const INSTRUCTIONS =
   'Builds priced checkout sessions for the storefront (find variant ids with the catalog MCP server, /catalog/mcp). ' +
@@ -66,7 +66,7 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
 }
 
 export function createCheckoutServer(deps: Deps): McpServer {
-  const server = new McpServer({ name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' }, { instructions: INSTRUCTIONS });
+  const server = new McpServer({ name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' }, { instructions: INSTRUCTIONS, jsonSchemaValidator });
   registerCheckoutTools(server, deps);
   return server;
 }

@@ -3,6 +3,7 @@
 // and plain-word notes. A failure is an `isError` result naming the bad argument, never a transport error.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { z } from 'zod';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { ApiError } from '../http/errors.js';
@@ -54,6 +55,12 @@ async function runTool(definition: ToolDefinition<z.ZodObject, z.ZodObject>, arg
     return errorResult(error, definition, log);
   }
 }
+
+/**
+ * One JSON Schema validator for every per-request server: servers and transports must be fresh for each request
+ * (stateless mode), but a validator holds no request data, and building one per request cost ~10% of a tool call.
+ */
+export const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 export function registerTool<In extends z.ZodObject, Out extends z.ZodObject>(server: McpServer, log: Logger, definition: ToolDefinition<In, Out>): void {
   // Typed once here, where the definition is built; the SDK's conditional callback type cannot follow a generic schema.

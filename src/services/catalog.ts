@@ -5,6 +5,7 @@ import type { Db } from '../db/knex.js';
 import { shapeProduct, type Product } from '../domain/catalog.js';
 import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
 import { ApiError } from '../http/errors.js';
+import { cachedQuery } from './query-cache.js';
 
 type Schemas = components['schemas'];
 
@@ -17,9 +18,12 @@ export interface ProductQuery {
   fields?: string;
 }
 
-/** The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake. */
+/**
+ * The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake.
+ * Regions (currency, tax rate, shipping terms) change rarely: like every catalogue query, they are kept 60 s.
+ */
 export async function resolveRegion(db: Db, regionId: string | undefined, param = 'region_id'): Promise<repo.RegionRow> {
-  const region = await repo.findRegion(db, regionId);
+  const region = await cachedQuery(db, `region:${regionId ?? ''}`, () => repo.findRegion(db, regionId));
   if (!region) {
     throw new ApiError(400, 'invalid_parameter', `Unknown region "${regionId}".`, {
       param,
@@ -37,8 +41,11 @@ async function productsWithVariants(db: Db, rows: repo.ProductRow[], selection: 
 export async function listProducts(db: Db, query: ProductQuery): Promise<Schemas['ProductList']> {
   const selection = parseFieldSelection(query.fields);
   const region = await resolveRegion(db, query.regionId);
-  const { rows, count } = await repo.listProductRows(db, { handle: query.handle, ids: query.ids }, query);
-  return { products: await productsWithVariants(db, rows, selection, region), count, offset: query.offset, limit: query.limit };
+  const filter = { handle: query.handle, ids: query.ids };
+  return cachedQuery(db, `products:${JSON.stringify([filter, query.limit, query.offset, region.id, query.fields])}`, async () => {
+    const { rows, count } = await repo.listProductRows(db, filter, query);
+    return { products: await productsWithVariants(db, rows, selection, region), count, offset: query.offset, limit: query.limit };
+  });
 }
 
 export async function getProduct(db: Db, id: string, query: { regionId?: string; fields?: string }): Promise<Product> {
@@ -53,12 +60,14 @@ export async function getProduct(db: Db, id: string, query: { regionId?: string;
 }
 
 export async function listReviews(db: Db, productId: string | undefined): Promise<Schemas['ReviewList']> {
-  const { rows, count, average } = await repo.listReviewRows(db, productId);
-  return { reviews: rows, count, avg_rating: average };
+  return cachedQuery(db, `reviews:${productId ?? ''}`, async () => {
+    const { rows, count, average } = await repo.listReviewRows(db, productId);
+    return { reviews: rows, count, avg_rating: average };
+  });
 }
 
 export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
-  const { regions, countries } = await repo.listRegionsWithCountries(db);
+  const { regions, countries } = await cachedQuery(db, 'regions', () => repo.listRegionsWithCountries(db));
   return {
     regions: regions.map((region) => ({
       id: region.id,
@@ -70,5 +79,5 @@ export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
 }
 
 export async function listCollections(db: Db, handle: string | undefined): Promise<Schemas['CollectionList']> {
-  return { collections: await repo.listCollectionRows(db, handle) };
+  return { collections: await cachedQuery(db, `collections:${handle ?? ''}`, () => repo.listCollectionRows(db, handle)) };
 }

@@ -132,9 +132,13 @@ function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice &
   return { lines, messages };
 }
 
-/** A stored cart priced now: current prices, current promotion rules. */
-export async function presentCart(deps: Deps, cart: carts.CartRow): Promise<CheckoutSession> {
-  const [region, rows, stored] = await Promise.all([resolveRegion(deps.db, cart.region_id), carts.listCartLines(deps.db, cart), storedPromotionsFor(deps, cart.promo_codes)]);
+/** A stored cart priced now: current prices, current promotion rules. Its lines are read unless already at hand. */
+export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<CheckoutSession> {
+  const [region, rows, stored] = await Promise.all([
+    resolveRegion(deps.db, cart.region_id),
+    cartLines ?? carts.listCartLines(deps.db, cart),
+    storedPromotionsFor(deps, cart.promo_codes),
+  ]);
   const { lines, messages: lineMessages } = priceableLines(rows);
   const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
   return toCheckoutSession(
@@ -158,7 +162,9 @@ async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
 }
 
 export async function getCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
-  return presentCart(deps, await findSessionCart(deps, id));
+  const found = await carts.findCartWithLines(deps.db, id);
+  if (!found || found.cart.status === 'open') throw sessionNotFound(id);
+  return presentCart(deps, found.cart, found.lines);
 }
 
 /** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */

@@ -48,6 +48,32 @@ export async function findCart(db: Db, id: string): Promise<CartRow | undefined>
   return (await db('carts').where({ id }).first()) as CartRow | undefined;
 }
 
+const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at'] as const;
+
+/** A cart and its lines (as listCartLines returns them) in one query: one round trip to read a session. */
+export async function findCartWithLines(db: Db, id: string): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
+  const rows = await db('carts as c')
+    .leftJoin('cart_line_items as l', 'l.cart_id', 'c.id')
+    .leftJoin('variants as v', 'v.id', 'l.variant_id')
+    .leftJoin('products as p', 'p.id', 'v.product_id')
+    .leftJoin('variant_prices as vp', function joinPrice() {
+      this.on('vp.variant_id', 'l.variant_id').andOn('vp.region_id', 'c.region_id');
+    })
+    .where('c.id', id)
+    .orderBy('l.position')
+    .select(
+      ...CART_COLUMNS.map((column) => `c.${column}`),
+      { line_id: 'l.id', variant_id: 'l.variant_id', quantity: 'l.quantity', title: 'v.title', product_title: 'p.title', price_amount: 'vp.amount' },
+    );
+  const [first] = rows;
+  if (!first) return undefined;
+  const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
+  const lines = rows
+    .filter((row) => row.line_id !== null)
+    .map((row): CartLineRow => ({ id: row.line_id, variant_id: row.variant_id, quantity: row.quantity, title: row.title, product_title: row.product_title, price_amount: row.price_amount }));
+  return { cart, lines };
+}
+
 export async function listCartLines(db: Db, cart: Pick<CartRow, 'id' | 'region_id'>): Promise<CartLineRow[]> {
   return db('cart_line_items as l')
     .join('variants as v', 'v.id', 'l.variant_id')

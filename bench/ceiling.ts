@@ -1,0 +1,56 @@
+// The ceiling of this stack on this machine: bare Koa answering the service's own response bytes, with no database,
+// no validation and no middleware. run.ts forks this file, sends the routes over IPC and receives the port.
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+
+export interface CeilingRoute {
+  method: string;
+  /** Path and query, matched exactly. */
+  url: string;
+  status: number;
+  contentType: string;
+  /** The response bytes, base64 (IPC carries JSON). */
+  body: string;
+}
+
+interface Answer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+async function parseJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+function ceilingApp(routes: CeilingRoute[]): Koa {
+  const answers = new Map<string, Answer>(
+    routes.map((route) => [`${route.method} ${route.url}`, { status: route.status, contentType: route.contentType, body: Buffer.from(route.body, 'base64') }]),
+  );
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const answer = answers.get(`${ctx.method} ${ctx.url}`);
+    if (!answer) {
+      ctx.status = 404;
+      return;
+    }
+    // A POST still pays for reading and parsing its JSON body, as the service must.
+    if (ctx.method === 'POST') await parseJson(ctx.req);
+    ctx.status = answer.status;
+    ctx.set('Content-Type', answer.contentType);
+    ctx.body = answer.body;
+  });
+  return app;
+}
+
+// Never outlive the benchmark, even when it is killed before it can stop this process.
+process.on('disconnect', () => process.exit(0));
+
+const [routes] = (await once(process, 'message')) as [CeilingRoute[]];
+const server = createServer(ceilingApp(routes).callback()).listen(0, '127.0.0.1');
+await once(server, 'listening');
+process.send!({ port: (server.address() as AddressInfo).port });

@@ -1,0 +1,59 @@
+// One autocannon run against one server, reduced to the figures the report needs.
+import autocannon from 'autocannon';
+import { cpuMs, type ServerProcess } from './processes.js';
+
+export interface Load {
+  method: 'GET' | 'POST';
+  /** Path and query. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface Measurement {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  non2xx: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  /** CPU time of the server process per response: unlike requests/s, barely moved by other load on the machine. */
+  cpuMsPerRequest: number;
+}
+
+export interface LoadSettings {
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+type Run = Omit<Measurement, 'cpuMsPerRequest'>;
+
+async function run(baseUrl: string, load: Load, connections: number, seconds: number): Promise<Run> {
+  const result = await autocannon({
+    url: baseUrl + load.url,
+    method: load.method,
+    headers: load.headers,
+    body: load.body,
+    connections,
+    duration: seconds,
+  });
+  return {
+    // Completed responses over the actual run time: autocannon's per-second samples miss sub-second smoke runs.
+    requestsPerSecond: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/** A discarded warm-up run (JIT, connection pools, caches), then the measured run. */
+export async function measure(server: ServerProcess, load: Load, settings: LoadSettings): Promise<Measurement> {
+  if (settings.warmupSeconds > 0) await run(server.url, load, settings.connections, settings.warmupSeconds);
+  const cpuBefore = cpuMs(server.pid);
+  const figures = await run(server.url, load, settings.connections, settings.durationSeconds);
+  return { ...figures, cpuMsPerRequest: (cpuMs(server.pid) - cpuBefore) / figures.requests };
+}

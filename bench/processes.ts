@@ -1,0 +1,141 @@
+// The servers under load run as child processes: the load generator then never shares their event loop, and the
+// service's memory is its own, read from /proc/<pid>/status (Linux only).
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { CeilingRoute } from './ceiling.js';
+
+const STARTUP_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+const LOG_TAIL_CHARS = 4_000;
+
+export interface ServerProcess {
+  pid: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface ServiceProcessOptions {
+  root: string;
+  databaseUrl: string;
+  /** Receives the service's stdout and stderr. */
+  logFile: string;
+  /** When set, the service writes a V8 CPU profile there as it exits. */
+  cpuProfileDir?: string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+function logTail(logFile: string): string {
+  return readFileSync(logFile, 'utf8').slice(-LOG_TAIL_CHARS);
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(`${url}/api/store/products?limit=1`)).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the catalogue answers: by then migrations and the seed have run. */
+async function waitUntilServing(child: ChildProcess, url: string, logFile: string): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+    if (await answers(url)) return;
+    await delay(200);
+  }
+  const why = child.exitCode === null && child.signalCode === null ? `did not answer within ${STARTUP_TIMEOUT_MS / 1000} s` : 'exited';
+  throw new Error(`the service ${why}; its output:\n${logTail(logFile)}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServerProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const log = openSync(options.logFile, 'w');
+  // The built service, as `npm start` runs it (`npm run bench` builds first).
+  const child = spawn(process.execPath, [...profiling, 'dist/src/main.js'], {
+    cwd: options.root,
+    stdio: ['ignore', log, log],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: url,
+      DATABASE_URL: options.databaseUrl,
+      LOG_LEVEL: 'warn',
+      // The load comes from one address; the limiter must count it without ever answering 429.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    },
+  });
+  closeSync(log);
+  try {
+    await waitUntilServing(child, url, options.logFile);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return { pid: child.pid!, url, stop: () => stopChild(child) };
+}
+
+/** Resolves with the first IPC message, or rejects if the child exits before sending one. */
+async function firstMessage(child: ChildProcess): Promise<unknown> {
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the ceiling server exited with code ${code} before listening`);
+  });
+  const [message] = await Promise.race([once(child, 'message'), exited]);
+  return message;
+}
+
+export async function startCeilingProcess(routes: CeilingRoute[]): Promise<ServerProcess> {
+  const child = fork(fileURLToPath(new URL('./ceiling.ts', import.meta.url)), {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  child.send(routes);
+  const { port } = (await firstMessage(child)) as { port: number };
+  return { pid: child.pid!, url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+}
+
+// USER_HZ: the unit of /proc/<pid>/stat CPU times, 100 on every Linux architecture Node supports.
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
+export function cpuMs(pid: number): number {
+  // The command name (field 2) may hold spaces; utime and stime are fields 14 and 15, counted after its ')'.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Peak resident set size in bytes since the process started or since the last resetPeakRss (VmHWM). */
+export function peakRss(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+/** Restarts the peak at the current RSS, so each row reports its own peak (clear_refs value 5, Linux 4.0+). */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
