@@ -13,6 +13,7 @@ import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } fro
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { resolveRegion } from './catalog.js';
+import { cachedQuery } from './query-cache.js';
 
 export type { CheckoutSession };
 
@@ -85,8 +86,11 @@ function regionTerms(region: RegionRow) {
   };
 }
 
+/** Promotion definitions are configuration, like regions: kept 60 s (their time windows are still checked per request). */
 function storedPromotionsFor(deps: Deps, codes: string[]): Promise<Map<string, Promotion>> {
-  return findPromotions(deps.db, [...new Set(codes.map(canonicalCode))]);
+  const canonical = [...new Set(codes.map(canonicalCode))].sort();
+  if (canonical.length === 0) return Promise.resolve(new Map());
+  return cachedQuery(deps.db, `promotions:${canonical.join(',')}`, () => findPromotions(deps.db, canonical));
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
