@@ -1,14 +1,9 @@
 // Catalogue queries only the agent API needs: lookups by id or handle, text search, and the category tree.
+import type { components } from '../../../codegen/types.js';
 import type { Db } from '../knex.js';
 
-export interface CategoryRow {
-  id: string;
-  name: string;
-  handle: string;
-  description: string | null;
-  parent_id: string | null;
-  parent_handle: string | null;
-}
+/** Categories are selected in exactly the contract's shape. */
+export type CategoryRow = components['schemas']['AgentCategory'];
 
 export interface ProductSearch {
   /** Words that must each appear in the title or the description (case-insensitive). */

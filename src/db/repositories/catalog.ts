@@ -1,4 +1,5 @@
 // Catalogue queries. Rows come back in storage terms (minor units); src/domain/catalog.ts shapes them for the API.
+import type { components } from '../../../codegen/types.js';
 import type { Db } from '../knex.js';
 
 export interface RegionRow {
@@ -39,16 +40,8 @@ export interface VariantRow {
   price_amount: number | null;
 }
 
-export interface ReviewRow {
-  id: string;
-  product_id: string;
-  author: string;
-  title: string;
-  quote: string;
-  rating: number;
-  review_date: string;
-  verified: boolean;
-}
+/** Reviews are selected in exactly the contract's shape (the date formatted by the database). */
+export type ReviewRow = components['schemas']['Review'];
 
 export interface ProductFilter {
   handle?: string;
