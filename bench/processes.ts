@@ -73,8 +73,8 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const url = `http://127.0.0.1:${port}`;
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const log = openSync(options.logFile, 'w');
-  // The built service, as `npm start` runs it (`npm run bench` builds first).
-  const child = spawn(process.execPath, [...profiling, 'dist/src/main.js'], {
+  // The built service with the same V8 heap cap as `npm start` (`npm run bench` builds first).
+  const child = spawn(process.execPath, [...profiling, '--max-old-space-size=128', 'dist/src/main.js'], {
     cwd: options.root,
     stdio: ['ignore', log, log],
     env: {
