@@ -47,8 +47,30 @@ export function createDatabase(options: DatabaseOptions, log: Logger): Db {
 
 /** Brings the schema up to date and inserts the catalogue once; safe to run at every start and on many instances. */
 export async function prepareDatabase(db: Db): Promise<void> {
-  await db.migrate.latest({ migrationSource });
-  await seedStore(db);
+  await whileHoldingMigrationLock(db, async () => {
+    await db.migrate.latest({ migrationSource });
+    await seedStore(db);
+  });
+}
+
+/** Identifies this service's schema migrations among PostgreSQL advisory locks (any constant unique to the app). */
+const MIGRATION_LOCK_KEY = 0x53_46_4d_47; // "SFMG"
+
+/**
+ * Instances starting together on a fresh PostgreSQL database would race to create knex's own bookkeeping tables
+ * (knex's migration lock only works once they exist), so start-up migrations run under a session advisory lock held on
+ * one pooled connection. PGlite belongs to one process (and has a single connection): nothing to serialise there.
+ */
+async function whileHoldingMigrationLock(db: Db, run: () => Promise<void>): Promise<void> {
+  if (db.client.config.client !== 'pg') return run();
+  const connection = await db.client.acquireConnection();
+  try {
+    await db.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(connection);
+    await run();
+  } finally {
+    await db.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection).catch(() => undefined);
+    await db.client.releaseConnection(connection);
+  }
 }
 
 /** Postgres "data exception" errors (SQLSTATE class 22: a NUL byte, an out-of-range number): the input's fault. */
