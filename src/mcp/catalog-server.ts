@@ -32,6 +32,14 @@ const searchInput = z.strictObject({
 
 const product = z.string().min(1).max(200).describe('The product\'s handle (URL slug, e.g. tongue-scraper-2-pack; preferred) or id (prefix prod_).');
 
+// Input schemas are built once per process: zod schemas are immutable, and building them for every request's fresh
+// server cost more than the rest of the server's set-up.
+const getProductInput = z.strictObject({ product, region_id: regionId.optional() });
+const listReviewsInput = z.strictObject({ product: product.optional().describe('Only this product\'s reviews: its handle or id. Omit for the whole store.') });
+const noInput = z.strictObject({});
+const listCollectionsInput = z.strictObject({ handle: z.string().min(1).max(200).optional().describe('Only the collection with this handle.') });
+const storePoliciesInput = z.strictObject({ region_id: regionId.optional() });
+
 function registerCatalogTools(server: McpServer, deps: Deps): void {
   const { db, log } = deps;
   registerTool(server, log, {
@@ -50,7 +58,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
     title: 'Get a product',
     description: 'Returns one product, by handle or id, with every variant\'s price in the region (tax excluded) and its stock.',
     annotations: { title: 'Get a product', ...READ_ONLY },
-    inputSchema: z.strictObject({ product, region_id: regionId.optional() }),
+    inputSchema: getProductInput,
     outputSchema: contractSchema('ProductEnvelope'),
     lookupArgument: 'product',
     run: async (args) => ({ product: await agentCatalog.getProduct(db, args.product, args.region_id) }),
@@ -60,7 +68,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
     title: 'List reviews',
     description: 'Lists customer reviews, newest first, with their count and avg_rating (1 to 5; 0 when there are none), for one product or the whole store. verified means tied to a real purchase.',
     annotations: { title: 'List reviews', ...READ_ONLY },
-    inputSchema: z.strictObject({ product: product.optional().describe('Only this product\'s reviews: its handle or id. Omit for the whole store.') }),
+    inputSchema: listReviewsInput,
     outputSchema: contractSchema('ReviewList'),
     lookupArgument: 'product',
     run: (args) => agentCatalog.listReviews(db, args.product),
@@ -70,7 +78,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
     title: 'List regions',
     description: 'Lists the regions the store sells in, with their currency and countries. Pass a region id as region_id to price in that region.',
     annotations: { title: 'List regions', ...READ_ONLY },
-    inputSchema: z.strictObject({}),
+    inputSchema: noInput,
     outputSchema: contractSchema('RegionList'),
     run: () => listRegions(db),
   });
@@ -79,7 +87,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
     title: 'List collections',
     description: 'Lists the product collections; pass a collection handle to search_products to list its products.',
     annotations: { title: 'List collections', ...READ_ONLY },
-    inputSchema: z.strictObject({ handle: z.string().min(1).max(200).optional().describe('Only the collection with this handle.') }),
+    inputSchema: listCollectionsInput,
     outputSchema: contractSchema('CollectionList'),
     run: (args) => listCollections(db, args.handle),
   });
@@ -90,7 +98,7 @@ function registerCatalogTools(server: McpServer, deps: Deps): void {
       'The store\'s shipping rate and free-shipping threshold, tax rate and returns policy, per region (all regions, or the one given). ' +
       'Use it to answer shoppers\' questions about delivery costs, tax and returns; checkout totals follow exactly these rules.',
     annotations: { title: 'Shipping, tax and returns', ...READ_ONLY },
-    inputSchema: z.strictObject({ region_id: regionId.optional() }),
+    inputSchema: storePoliciesInput,
     outputSchema: storePoliciesSchema,
     run: (args) => storePolicies(db, args.region_id),
   });
