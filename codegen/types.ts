@@ -3267,6 +3267,14 @@ export interface operations {
         /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "payment_data": {
+                 *         "token": "spt_123",
+                 *         "provider": "stripe"
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, never>;
             };
         };
@@ -3295,6 +3303,14 @@ export interface operations {
         /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "payment_data": {
+                 *         "token": "spt_123",
+                 *         "provider": "stripe"
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, never>;
             };
         };
@@ -4378,6 +4394,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Storefront Commerce API",
+                     *         "version": "2026-07-16"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         openapi: "3.1.0";
