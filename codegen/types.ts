@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List products
-         * @description Lists the store's products with their variants, newest first by catalogue order. Prices and stock are included only
+         * @description Lists the store's products with their variants, in catalogue order. Prices and stock are included only
          *     when requested through `fields`: `*variants.calculated_price` adds each variant's price in the region
          *     (`region_id`, default United States / USD), `+variants.inventory_quantity` adds stock.
          *     `count` is the total matching the filter, so `offset + limit < count` means another page exists.
@@ -205,7 +205,8 @@ export interface paths {
         put?: never;
         /**
          * Complete a checkout session
-         * @description Always answers `422 delegated_payment_not_supported` for an existing session, whatever the body: this store does not
+         * @description Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any body
+         *     (an ACP `payment_data`, say) is ignored: this store does not
          *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
          *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
          */
@@ -228,7 +229,8 @@ export interface paths {
         /**
          * Complete a checkout session
          * @description The same operation as `completeCheckoutSession`, at the hyphen spelling.
-         *     Always answers `422 delegated_payment_not_supported` for an existing session, whatever the body: this store does not
+         *     Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any body
+         *     (an ACP `payment_data`, say) is ignored: this store does not
          *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
          *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
          */
@@ -1641,6 +1643,7 @@ export interface components {
         /** @description A query or path parameter is invalid; the body names it in `error.param`. Fix the request; do not retry it unchanged. */
         ReadBadRequest: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -1664,6 +1667,7 @@ export interface components {
         /** @description Too many requests from this client in the current window. Transient: wait `Retry-After` seconds. */
         ReadRateLimited: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -1687,6 +1691,7 @@ export interface components {
         /** @description The catalog is unreachable. Transient: retry with backoff. */
         CatalogUnavailable: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -1710,6 +1715,7 @@ export interface components {
         /** @description No such resource. */
         ReadNotFound: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2079,7 +2085,7 @@ export interface components {
                  *       "type": "invalid_request",
                  *       "code": "delegated_payment_not_supported",
                  *       "message": "This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.",
-                 *       "param": "payment_data",
+                 *       "param": "payment_provider",
                  *       "supported_payment_modes": [
                  *         "human_handoff"
                  *       ]
@@ -2813,10 +2819,10 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Identifier of this request, echoed from the `X-Request-Id` request header when it is a safe token, generated otherwise. Quote it when reporting a problem. */
         "X-Request-Id": string;
-        /** @description Seconds to wait before retrying (an integer). */
-        "Retry-After": number;
         /** @description This response must not be stored by any cache. */
         "Cache-Control-No-Store": "no-store";
+        /** @description Seconds to wait before retrying (an integer). */
+        "Retry-After": number;
         /** @description The checkout API version applied to this request (a date). */
         "API-Version": string;
         /** @description Present when the endpoint (or a field in the response) is deprecated (RFC 9745); the value is `@` and the Unix time the deprecation took effect. See `GET /changelog`. */
@@ -3264,24 +3270,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
-        requestBody?: {
-            content: {
-                /**
-                 * @example {
-                 *       "payment_data": {
-                 *         "token": "spt_123",
-                 *         "provider": "stripe"
-                 *       }
-                 *     }
-                 */
-                "application/json": Record<string, never>;
-            };
-        };
+        requestBody?: never;
         responses: {
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
-            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -3300,24 +3292,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Not needed; any JSON object (an ACP `payment_data`, say) is accepted and ignored. */
-        requestBody?: {
-            content: {
-                /**
-                 * @example {
-                 *       "payment_data": {
-                 *         "token": "spt_123",
-                 *         "provider": "stripe"
-                 *       }
-                 *     }
-                 */
-                "application/json": Record<string, never>;
-            };
-        };
+        requestBody?: never;
         responses: {
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
-            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -3341,7 +3319,6 @@ export interface operations {
             200: components["responses"]["CheckoutSessionOk"];
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
-            413: components["responses"]["CheckoutPayloadTooLarge"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
         };
@@ -3364,7 +3341,6 @@ export interface operations {
             200: components["responses"]["CheckoutSessionOk"];
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
-            413: components["responses"]["CheckoutPayloadTooLarge"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
         };

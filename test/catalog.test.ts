@@ -267,10 +267,21 @@ describe('unknown paths and methods', () => {
     expect(body.error.code).toBe('unknown_endpoint');
   });
 
+  it('answers HEAD like GET, without a body', async () => {
+    for (const path of ['/api/store/products?limit=1', '/api/store/collections', '/healthz', '/openapi.json']) {
+      const get = await api.http(path);
+      const head = await api.http(path, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe('');
+      expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    }
+  });
+
   it('answers JSON 405 with Allow for a wrong method', async () => {
     const { status, body, response } = await json('/api/store/products', { method: 'DELETE' });
     expect(status).toBe(405);
-    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
     expect(body.error.code).toBe('method_not_allowed');
   });
 });

@@ -55,6 +55,19 @@ describe('Idempotency-Key', () => {
     expect((await create('key-busy')).status).toBe(201);
   });
 
+  it('releases only its own claim: a key taken over by a later request keeps the later claim', async () => {
+    const { claimIdempotencyKey, releaseIdempotencyKey } = await import('../src/services/idempotency.js');
+    const deps = api.service.deps;
+    const request = { scope: 'createCheckoutSession', key: 'key-takeover', body };
+    const first = await claimIdempotencyKey(deps, request);
+    clock += 61_000; // the first request looks dead: a retry takes the key over
+    const second = await claimIdempotencyKey(deps, request);
+    expect([first.kind, second.kind]).toEqual(['run', 'run']);
+    await releaseIdempotencyKey(deps, request, (first as { claimedAt: Date }).claimedAt); // the first one fails late
+    const record = await deps.db('idempotency_keys').where({ scope: request.scope, key: request.key }).first();
+    expect(new Date(record.created_at).getTime()).toBe((second as { claimedAt: Date }).claimedAt.getTime());
+  });
+
   it('builds exactly one session when the same key arrives many times at once', async () => {
     const before = await cartCount();
     const results = await Promise.all(Array.from({ length: 12 }, () => create('key-race')));

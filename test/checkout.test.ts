@@ -186,6 +186,9 @@ describe('reading, completing and cancelling', () => {
       expect(await plain.json()).toMatchObject({ type: 'invalid_request', code: 'delegated_payment_not_supported', supported_payment_modes: ['human_handoff'] });
       const withPayment = await post(path, { payment_data: { token: 'spt_123', provider: 'stripe' } });
       expect(withPayment.status).toBe(422);
+      // No body is needed, so none is read: even a malformed one or another media type still gets the 422.
+      expect((await api.http(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"payment_data": ' })).status).toBe(422);
+      expect((await api.http(path, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'pay' })).status).toBe(422);
     }
     expect((await api.client.GET('/checkout_sessions/{id}', { params: { path: { id: session.id } } })).data).toEqual(session);
   });

@@ -44,6 +44,7 @@ describe('contract validation of responses', () => {
     const error = { error: { code: 'unknown_endpoint', message: 'm', resolution: 'r' } };
     expect(run('/nowhere', 404, readHeaders, error)).not.toThrow();
     expect(run('/nowhere', 404, readHeaders, { message: 'Not Found' })).toThrow(/ReadError/);
-    expect(run('/nowhere', 200, readHeaders, error)).toThrow(/not 404\/405/);
+    expect(run('/nowhere', 200, readHeaders, error)).toThrow(/not 404\/405\/429/);
+    expect(run('/nowhere', 429, readHeaders, { error: { code: 'rate_limited', message: 'm', resolution: 'r' } })).toThrow(/Retry-After/);
   });
 });

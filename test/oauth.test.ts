@@ -421,7 +421,7 @@ describe('bearer authentication of /agent (the spec’s error table)', () => {
     const { status, body, response } = await json('/agent/products', { method: 'DELETE', headers: bearer(readToken) });
     expect(status).toBe(405);
     expect(body.error).toBe('method_not_allowed');
-    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
   });
 });
 

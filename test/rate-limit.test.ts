@@ -46,6 +46,26 @@ describe('with a limit of 3 per minute', () => {
     expect(await oauth.json()).toMatchObject({ error: 'rate_limited' });
   });
 
+  it('lets a browser read the 429: CORS headers come with it', async () => {
+    const client = { ...freshClient(), Origin: 'https://shop.example' };
+    for (let i = 0; i < 3; i++) await api.http('/api/store/regions', { headers: client });
+    const limited = await api.http('/api/store/regions', { headers: client });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('access-control-allow-origin')).toBe('*');
+    expect(limited.headers.get('access-control-expose-headers')).toContain('Retry-After');
+  });
+
+  it('counts bearer requests to /agent paths that cannot even be decoded', async () => {
+    const client = { ...freshClient(), Authorization: 'Bearer sfat_not_a_token' };
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await api.http('/agent/%ZZ', { headers: client });
+      expect(response.headers.has('ratelimit-remaining')).toBe(true);
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([404, 404, 404, 429]);
+  });
+
   it('keys by client address: another client is not limited', async () => {
     const first = freshClient();
     for (let i = 0; i < 4; i++) await api.http('/healthz', { headers: first });

@@ -76,7 +76,7 @@ export async function sendCachedRead(ctx: AppContext, cache: ReadCache, load: ()
  */
 export function serveCachedReads(cache: ReadCache): AppMiddleware {
   return async (ctx, next) => {
-    const hit = ctx.method === 'GET' ? cache.get(readCacheKey(ctx)) : undefined;
+    const hit = ctx.method === 'GET' || ctx.method === 'HEAD' ? cache.get(readCacheKey(ctx)) : undefined;
     if (hit) return sendRepresentation(ctx, hit);
     await next();
   };

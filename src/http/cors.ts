@@ -10,7 +10,7 @@ const ALLOWED = ['Content-Type', 'Idempotency-Key', 'API-Version', 'If-None-Matc
 export function publicCors(isSelfServed: (path: string) => boolean): AppMiddleware {
   const allowAnyOrigin = cors({
     origin: '*',
-    allowMethods: ['GET', 'POST'],
+    allowMethods: ['GET', 'HEAD', 'POST'],
     allowHeaders: ALLOWED,
     exposeHeaders: EXPOSED,
     maxAge: 600,

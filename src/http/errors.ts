@@ -67,6 +67,16 @@ export function renderError(error: ApiError, surface: Surface): Record<string, u
   }
 }
 
+/** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
+export function isDecodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The error every surface gives for a path with no endpoint. */
 export function unknownEndpoint(method: string, path: string): ApiError {
   return new ApiError(404, 'unknown_endpoint', `No endpoint answers ${method} ${path}.`);

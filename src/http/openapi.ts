@@ -10,7 +10,7 @@ import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import { projectPath } from '../paths.js';
 import type { AppContext, AppMiddleware } from './context.js';
-import { ApiError, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
+import { ApiError, isDecodable, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
@@ -112,8 +112,9 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
         // A protected operation without valid credentials gets its 401 (unauthorizedHandler, next) before any body check.
         if (c.security?.authorized === false && (c.operation.security ?? []).length > 0) return;
         if (c.security?.authorized !== false) await options.afterAuthentication?.(c, ctx);
-        // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first.
-        if (ctx.state.bodyError) throw ctx.state.bodyError;
+        // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first, and only
+        // by operations that take a body (any body sent to the others is ignored).
+        if (ctx.state.bodyError && c.operation.requestBody) throw ctx.state.bodyError;
         requireDeclaredMediaType(c, ctx);
       },
       validationFail: validationFailed,
@@ -151,30 +152,23 @@ function memoizeOperations(api: OpenAPIBackend): void {
 }
 
 export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
-  return METHODS.filter((method) => {
+  const allowed = METHODS.filter((method) => {
     try {
       return Boolean(api.router.matchOperation({ method, path, headers: {} }, true));
     } catch {
       return false;
     }
   }).map((method) => method.toUpperCase());
-}
-
-/** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
-function isDecodable(path: string): boolean {
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
 }
 
 export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
   return async (ctx) => {
     if (!isDecodable(ctx.path)) throw unknownEndpoint(ctx.method, ctx.path);
+    // HEAD is GET without the body (RFC 9110): routed as GET; Koa sends no body for HEAD.
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     await api.handleRequest(
-      { method: ctx.method, path: ctx.path, query: ctx.query as Record<string, string | string[]>, headers: ctx.headers as Record<string, string | string[]>, body: ctx.request.body },
+      { method, path: ctx.path, query: ctx.query as Record<string, string | string[]>, headers: ctx.headers as Record<string, string | string[]>, body: ctx.request.body },
       ctx,
     );
   };

@@ -4,7 +4,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext, AppMiddleware } from './context.js';
-import { ApiError } from './errors.js';
+import { ApiError, isDecodable } from './errors.js';
 
 const WINDOW_SECONDS = 60;
 
@@ -59,6 +59,7 @@ export function rateLimitByAddress(limiter: RateLimiter): AppMiddleware {
   };
 }
 
+/** A request the agent security handler will count per client (it reaches routing: its path can be decoded). */
 export function isBearerAgentRequest(ctx: AppContext): boolean {
-  return /^\/agent(\/|$)/.test(ctx.path) && /^Bearer\s+\S/i.test(ctx.get('Authorization'));
+  return /^\/agent(\/|$)/.test(ctx.path) && /^Bearer\s+\S/i.test(ctx.get('Authorization')) && isDecodable(ctx.path);
 }

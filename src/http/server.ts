@@ -30,8 +30,9 @@ export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServed
   app.use(securityHeaders());
   app.use(noStoreByDefault());
   app.use(errorHandler());
-  app.use(rateLimitByAddress(rateLimiter));
+  // CORS first, so that a browser can read even a 429 (and its Retry-After).
   app.use(publicCors(selfServedPaths));
+  app.use(rateLimitByAddress(rateLimiter));
   app.use(retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`));
   app.use(checkoutVersioning());
   app.use(parseBodies(selfServedPaths));

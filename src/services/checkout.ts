@@ -182,7 +182,7 @@ export async function cancelCheckoutSession(deps: Deps, id: string): Promise<Che
 export async function completeCheckoutSession(deps: Deps, id: string): Promise<never> {
   await findSessionCart(deps, id);
   throw new ApiError(422, 'delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
-    param: 'payment_data',
+    param: 'payment_provider',
     details: { supported_payment_modes: ['human_handoff'] },
   });
 }

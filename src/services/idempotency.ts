@@ -24,7 +24,8 @@ export interface StoredResult {
   apiVersion: string;
 }
 
-export type Claim = { kind: 'run' } | { kind: 'replay'; result: StoredResult };
+/** `claimedAt` identifies this request's record, so it can release exactly that one. */
+export type Claim = { kind: 'run'; claimedAt: Date } | { kind: 'replay'; result: StoredResult };
 
 /** JSON with object keys sorted, so bodies equal as parsed JSON hash the same whatever their key order. */
 function canonicalJson(value: unknown): string {
@@ -65,14 +66,15 @@ export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest
   const hash = requestHash(request.body);
   for (;;) {
     const now = deps.now();
+    const claimedAt = new Date(now);
     const claimed = await repo.insertInFlight(deps.db, {
       scope: request.scope,
       key: request.key,
       request_hash: hash,
-      created_at: new Date(now),
+      created_at: claimedAt,
       expires_at: new Date(now + RETENTION_MS),
     });
-    if (claimed) return { kind: 'run' };
+    if (claimed) return { kind: 'run', claimedAt };
     const existing = await repo.findRecord(deps.db, request.scope, request.key);
     if (!existing) continue; // removed between our insert and read: try again
     if (isStale(existing, now)) {
@@ -88,10 +90,12 @@ export function idempotentResultStatement(deps: Deps, request: IdempotentRequest
   return repo.completeRecordStatement(deps.db, request.scope, request.key, result);
 }
 
-/** Frees the key after a failed attempt, so a retry runs again (a failure is never replayed). */
-export async function releaseIdempotencyKey(deps: Deps, request: IdempotentRequest): Promise<void> {
-  const record = await repo.findRecord(deps.db, request.scope, request.key);
-  if (record?.state === 'in_flight') await repo.deleteRecord(deps.db, record);
+/**
+ * Frees the key after a failed attempt, so a retry runs again (a failure is never replayed). Only this request's own
+ * in-flight record goes: if another request took the key over meanwhile, its record stays.
+ */
+export async function releaseIdempotencyKey(deps: Deps, request: IdempotentRequest, claimedAt: Date): Promise<void> {
+  await repo.deleteInFlightRecord(deps.db, { scope: request.scope, key: request.key, created_at: claimedAt });
 }
 
 /** Deletes records past their retention, hourly, so the table stays small. */

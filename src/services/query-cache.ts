@@ -21,6 +21,8 @@ function cacheOf(db: Db): LRUCache<string, { value: unknown }, Load> {
 
 /** The answer of `load` for `key`, from the last 60 s when there is one. */
 export async function cachedQuery<T>(db: Db, key: string, load: () => Promise<T>): Promise<T> {
+  // Inside a transaction the answer must be the transaction's own view, and the transaction object lives for one use.
+  if ((db as { isTransaction?: boolean }).isTransaction) return load();
   const entry = await cacheOf(db).fetch(key, { context: load });
   return entry!.value as T;
 }

@@ -82,9 +82,13 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
   check(validate(body), `${where}: body does not match the schema: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 1000)}`);
 }
 
-/** Responses of paths or methods the document has no operation for: 404/405 in the surface's error shape. */
+/**
+ * Responses of paths or methods the document has no operation for: 404/405 in the surface's error shape, or the 429
+ * the rate limit gives any request (the document's description covers both).
+ */
 function validateUnrouted(response: Response, text: string, path: string, where: string): void {
-  check(response.status === 404 || response.status === 405, `${where}: no documented operation, and the status ${response.status} is not 404/405`);
+  check([404, 405, 429].includes(response.status), `${where}: no documented operation, and the status ${response.status} is not 404/405/429`);
+  if (response.status === 429) check(response.headers.has('retry-after'), `${where}: 429 without Retry-After`);
   const schemaName = SURFACE_ERROR_SCHEMAS[surfaceOf(path)]!;
   const validate = validatorAt(`/components/schemas/${schemaName}`);
   check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
@@ -103,13 +107,16 @@ export function validateResponse(method: string, url: URL, response: Response, t
   if (method === 'OPTIONS' && response.status === 204) return validatePreflight(response, where);
   const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, '') : url.pathname; // a trailing slash is ignored
   const match = templates.find(({ pattern }) => pattern.test(path));
-  const operation = match && document.paths[match.template][method.toLowerCase()];
+  // HEAD is answered as GET without a body (RFC 9110): it is checked against the GET operation, headers only.
+  const operationMethod = method === 'HEAD' ? 'get' : method.toLowerCase();
+  const operation = match && document.paths[match.template][operationMethod];
   if (!match || !operation) return validateUnrouted(response, text, url.pathname, where);
-  const responsesPointer = `/paths/${escape(match.template)}/${method.toLowerCase()}/responses`;
+  const responsesPointer = `/paths/${escape(match.template)}/${operationMethod}/responses`;
   const raw = operation.responses[String(response.status)];
   check(raw !== undefined, `${where}: status ${response.status} is not documented for ${operation.operationId}`);
   const [responseObject, pointer] = resolve(raw, `${responsesPointer}/${response.status}`);
   validateHeaders(response, responseObject.headers, where, `${pointer}/headers`);
+  if (method === 'HEAD') return check(text === '', `${where}: a HEAD response must have no body`);
   validateBody(response, text, responseObject, where, pointer);
 }
 

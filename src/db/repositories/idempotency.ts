@@ -29,6 +29,11 @@ export async function deleteRecord(db: Db, record: Pick<IdempotencyRecord, 'scop
   await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at }).delete();
 }
 
+/** Removes an in-flight record, only the one created at that time. */
+export async function deleteInFlightRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>): Promise<void> {
+  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' }).delete();
+}
+
 /** The statement that marks the record completed with its answer (run alongside the write it describes). */
 export function completeRecordStatement(db: Db, scope: string, key: string, result: { status: number; body: unknown; apiVersion: string }): Knex.QueryBuilder {
   return db('idempotency_keys')

@@ -40,7 +40,7 @@ async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.C
     });
     ctx.status = 201;
   } catch (error) {
-    await releaseIdempotencyKey(deps, request).catch((releaseError) => ctx.state.log.warn({ err: releaseError }, 'could not release idempotency key'));
+    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError) => ctx.state.log.warn({ err: releaseError }, 'could not release idempotency key'));
     throw error;
   }
 }
