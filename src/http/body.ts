@@ -2,7 +2,7 @@
 // recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors).
 import { bodyParser } from '@koa/bodyparser';
 import type { AppMiddleware } from './context.js';
-import { ApiError, surfaceOf } from './errors.js';
+import { ApiError, badRequestCode, surfaceOf } from './errors.js';
 
 export const BODY_LIMIT = '100kb';
 const MAX_DEPTH = 32;
@@ -19,9 +19,7 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
 }
 
 function tooDeep(path: string): ApiError {
-  const surface = surfaceOf(path);
-  const code = surface === 'oauth' ? 'invalid_request' : surface === 'read' ? 'invalid_parameter' : 'invalid_body';
-  return new ApiError(400, code, `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
+  return new ApiError(400, badRequestCode(surfaceOf(path), 'invalid_body'), `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
 }
 
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */

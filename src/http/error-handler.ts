@@ -2,7 +2,7 @@
 // path belongs to. Unexpected errors are logged and answered without internals.
 import { isDatabaseUnavailable, isRejectedInput } from '../db/knex.js';
 import type { AppMiddleware } from './context.js';
-import { ApiError, databaseUnavailable, renderError, surfaceOf, type Surface } from './errors.js';
+import { ApiError, badRequestCode, databaseUnavailable, renderError, surfaceOf, type Surface } from './errors.js';
 import { DEFAULT_API_VERSION } from './versioning.js';
 
 interface HttpError extends Error {
@@ -17,19 +17,16 @@ function fromHttpError(error: HttpError, surface: Surface): ApiError | undefined
     return new ApiError(413, 'payload_too_large', 'The request body is larger than the 100 kB limit.', { param: 'body' });
   }
   if (error.status === 400 || error.status === 415 || error.status === 422) {
-    const code = surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : 'invalid_body';
-    return new ApiError(400, code, 'The request body could not be parsed: send well-formed JSON (or a form, on OAuth endpoints).', { param: 'body' });
+    return new ApiError(400, badRequestCode(surface, 'invalid_body'), 'The request body could not be parsed: send well-formed JSON (or a form, on OAuth endpoints).', { param: 'body' });
   }
   return undefined;
 }
-
-const INVALID_INPUT_CODE: Record<Surface, string> = { read: 'invalid_parameter', checkout: 'invalid_field', oauth: 'invalid_request' };
 
 function toApiError(error: unknown, surface: Surface): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (isDatabaseUnavailable(error)) return databaseUnavailable(surface);
   // A safety net behind the contract's patterns: a value the database cannot even compare is the request's fault.
-  if (isRejectedInput(error)) return new ApiError(400, INVALID_INPUT_CODE[surface], 'A value in the request contains characters or numbers that are not accepted.');
+  if (isRejectedInput(error)) return new ApiError(400, badRequestCode(surface, 'invalid_field'), 'A value in the request contains characters or numbers that are not accepted.');
   if (error instanceof Error) return fromHttpError(error as HttpError, surface);
   return undefined;
 }

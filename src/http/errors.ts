@@ -67,6 +67,14 @@ export function renderError(error: ApiError, surface: Surface): Record<string, u
   }
 }
 
+/**
+ * The code of a 400 on each surface: reads say `invalid_parameter`, OAuth and agent RFC 6749's `invalid_request`;
+ * checkout names the problem precisely (`checkoutCode`).
+ */
+export function badRequestCode(surface: Surface, checkoutCode: string): string {
+  return surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : checkoutCode;
+}
+
 /** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
 export function isDecodable(path: string): boolean {
   try {

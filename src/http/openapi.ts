@@ -10,7 +10,7 @@ import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import { projectPath } from '../paths.js';
 import type { AppContext, AppMiddleware } from './context.js';
-import { ApiError, isDecodable, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
+import { ApiError, badRequestCode, isDecodable, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
@@ -40,8 +40,7 @@ function canonicalParam(c: Context, param: string): string {
 
 function validationFailed(c: Context, ctx: AppContext): never {
   const problem = firstProblem(c.validation.errors ?? []);
-  const surface = surfaceOf(ctx.path);
-  const code = surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : CHECKOUT_VALIDATION_CODES[problem.kind];
+  const code = badRequestCode(surfaceOf(ctx.path), CHECKOUT_VALIDATION_CODES[problem.kind]);
   const param = canonicalParam(c, problem.param);
   throw new ApiError(400, code, problem.message.replace(problem.param, param), { param });
 }
@@ -60,8 +59,7 @@ function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
   const accepted = Object.keys(requestBody.content);
   const sent = mediaType(ctx);
   if (!accepted.includes(sent)) {
-    const surface = surfaceOf(ctx.path);
-    throw new ApiError(400, surface === 'oauth' ? 'invalid_request' : 'invalid_content_type', `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, {
+    throw new ApiError(400, badRequestCode(surfaceOf(ctx.path), 'invalid_content_type'), `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, {
       param: 'Content-Type',
     });
   }
