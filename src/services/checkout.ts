@@ -173,9 +173,8 @@ export async function getCheckoutSession(deps: Deps, id: string): Promise<Checko
 
 /** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
 export async function cancelCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
-  await findSessionCart(deps, id);
-  await carts.cancelCart(deps.db, id, new Date(deps.now()));
-  return getCheckoutSession(deps, id);
+  await carts.cancelSession(deps.db, id, new Date(deps.now()));
+  return getCheckoutSession(deps, id); // 404 for an unknown id (or an agent's open cart, which the update left alone)
 }
 
 /** Completion never happens through the API: payment is a human hand-off at checkout_url. */

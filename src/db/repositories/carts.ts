@@ -50,7 +50,7 @@ export async function findCart(db: Db, id: string): Promise<CartRow | undefined>
 
 const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at'] as const;
 
-/** A cart and its lines (as listCartLines returns them) in one query: one round trip to read a session. */
+/** A cart and its lines, each with its variant's current title and price in the cart's region, in one query. */
 export async function findCartWithLines(db: Db, id: string): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
   const rows = await db('carts as c')
     .leftJoin('cart_line_items as l', 'l.cart_id', 'c.id')
@@ -74,21 +74,13 @@ export async function findCartWithLines(db: Db, id: string): Promise<{ cart: Car
   return { cart, lines };
 }
 
-export async function listCartLines(db: Db, cart: Pick<CartRow, 'id' | 'region_id'>): Promise<CartLineRow[]> {
-  return db('cart_line_items as l')
-    .join('variants as v', 'v.id', 'l.variant_id')
-    .join('products as p', 'p.id', 'v.product_id')
-    .leftJoin('variant_prices as vp', function joinPrice() {
-      this.on('vp.variant_id', 'l.variant_id').andOnVal('vp.region_id', cart.region_id);
-    })
-    .where('l.cart_id', cart.id)
-    .orderBy('l.position')
-    .select('l.id', 'l.variant_id', 'l.quantity', 'v.title', { product_title: 'p.title', price_amount: 'vp.amount' });
+export async function listCartLines(db: Db, cart: Pick<CartRow, 'id'>): Promise<CartLineRow[]> {
+  return (await findCartWithLines(db, cart.id))?.lines ?? [];
 }
 
-/** Cancels a session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
-export async function cancelCart(db: Db, id: string, at: Date): Promise<void> {
-  await db('carts').where({ id }).whereNot({ status: 'canceled' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
+/** Cancels a checkout session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
+export async function cancelSession(db: Db, id: string, at: Date): Promise<void> {
+  await db('carts').where({ id, status: 'ready_for_payment' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
 }
 
 // Agent carts: an OAuth client's `open` cart, changed line by line until it becomes a checkout session.
