@@ -12,7 +12,7 @@ import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { isMcpPath, mcpRoutes } from './mcp/index.js';
 import { createApp } from './http/server.js';
-import { DEPRECATIONS, type Deprecation } from './domain/versioning.js';
+import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
 
@@ -56,7 +56,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log,
     now: options.now ?? Date.now,
     rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
-    deprecations: [...DEPRECATIONS, ...(options.deprecations ?? [])],
+    deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     readCache: createReadCache(),
   };
   const stopJanitor = startIdempotencyJanitor(deps);

@@ -32,7 +32,7 @@ export const API_VERSIONS: ApiVersion[] = [
 /** Nothing is being retired today. Add an entry here to announce a retirement (at least 90 days ahead). */
 export const DEPRECATIONS: Deprecation[] = [];
 
-export const MIN_SUNSET_NOTICE_DAYS = 90;
+const MIN_SUNSET_NOTICE_DAYS = 90;
 
 export type VersionResolution = { ok: true; version: string } | { ok: false; reason: string };
 
@@ -73,6 +73,16 @@ export function sunsetHeader(entry: Deprecation): string {
   return new Date(`${entry.sunsetAt}T00:00:00Z`).toUTCString();
 }
 
-export function noticeDays(entry: Deprecation): number {
+function noticeDays(entry: Deprecation): number {
   return Math.round((Date.parse(entry.sunsetAt) - Date.parse(entry.deprecatedAt)) / 86_400_000);
+}
+
+/** The spec's promise: nothing is retired with less than 90 days of Deprecation/Sunset notice. Checked at start. */
+export function checkNoticePeriods(deprecations: Deprecation[]): Deprecation[] {
+  for (const entry of deprecations) {
+    if (!(noticeDays(entry) >= MIN_SUNSET_NOTICE_DAYS)) {
+      throw new Error(`Retirement of ${entry.subject} gives ${noticeDays(entry)} days of notice; at least ${MIN_SUNSET_NOTICE_DAYS} are required.`);
+    }
+  }
+  return deprecations;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deprecationHeader, resolveApiVersion, sunsetHeader, type ApiVersion } from '../../src/domain/versioning.js';
+import { checkNoticePeriods, deprecationHeader, resolveApiVersion, sunsetHeader, type ApiVersion } from '../../src/domain/versioning.js';
 
 const versions: ApiVersion[] = [
   { version: '2026-07-16', released: '2026-07-16', changes: [] },
@@ -28,5 +28,16 @@ describe('retirement headers', () => {
   it('formats Deprecation as an RFC 9745 date and Sunset as an HTTP-date', () => {
     expect(deprecationHeader(entry)).toBe(`@${Date.UTC(2026, 10, 1) / 1000}`);
     expect(sunsetHeader(entry)).toBe('Mon, 01 Feb 2027 00:00:00 GMT');
+  });
+});
+
+describe('retirement notice periods', () => {
+  const entry = (deprecatedAt: string, sunsetAt: string) => ({ subject: 'POST /x', method: 'POST', path: /x/, deprecatedAt, sunsetAt, description: 'd' });
+  it('accepts 90 days or more of notice', () => {
+    expect(checkNoticePeriods([entry('2026-11-01', '2027-01-30'), entry('2026-11-01', '2027-06-01')])).toHaveLength(2);
+  });
+  it('refuses less than 90 days, or a sunset that is not a date', () => {
+    expect(() => checkNoticePeriods([entry('2026-11-01', '2027-01-29')])).toThrow(/89 days/);
+    expect(() => checkNoticePeriods([entry('2026-11-01', 'soon')])).toThrow(/at least 90/);
   });
 });
