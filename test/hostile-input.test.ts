@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
+import { expectHarmless, fingerprint as fingerprintOf, hostileBody as body, hostileContentType as contentType, sqlish } from './support/hostile.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -19,45 +20,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-/** Row count and content hash of every table: any change to stored data changes it. */
-async function fingerprint(): Promise<string> {
-  const db = api.service.deps.db;
-  const tables = ((await db.raw(`select tablename from pg_tables where schemaname = current_schema() and tablename not like 'knex_%' order by tablename`)).rows as { tablename: string }[]).map((row) => row.tablename);
-  const parts = [];
-  for (const table of tables) {
-    const { rows } = await db.raw(`select count(*)::int as n, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as h from ?? t`, [table]);
-    parts.push(`${table}:${rows[0].n}:${rows[0].h}`);
-  }
-  return parts.join(',');
-}
-
-const sqlish = fc.constantFrom("' OR 1=1 --", "'); DROP TABLE carts; --", '"; SELECT pg_sleep(5); --', '\u0000', '%00', '../../etc/passwd', '${jndi:ldap://x}', '<script>alert(1)</script>');
-const pollution = fc.constantFrom('__proto__', 'constructor', 'prototype', '__defineGetter__', 'hasOwnProperty');
-const hostileString = fc.oneof(sqlish, fc.string({ maxLength: 40 }), fc.string({ minLength: 1000, maxLength: 20_000 }), fc.string({ unit: 'grapheme', maxLength: 30 }));
-const hostileValue = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    hostileString,
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(pollution, fc.string({ maxLength: 12 }), fc.constantFrom('items', 'id', 'quantity', 'promo_codes', 'scope', 'grant_types', 'region_id')), tie('value'), { maxKeys: 5 }),
-  ),
-})).value;
-const itemsLike = fc.record({ items: fc.oneof(hostileValue, fc.array(fc.dictionary(fc.oneof(pollution, fc.constantFrom('id', 'variant_id', 'handle', 'sku', 'quantity')), hostileValue, { maxKeys: 4 }), { maxLength: 5 })) }, { requiredKeys: [] });
-const deepNesting = fc.integer({ min: 33, max: 3_000 }).map((depth) => '{"items":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
-const invalidUtf8 = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => Buffer.concat([Buffer.from('{"items":[{"id":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(bytes), Buffer.from('"}]}')]));
-const body = fc.oneof(
-  hostileValue.map((value) => JSON.stringify(value) ?? 'null'),
-  itemsLike.map((value) => JSON.stringify(value)),
-  deepNesting,
-  invalidUtf8,
-  hostileString,
-  fc.constant(''),
-);
-const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', undefined);
+const fingerprint = () => fingerprintOf(api.service.deps.db);
 
 const writeEndpoints = [
   '/checkout_sessions',
@@ -68,12 +31,6 @@ const writeEndpoints = [
   '/oauth/token',
   '/oauth/revoke',
 ];
-
-async function expectHarmless(response: Response): Promise<void> {
-  expect(response.status).toBeLessThan(500);
-  const type = response.headers.get('content-type') ?? '';
-  if (response.status !== 304) expect(type).toMatch(/json|html/);
-}
 
 describe('hostile input', () => {
   it.each(writeEndpoints)('POST %s never answers 5xx and never changes stored data when it fails', async (path) => {
