@@ -8,6 +8,7 @@ import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
+import { protocolResourceHandlers } from './protocols/resources.js';
 import { versioningHandlers } from './versioning/index.js';
 
 export function createHandlers(deps: Deps, document: Document): OperationHandlers {
@@ -19,5 +20,6 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
     ...agentCartHandlers(deps),
+    ...protocolResourceHandlers(deps),
   };
 }

@@ -21,15 +21,18 @@ export interface AppParts {
   extraRoutes?: AppMiddleware;
   /** Paths served by `extraRoutes`, which read their own bodies and apply their own Origin policy. */
   selfServedPaths?: (path: string) => boolean;
+  /** The ACP/UCP bindings: complete pipelines of their own, tried before CORS, the rate limit and body parsing. */
+  protocolRoutes?: AppMiddleware;
 }
 
-export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false }: AppParts): Koa<AppState> {
+export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false, protocolRoutes }: AppParts): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
   app.silent = true; // errors are logged once, by the error handler
   app.use(requestContext(deps.log));
   app.use(securityHeaders());
   app.use(noStoreByDefault());
   app.use(errorHandler());
+  if (protocolRoutes) app.use(protocolRoutes);
   // CORS first, so that a browser can read even a 429 (and its Retry-After).
   app.use(publicCors(selfServedPaths));
   app.use(rateLimitByAddress(rateLimiter));
