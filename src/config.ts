@@ -13,6 +13,7 @@ export interface Config {
   mcpAllowedOrigins: string[];
   logLevel: string;
   protocols: ProtocolConfig;
+  payments: PaymentsConfig;
 }
 
 /** The ACP and UCP bindings (see README, "ACP and UCP"). */
@@ -30,6 +31,11 @@ export interface ProtocolConfig {
   /** `psp` of the ACP payment handler. */
   paymentPsp: string;
 }
+
+/** Who takes payment behind checkout_url: Stripe, or the built-in test processor (no money moves). */
+export type PaymentsConfig =
+  | { mode: 'test' }
+  | { mode: 'stripe'; secretKey: string; webhookSecret: string; apiUrl: string | undefined };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -129,6 +135,30 @@ function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): Pr
   };
 }
 
+const PAYMENT_MODES = ['stripe', 'test'];
+
+/**
+ * Stripe when its keys are set; otherwise the test processor, which production refuses unless asked for explicitly
+ * (a store that looks open but cannot take money is worse than one that does not start).
+ */
+function payments(env: Env): PaymentsConfig {
+  const secretKey = read(env, 'STRIPE_SECRET_KEY');
+  const webhookSecret = read(env, 'STRIPE_WEBHOOK_SECRET');
+  const requested = read(env, 'PAYMENTS_MODE')?.toLowerCase();
+  if (requested !== undefined && !PAYMENT_MODES.includes(requested)) throw new ConfigError(`PAYMENTS_MODE must be stripe or test, got "${requested}"`);
+  if (Boolean(secretKey) !== Boolean(webhookSecret)) throw new ConfigError('STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together');
+  const apiUrl = read(env, 'STRIPE_API_URL') === undefined ? undefined : absoluteUrl(env, 'STRIPE_API_URL', '');
+  if (requested === 'test') return { mode: 'test' };
+  if (secretKey && webhookSecret) return { mode: 'stripe', secretKey, webhookSecret, apiUrl };
+  if (requested === 'stripe') throw new ConfigError('PAYMENTS_MODE=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  if (read(env, 'NODE_ENV') === 'production') {
+    throw new ConfigError(
+      'NODE_ENV=production and no payment processor is configured: set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or PAYMENTS_MODE=test to take test payments (no money moves)',
+    );
+  }
+  return { mode: 'test' };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const baseUrl = absoluteUrl(env, 'BASE_URL', `http://localhost:${port}`);
@@ -151,5 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     protocols: protocolConfig(env, baseUrl, checkoutUrlTemplate(env, baseUrl)),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),
     logLevel,
+    payments: payments(env),
   };
 }

@@ -9,6 +9,7 @@ import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
 import { protocolResourceHandlers } from './protocols/resources.js';
+import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
 export function createHandlers(deps: Deps, document: Document): OperationHandlers {
@@ -16,6 +17,7 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...catalogHandlers(deps),
     ...operationsHandlers(deps, document),
     ...checkoutHandlers(deps),
+    ...paymentHandlers(deps),
     ...versioningHandlers(deps),
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
