@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
+import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
 import { cartCount, PROTOCOL_BASE_URL, PROTOCOL_ENV, protocolFetch, startProfileServer, ucpHeaders, type ProfileServer } from './support/protocols.js';
 
@@ -303,6 +304,24 @@ describe('UCP checkout', () => {
     expect(replay.text).toBe(canceled.text);
     for (const [method, suffix, body] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
       const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: body && json(body) });
+      expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
+    }
+  });
+});
+
+describe('UCP after payment', () => {
+  it('a session paid on the pay page is completed with its order; it can no longer change', async () => {
+    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } })).body;
+    await payWithTestProcessor(api, created.id);
+    const path = `/ucp/checkout-sessions/${created.id}`;
+    const { body } = await protocolFetch(api, path, { headers: ucpHeaders(full) });
+    expect(body.status).toBe('completed');
+    expect(body.order).toEqual({ id: expect.stringMatching(/^order_/), permalink_url: expect.stringMatching(/^https:\/\/shop\.example\.com\/orders\//), label: expect.any(String) });
+    expect(body.continue_url).toBeUndefined();
+    expect(body.messages.map((message: any) => message.code)).not.toContain('payment_handoff_required');
+    expect(amounts(body.totals)).toEqual(amounts(created.totals));
+    for (const [method, suffix, payload] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
+      const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: payload && json(payload) });
       expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
     }
   });

@@ -10,7 +10,8 @@ import { checkoutUrlFor } from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
 import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
-import { priceStoredCart } from './checkout.js';
+import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
+import { findOrderBySession } from '../db/repositories/orders.js';
 import { cachedQuery } from './query-cache.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
@@ -100,27 +101,34 @@ function buyerOf(cart: carts.CartRow): BuyerDetails | null {
   return Object.keys(buyer).length ? buyer : null;
 }
 
-/** A stored session priced now, in the protocols' terms; undefined for an unknown id or an agent's open cart. */
+/** A stored session in the protocols' terms, priced now, or once paid as its order was charged; undefined for an unknown id or an agent's open cart. */
 export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promise<ProtocolSession | undefined> {
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
   const { cart, lines: allLines } = found;
-  const { rows, priced, promotion, messages } = await priceStoredCart(deps, cart, allLines, db);
+  const current = await priceStoredCart(deps, cart, allLines, db);
+  const paid = cart.status === 'completed' ? await findOrderBySession(db, id) : undefined;
+  // A paid session shows what was charged: the order's lines and amounts, never recomputed.
+  const priced = paid ? orderAsPricedCart(paid) : current.priced;
+  const rowOf = (variantId: string) => allLines.find((row) => row.variant_id === variantId)!;
+  const rows = priced.lines.map((line) => rowOf(line.variantId));
   return toProtocolSession(
     {
       id: cart.id,
       storedStatus: cart.status,
       lines: rows.map((row) => ({ id: row.id, productId: row.product_id, sku: row.sku, imageUrl: row.thumbnail })),
-      unavailableLines: allLines.length - rows.length,
+      unavailableLines: paid ? 0 : allLines.length - rows.length,
       codes: cart.promo_codes,
-      applied: promotion,
-      promoMessages: messages,
+      applied: current.promotion,
+      promoMessages: paid ? [] : current.messages,
       buyer: buyerOf(cart),
       fulfillmentDetails: cart.fulfillment_details ?? null,
       createdAt: new Date(cart.created_at),
       updatedAt: new Date(cart.updated_at),
       continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
-      order: null,
+      order: paid
+        ? { id: paid.order.id, orderNumber: paid.order.order_number, status: paid.order.status, permalinkUrl: orderPermalink(deps, paid.order.permalink_token) }
+        : null,
     },
     { ...priced, lines: priced.lines.map((line, index) => ({ ...line, title: rows[index]!.product_title })) },
   );
