@@ -11,7 +11,7 @@ import { newId } from '../domain/ids.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
 import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
 import { cachedQuery } from './query-cache.js';
 
@@ -119,8 +119,8 @@ export async function createCheckoutSession(deps: Deps, input: CheckoutSessionIn
   return session;
 }
 
-function sessionNotFound(id: string): ApiError {
-  return new ApiError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: 'id' });
+function sessionNotFound(id: string): NotFound {
+  return new NotFound(`No checkout session with id ${id}.`, { param: 'id' });
 }
 
 /** Lines whose variant is no longer sold in the region are left out and reported, rather than priced at zero. */
@@ -180,7 +180,7 @@ export async function cancelCheckoutSession(deps: Deps, id: string): Promise<Che
 /** Completion never happens through the API: payment is a human hand-off at checkout_url. */
 export async function completeCheckoutSession(deps: Deps, id: string): Promise<never> {
   await findSessionCart(deps, id);
-  throw new ApiError(422, 'delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
+  throw new Unprocessable('delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
     param: 'payment_provider',
     details: { supported_payment_modes: ['human_handoff'] },
   });

@@ -3,7 +3,6 @@
 import type { Deps } from '../../deps.js';
 import type { CheckoutSession } from '../../domain/checkout-session.js';
 import type { AppContext } from '../../http/context.js';
-import { ApiError } from '../../http/errors.js';
 import { getCheckoutSession } from '../../services/checkout.js';
 
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -43,13 +42,7 @@ ${status}
 }
 
 export async function renderPaymentPage(deps: Deps, ctx: AppContext, id: string): Promise<void> {
-  let session: CheckoutSession;
-  try {
-    session = await getCheckoutSession(deps, id);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, 'not_found', error.message, { resolution: 'Use the checkout_url of a session you created.' });
-    throw error;
-  }
+  const session = await getCheckoutSession(deps, id);
   ctx.set('Content-Security-Policy', PAGE_CSP);
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = pageFor(session);
