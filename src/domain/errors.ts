@@ -60,7 +60,7 @@ export class BadRequest extends DomainError {
 /** The thing the request names does not exist (for this caller). */
 export class NotFound extends DomainError {}
 
-export type ConflictReason = 'idempotency_in_flight' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
+export type ConflictReason = 'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {
@@ -106,6 +106,17 @@ export class ForbiddenScope extends DomainError {
     readonly challenge?: string,
   ) {
     super(message, { details: { scope } });
+  }
+}
+
+/** The caller may not do this at all: a cross-site form post, a test payment where test payments are off. */
+export class Forbidden extends DomainError {
+  constructor(
+    readonly reason: 'cross_site_request' | 'test_payments_disabled',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
   }
 }
 

@@ -6,6 +6,7 @@ import {
   BadRequest,
   Conflict,
   DomainError,
+  Forbidden,
   ForbiddenScope,
   InvalidClient,
   MethodNotAllowed,
@@ -53,7 +54,7 @@ export function isDecodable(path: string): boolean {
 function statusOf(error: DomainError | undefined, surface: Surface): number {
   if (error instanceof BadRequest) return 400;
   if (error instanceof InvalidClient || error instanceof Unauthorized) return 401;
-  if (error instanceof ForbiddenScope) return 403;
+  if (error instanceof ForbiddenScope || error instanceof Forbidden) return 403;
   if (error instanceof NotFound || error instanceof UnknownEndpoint) return 404;
   if (error instanceof MethodNotAllowed) return 405;
   if (error instanceof Conflict) return 409;
@@ -77,6 +78,7 @@ function headersOf(error: DomainError | undefined): Record<string, string> {
 function readCode(error: DomainError | undefined): ReadCode {
   if (error instanceof BadRequest) return 'invalid_parameter';
   if (error instanceof NotFound) return 'not_found';
+  if (error instanceof Forbidden) return error.reason;
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
   if (error instanceof MethodNotAllowed) return 'method_not_allowed';
   if (error instanceof PayloadTooLarge) return 'payload_too_large';
@@ -91,7 +93,7 @@ function checkoutCode(error: DomainError | undefined): CheckoutCode {
   // The OAuth reasons never arise on checkout; were one to, it is a field the request got wrong.
   if (error instanceof BadRequest) return OAUTH_REASONS.has(error.reason) ? 'invalid_field' : (error.reason as CheckoutCode);
   if (error instanceof NotFound) return 'session_not_found';
-  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' ? error.reason : 'invalid_field';
+  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? error.reason : 'invalid_field';
   if (error instanceof Unprocessable) return error.reason;
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
   if (error instanceof MethodNotAllowed) return 'method_not_allowed';
@@ -108,7 +110,7 @@ function oauthCode(error: DomainError | undefined): OAuthCode {
   if (error instanceof ForbiddenScope) return 'insufficient_scope';
   if (error instanceof InvalidClient) return 'invalid_client';
   if (error instanceof NotFound) return 'not_found';
-  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' ? 'invalid_request' : error.reason;
+  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? 'invalid_request' : error.reason;
   if (error instanceof Unprocessable) return 'invalid_request';
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
   if (error instanceof MethodNotAllowed) return 'method_not_allowed';
