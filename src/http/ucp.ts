@@ -8,8 +8,7 @@ import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { runIdempotently } from '../services/protocol-idempotency.js';
 import { createProfileResolver, negotiate, profileUrlOf, type Negotiated, type ProfileResolver } from '../services/ucp-profiles.js';
 import type { AppContext } from './context.js';
-import { ApiError } from './errors.js';
-import { isUuid, jsonResponse, matchProtocolRoute, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
+import { isUuid, jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
@@ -67,7 +66,7 @@ export function businessProfile(deps: Deps) {
 }
 
 /** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
-function renderError(error: ApiError, baseUrl: string): ProtocolResponse {
+function renderError(error: ProtocolError, baseUrl: string): ProtocolResponse {
   const headers = { ...error.options.headers };
   return jsonResponse(error.status, { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}), continue_url: `${baseUrl}/` }, headers);
 }
@@ -100,7 +99,7 @@ async function negotiateWith(deps: Deps, profiles: ProfileResolver, profileUrl: 
   const result = await profiles(profileUrl);
   if (!result.ok) {
     if (result.problem.code === 'invalid_profile_url' || !lenient) {
-      throw new ApiError(result.problem.status, result.problem.code, result.content);
+      throw new ProtocolError(result.problem.status, result.problem.code, result.content);
     }
     return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   }
@@ -112,8 +111,8 @@ async function negotiateWith(deps: Deps, profiles: ProfileResolver, profileUrl: 
 
 function requiredUuidHeader(ctx: AppContext, name: string, codes: { missing: string; invalid: string }): string {
   const value = ctx.get(name);
-  if (!value) throw new ApiError(400, codes.missing, `The ${name} header is required.`, { param: name });
-  if (!isUuid(value)) throw new ApiError(400, codes.invalid, `${name} must be a UUID.`, { param: name });
+  if (!value) throw new ProtocolError(400, codes.missing, `The ${name} header is required.`, { param: name });
+  if (!isUuid(value)) throw new ProtocolError(400, codes.invalid, `${name} must be a UUID.`, { param: name });
   return value;
 }
 
@@ -126,7 +125,7 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
     const profileUrl = profileUrlOf(ctx.get('UCP-Agent'));
     if (!profileUrl) {
-      throw new ApiError(400, 'invalid_profile_url', 'UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile="https://…".', { param: 'UCP-Agent' });
+      throw new ProtocolError(400, 'invalid_profile_url', 'UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile="https://…".', { param: 'UCP-Agent' });
     }
     const requestId = requiredUuidHeader(ctx, 'Request-Id', { missing: 'request_id_required', invalid: 'invalid_request_id' });
     ctx.set('Request-Id', requestId);
@@ -142,7 +141,7 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       try {
         return await operations[route.op](db, call);
       } catch (error) {
-        if (error instanceof ApiError && error.status < 500) return renderError(error, baseUrl);
+        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
         throw error;
       }
     });
@@ -152,9 +151,9 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       case 'replayed':
         return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
       case 'conflict':
-        throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
+        throw new ProtocolError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
       case 'in_flight':
-        throw new ApiError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+        throw new ProtocolError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
     }
   }
 
@@ -168,7 +167,7 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       }
       await serveCheckout(ctx);
     } catch (error) {
-      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx), baseUrl), { 'Cache-Control': 'no-store' });
+      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' }), baseUrl), { 'Cache-Control': 'no-store' });
     }
   };
 }

@@ -5,8 +5,7 @@ import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { toUcpCheckout, ucpErrorResponse, ucpMessage, type UcpLink, type UcpMessage } from '../../domain/ucp-checkout.js';
-import { ApiError } from '../../http/errors.js';
-import { jsonResponse } from '../../http/protocol-io.js';
+import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
 import { resolveRegion } from '../../services/catalog.js';
 import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
@@ -49,7 +48,7 @@ export function ucpLinks(deps: Deps): UcpLink[] {
 
 function validated<T>(name: RequestSchemaName, body: unknown): T {
   const problem = requestProblem(name, body ?? {});
-  if (problem) throw new ApiError(400, 'invalid_request', problem.message, { param: problem.path });
+  if (problem) throw new ProtocolError(400, 'invalid_request', problem.message, { param: problem.path });
   return (body ?? {}) as T;
 }
 
@@ -90,7 +89,7 @@ export function createUcpOperations(deps: Deps) {
   const notFound = (id: string): ProtocolResponse =>
     jsonResponse(200, ucpErrorResponse([ucpMessage({ type: 'error', code: 'not_found', severity: 'unrecoverable', content: `No checkout session with id ${id}.` })], rendering.baseUrl));
   const notModifiable = (session: ProtocolSession) =>
-    new ApiError(409, 'checkout_not_modifiable', `Checkout ${session.id} is ${session.state} and can no longer change.`);
+    new ProtocolError(409, 'checkout_not_modifiable', `Checkout ${session.id} is ${session.state} and can no longer change.`);
 
   async function create(db: Db, call: UcpCall): Promise<ProtocolResponse> {
     const input = validated<UcpCheckoutInput>('ucp.create', call.body);
