@@ -5,7 +5,7 @@ import type { PaymentsConfig } from '../../config.js';
 import * as orders from '../../db/repositories/orders.js';
 import type { Deps } from '../../deps.js';
 import { quoteHash, type Quote } from '../../domain/orders.js';
-import { ApiError } from '../../http/errors.js';
+import { BadRequest, ProcessorUnavailable } from '../../domain/errors.js';
 import { recordPayment, recordRefund, type PaymentOutcome, type RefundOutcome } from '../orders.js';
 
 type StripeConfig = Extract<PaymentsConfig, { mode: 'stripe' }>;
@@ -27,11 +27,8 @@ export function createStripeClient(config: StripeConfig): Stripe {
   });
 }
 
-function processorUnavailable(error: unknown): ApiError {
-  return new ApiError(502, 'payment_processor_unavailable', `The payment processor could not be reached (${error instanceof Error ? error.message : 'unknown error'}); nothing was charged.`, {
-    headers: { 'Retry-After': '5' },
-    resolution: 'Reload the page in a few seconds.',
-  });
+function processorUnavailable(error: unknown): ProcessorUnavailable {
+  return new ProcessorUnavailable(`The payment processor could not be reached (${error instanceof Error ? error.message : 'unknown error'}); nothing was charged.`);
 }
 
 /**
@@ -102,8 +99,8 @@ export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: s
 
 export type WebhookOutcome = { event: string; result: 'order_created' | 'order_exists' | 'order_updated' | 'duplicate' | 'ignored' };
 
-function invalidSignature(message: string): ApiError {
-  return new ApiError(400, 'invalid_signature', `The Stripe-Signature header does not verify: ${message}`, {
+function invalidSignature(message: string): BadRequest {
+  return new BadRequest('invalid_signature', `The Stripe-Signature header does not verify: ${message}`, {
     param: 'Stripe-Signature',
     resolution: 'Send the raw body exactly as Stripe signed it, with the endpoint secret configured as STRIPE_WEBHOOK_SECRET.',
   });
