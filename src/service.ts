@@ -6,7 +6,8 @@ import type { Config } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
 import type { Deps } from './deps.js';
 import { createHandlers } from './handlers/index.js';
-import { createContract, loadDocument } from './http/openapi.js';
+import { loadDocument } from './document.js';
+import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
@@ -15,6 +16,7 @@ import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
   deps: Deps;
@@ -81,6 +83,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     readCache: createReadCache(),
+    stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
   const document = loadDocument();
