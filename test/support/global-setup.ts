@@ -32,7 +32,7 @@ async function ensureRedis(url: string): Promise<void> {
         await redis.ping();
         return;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`TEST_REDIS_URL=${url} does not answer: ${(error as Error).message}`);
+        if (Date.now() > deadline) throw new Error(`TEST_REDIS_URL=${url} does not answer: ${(error as Error).message}`, { cause: error });
         redis.disconnect();
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
