@@ -162,7 +162,9 @@ export interface paths {
         };
         /**
          * Get a checkout session
-         * @description Re-reads the cart and recomputes every total live from current prices and promotion rules.
+         * @description Re-reads the cart and recomputes every total live from current prices and promotion rules. Once a human has paid,
+         *     the session is `completed` with its `order`, and the numbers are the order's as charged (no longer recomputed):
+         *     poll this to learn that the buyer paid.
          */
         get: operations["getCheckoutSession"];
         put?: never;
@@ -183,7 +185,9 @@ export interface paths {
         /**
          * Get a checkout session
          * @description The same operation as `getCheckoutSession`, at the hyphen spelling.
-         *     Re-reads the cart and recomputes every total live from current prices and promotion rules.
+         *     Re-reads the cart and recomputes every total live from current prices and promotion rules. Once a human has paid,
+         *     the session is `completed` with its `order`, and the numbers are the order's as charged (no longer recomputed):
+         *     poll this to learn that the buyer paid.
          */
         get: operations["getCheckoutSessionAlias"];
         put?: never;
@@ -253,7 +257,8 @@ export interface paths {
         /**
          * Cancel a checkout session
          * @description Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
-         *     answers 200 with the same cancelled session and changes nothing.
+         *     answers 200 with the same cancelled session and changes nothing. A paid (`completed`) session cannot be cancelled:
+         *     409 `session_completed` (refunds are the store's business, through its payment processor).
          */
         post: operations["cancelCheckoutSession"];
         delete?: never;
@@ -275,7 +280,8 @@ export interface paths {
          * Cancel a checkout session
          * @description The same operation as `cancelCheckoutSession`, at the hyphen spelling.
          *     Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
-         *     answers 200 with the same cancelled session and changes nothing.
+         *     answers 200 with the same cancelled session and changes nothing. A paid (`completed`) session cannot be cancelled:
+         *     409 `session_completed` (refunds are the store's business, through its payment processor).
          */
         post: operations["cancelCheckoutSessionAlias"];
         delete?: never;
@@ -295,8 +301,41 @@ export interface paths {
          * Show the payment hand-off page
          * @description The page a buyer lands on from `payment_provider.checkout_url`: the priced cart as the API quotes it, and where
          *     payment happens (an external payment processor; this service never sees card details). For people, not agents.
+         *     With the built-in test processor (no `STRIPE_SECRET_KEY`; never in production unless `PAYMENTS_MODE=test`) the page
+         *     carries a "Pay (test mode, no money moves)" button, which posts to this URL. A paid session shows its receipt.
          */
         get: operations["getPaymentPage"];
+        put?: never;
+        /**
+         * Pay with the test processor (test mode only)
+         * @description The test processor's button on the pay page: records a payment of exactly the quote the page showed, through the
+         *     same order path as a processor webhook (the session becomes `completed` with an order; stock and promotion
+         *     redemptions are counted). No money moves. Only from the page itself: the form must carry the token of the page's
+         *     `SameSite=Strict` cookie, and a browser's `Origin`/`Sec-Fetch-Site` must name this site (403 otherwise). On success,
+         *     or when the session is already paid, `303` back to the pay page, which then shows the receipt. When the price
+         *     changed since the page was shown, nothing is paid: `409` with the page showing the new total.
+         */
+        post: operations["payTestMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show an order's receipt
+         * @description The buyer's receipt (`order.permalink_url` of a paid session): the order number, its status and every amount as
+         *     charged. The address is unguessable; share it only with the buyer. For people, not agents (agents read
+         *     `GET /checkout_sessions/{id}` or `GET /agent/orders/{id}`).
+         */
+        get: operations["getOrderReceipt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -938,7 +977,7 @@ export interface components {
                  * @description Stable, machine-readable code.
                  * @enum {string}
                  */
-                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "catalog_unavailable";
+                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "catalog_unavailable" | "cross_site_request" | "test_payments_disabled" | "payload_too_large";
                 /** @description What went wrong, for a human or an agent. */
                 message: string;
                 /** @description What to do next. */
@@ -1124,7 +1163,37 @@ export interface components {
             /** @description One sentence telling an agent that a human must pay at `checkout_url`. */
             note: string;
         };
-        /** @description A priced cart. The session id is the cart's id. Every number is recomputed from the cart's own prices, tax and promotions; the quoted numbers are the numbers charged. */
+        /**
+         * @description `paid`: paid exactly as quoted. `needs_review`: paid, but the store must look at it before shipping (the amount or
+         *     currency paid differs from the quote, the stock cannot cover it, or the session had been cancelled); the payment is
+         *     kept and nothing is lost. `partially_refunded`: part of the payment was given back. `refunded`: all of it was.
+         * @enum {string}
+         */
+        OrderStatus: "paid" | "needs_review" | "partially_refunded" | "refunded";
+        /** @description The order a paid session became (present only when `status` is `completed`). Added 2026-11-24 (additive). */
+        CheckoutOrder: {
+            /**
+             * @description Order id, prefix `order_`.
+             * @example order_Pq8c2VnX0aLk4Wd7
+             */
+            id: string;
+            /**
+             * @description The number shown to the buyer on the receipt.
+             * @example SF-1001
+             */
+            order_number: string;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: uri
+             * @description The buyer's receipt page (HTML, an unguessable URL); share it only with the buyer.
+             */
+            permalink_url: string;
+        };
+        /**
+         * @description A priced cart. The session id is the cart's id. Until it is paid, every number is recomputed from the cart's own prices,
+         *     tax and promotions; the quoted numbers are the numbers charged. Once a human has paid at `payment_provider.checkout_url`
+         *     the session is `completed`, carries its `order`, and its numbers are the order's, exactly as charged.
+         */
         CheckoutSession: {
             /**
              * @description Session (cart) id, prefix `cart_`.
@@ -1134,10 +1203,12 @@ export interface components {
             /** @constant */
             object: "checkout_session";
             /**
-             * @description `ready_for_payment` until cancelled; `canceled` is final. A session becomes an order only when a human pays at `checkout_url`.
+             * @description `ready_for_payment` until paid or cancelled. `canceled` is final. `completed`: a human paid at `checkout_url` and the
+             *     session became the order in `order` (final; added 2026-11-24, additive). A session becomes an order only when a
+             *     human pays at `checkout_url`.
              * @enum {string}
              */
-            status: "ready_for_payment" | "canceled";
+            status: "ready_for_payment" | "canceled" | "completed";
             currency: string;
             /** @description The region whose prices, tax and shipping apply. */
             region_id: string;
@@ -1147,6 +1218,7 @@ export interface components {
             promo_codes: string[];
             messages: components["schemas"]["CheckoutMessage"][];
             payment_provider: components["schemas"]["PaymentProvider"];
+            order?: components["schemas"]["CheckoutOrder"];
         };
         /**
          * @description Error of the checkout endpoints. `type` is `invalid_request` (fix the request; never retry it unchanged),
@@ -1566,9 +1638,10 @@ export interface components {
             /**
              * @description `open`: the cart can be changed. `ready_for_payment`: it was turned into a checkout session (see
              *     `GET /checkout_sessions/{id}`) and can no longer be changed. `canceled`: that checkout session was cancelled; final.
+             *     `completed`: that checkout session was paid and became an order (`GET /agent/orders/{id}`); final.
              * @enum {string}
              */
-            status: "open" | "ready_for_payment" | "canceled";
+            status: "open" | "ready_for_payment" | "canceled" | "completed";
             /** @description ISO 4217, lowercase; the currency of the cart's region. */
             currency: string;
             /** @description The region whose prices, tax and shipping apply, chosen when the cart was created. */
@@ -2092,6 +2165,93 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The session is paid (`completed`) and became an order: it can no longer be cancelled or changed. */
+        CheckoutSessionCompleted: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "session_completed",
+                 *       "message": "Checkout session cart_Xq2v9bLk0aPz4Wc1 is paid and became an order; it can no longer be changed or cancelled.",
+                 *       "param": "id"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description Refused: the request did not come from the page that offers it (a cross-site form post, or a form without its token), or the operation is switched off on this store. */
+        ReadForbidden: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "cross_site_request",
+                 *         "message": "This payment form can only be sent from its own page; open the pay page again and use its button.",
+                 *         "resolution": "Reload the pay page in your browser and press the button there."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
+        /** @description An HTML page for people (self-contained, under a strict Content-Security-Policy). */
+        HtmlPage: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The body is larger than 100 kB. */
+        ReadPayloadTooLarge: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "payload_too_large",
+                 *         "message": "The request body is larger than the 100 kB limit.",
+                 *         "resolution": "Send a smaller body.",
+                 *         "param": "body"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReadError"];
             };
         };
         /** @description The JSON-RPC response to the request, as `application/json` (never a stream). A tool's business failure (unknown variant, bad quantity, unknown session) is a result with `isError: true` and a message naming the bad argument. */
@@ -3321,6 +3481,7 @@ export interface operations {
             200: components["responses"]["CheckoutSessionOk"];
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutSessionCompleted"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
         };
@@ -3343,6 +3504,7 @@ export interface operations {
             200: components["responses"]["CheckoutSessionOk"];
             400: components["responses"]["CheckoutBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutSessionCompleted"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
         };
@@ -3359,7 +3521,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An HTML page showing the session and how to pay. */
+            /** @description An HTML page showing the session and how to pay, or the receipt once it is paid. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -3373,6 +3535,71 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["ReadBadRequest"];
+            404: components["responses"]["ReadNotFound"];
+            429: components["responses"]["ReadRateLimited"];
+            502: components["responses"]["CatalogUnavailable"];
+        };
+    };
+    payTestMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The token the page's form carries (it matches the page's cookie). */
+                    csrf_token: string;
+                    /** @description The hash of the quote the page showed. */
+                    quote: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Paid (now or before); see the pay page for the receipt. */
+            303: {
+                headers: {
+                    /** @description The pay page, which shows the receipt. */
+                    Location?: string;
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["ReadBadRequest"];
+            403: components["responses"]["ReadForbidden"];
+            404: components["responses"]["ReadNotFound"];
+            409: components["responses"]["HtmlPage"];
+            413: components["responses"]["ReadPayloadTooLarge"];
+            429: components["responses"]["ReadRateLimited"];
+            502: components["responses"]["CatalogUnavailable"];
+        };
+    };
+    getOrderReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The receipt token from `permalink_url` (prefix `rcpt_`). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HtmlPage"];
             400: components["responses"]["ReadBadRequest"];
             404: components["responses"]["ReadNotFound"];
             429: components["responses"]["ReadRateLimited"];

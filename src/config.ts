@@ -23,7 +23,13 @@ export interface Config {
   checkoutUrlTemplate: string;
   mcpAllowedOrigins: string[];
   logLevel: string;
+  payments: PaymentsConfig;
 }
+
+/** Who takes payment behind checkout_url: Stripe, or the built-in test processor (no money moves). */
+export type PaymentsConfig =
+  | { mode: 'test' }
+  | { mode: 'stripe'; secretKey: string; webhookSecret: string; apiUrl: string | undefined };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -85,6 +91,30 @@ function origins(env: Env, defaults: string[]): string[] {
   return [...new Set(listed.map((origin) => new URL(absoluteUrl({ MCP_ALLOWED_ORIGINS: origin }, 'MCP_ALLOWED_ORIGINS', '')).origin))];
 }
 
+const PAYMENT_MODES = ['stripe', 'test'];
+
+/**
+ * Stripe when its keys are set; otherwise the test processor, which production refuses unless asked for explicitly
+ * (a store that looks open but cannot take money is worse than one that does not start).
+ */
+function payments(env: Env): PaymentsConfig {
+  const secretKey = read(env, 'STRIPE_SECRET_KEY');
+  const webhookSecret = read(env, 'STRIPE_WEBHOOK_SECRET');
+  const requested = read(env, 'PAYMENTS_MODE')?.toLowerCase();
+  if (requested !== undefined && !PAYMENT_MODES.includes(requested)) throw new ConfigError(`PAYMENTS_MODE must be stripe or test, got "${requested}"`);
+  if (Boolean(secretKey) !== Boolean(webhookSecret)) throw new ConfigError('STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together');
+  const apiUrl = read(env, 'STRIPE_API_URL') === undefined ? undefined : absoluteUrl(env, 'STRIPE_API_URL', '');
+  if (requested === 'test') return { mode: 'test' };
+  if (secretKey && webhookSecret) return { mode: 'stripe', secretKey, webhookSecret, apiUrl };
+  if (requested === 'stripe') throw new ConfigError('PAYMENTS_MODE=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  if (read(env, 'NODE_ENV') === 'production') {
+    throw new ConfigError(
+      'NODE_ENV=production and no payment processor is configured: set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or PAYMENTS_MODE=test to take test payments (no money moves)',
+    );
+  }
+  return { mode: 'test' };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const baseUrl = absoluteUrl(env, 'BASE_URL', `http://localhost:${port}`);
@@ -117,5 +147,6 @@ export function loadConfig(env: Env = process.env): Config {
     checkoutUrlTemplate: checkoutUrlTemplate(env, baseUrl),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),
     logLevel,
+    payments: payments(env),
   };
 }

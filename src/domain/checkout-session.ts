@@ -6,9 +6,13 @@ import type { PromoMessage } from './promotions.js';
 
 export type CheckoutSession = components['schemas']['CheckoutSession'];
 export type SessionMessage = components['schemas']['CheckoutMessage'];
+/** A session a human paid: `completed`, with its order. */
+export type PaidSession = CheckoutSession & { order: NonNullable<CheckoutSession['order']> };
 
 export const HANDOFF_NOTE =
   'Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session.';
+
+export const PAID_NOTE = 'Paid: the buyer completed payment at checkout_url and the session became the order in `order`.';
 
 export interface SessionFacts {
   id: string;
@@ -19,6 +23,8 @@ export interface SessionFacts {
   appliedCodes: string[];
   messages: Array<PromoMessage | SessionMessage>;
   checkoutUrl: string;
+  /** The order a paid (`completed`) session became. */
+  order?: CheckoutSession['order'];
 }
 
 export function checkoutUrlFor(template: string, id: string): string {
@@ -57,6 +63,7 @@ export function toCheckoutSession(facts: SessionFacts, priced: PricedCart): Chec
     totals: totalsInMajorUnits(priced.totals, currency),
     promo_codes: facts.appliedCodes,
     messages: facts.messages.map(({ type, code, param, message }) => ({ type, code, param, message })),
-    payment_provider: { provider: 'human_handoff', checkout_url: facts.checkoutUrl, note: HANDOFF_NOTE },
+    payment_provider: { provider: 'human_handoff', checkout_url: facts.checkoutUrl, note: facts.order ? PAID_NOTE : HANDOFF_NOTE },
+    ...(facts.order ? { order: facts.order } : {}),
   };
 }

@@ -25,6 +25,7 @@ export const API_VERSIONS: ApiVersion[] = [
       'Checkout sessions: create, get, complete (always 422 delegated_payment_not_supported) and cancel.',
       'Totals per line and per session in major units, with discount allocation and tax per line.',
       'Idempotency-Key on session creation; promo codes reported in messages when they do not apply.',
+      'Added 2026-11-24 (additive, no new version): sessions a human paid become orders. Status `completed`, an `order` object {id, order_number, status, permalink_url} and totals as charged; cancelling a completed session answers 409 session_completed.',
     ],
   },
 ];

@@ -8,6 +8,7 @@ import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
+import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
 export function createHandlers(deps: Deps, document: Document): OperationHandlers {
@@ -15,6 +16,7 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...catalogHandlers(deps),
     ...operationsHandlers(deps, document),
     ...checkoutHandlers(deps),
+    ...paymentHandlers(deps),
     ...versioningHandlers(deps),
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),

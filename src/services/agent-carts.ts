@@ -102,7 +102,7 @@ async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): P
 export async function createCart(deps: Deps, clientId: string, input: CheckoutSessionInput): Promise<AgentCart> {
   const { cart, lines } = await inAgentTerms(newCart(deps, input, { status: 'open', client_id: clientId }));
   await carts.insertCart(deps.db, cart, lines);
-  return present(deps, { ...cart, canceled_at: null });
+  return present(deps, { ...cart, canceled_at: null, completed_at: null });
 }
 
 export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {
@@ -143,7 +143,7 @@ export function removeLineItem(deps: Deps, clientId: string, id: string, lineId:
 export async function checkOut(deps: Deps, clientId: string, id: string): Promise<{ session: CheckoutSession; created: boolean }> {
   const created = await deps.db.transaction(async (trx) => {
     const cart = await requireCart(trx, id, clientId, { forUpdate: true });
-    if (cart.status === 'ready_for_payment') return false;
+    if (cart.status === 'ready_for_payment' || cart.status === 'completed') return false;
     if (cart.status !== 'open') throw cartNotOpen(cart);
     await requirePurchasable(trx, cart);
     await carts.touchCart(trx, id, new Date(deps.now()), 'ready_for_payment');

@@ -2,12 +2,14 @@
 // server all go through these functions, so every surface quotes the same numbers.
 import type { Knex } from 'knex';
 import * as carts from '../db/repositories/carts.js';
+import { findOrderBySession, type OrderWithLines } from '../db/repositories/orders.js';
 import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
 import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import { itemPath, referenceOf, resolveLines, type ItemInput, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
-import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type SessionMessage } from '../domain/checkout-session.js';
+import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type PaidSession, type SessionMessage } from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
+import type { Quote } from '../domain/orders.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
 import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
@@ -63,7 +65,7 @@ export interface NewCart {
   region: RegionRow;
   /** The variants the lines were resolved to, in line order. */
   requested: RequestedLine[];
-  cart: Omit<carts.CartRow, 'canceled_at'>;
+  cart: Omit<carts.CartRow, 'canceled_at' | 'completed_at'>;
   lines: carts.NewLine[];
 }
 
@@ -136,8 +138,14 @@ function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice &
   return { lines, messages };
 }
 
-/** A stored cart priced now: current prices, current promotion rules. Its lines are read unless already at hand. */
-export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<CheckoutSession> {
+export interface QuotedSession {
+  session: CheckoutSession;
+  /** The same numbers in minor units: what the buyer is asked to pay. */
+  quote: Quote;
+}
+
+/** A stored cart priced now (current prices, current promotion rules), as the API shows it and as a quote to pay. */
+export async function quoteCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<QuotedSession> {
   const [region, rows, stored] = await Promise.all([
     resolveRegion(deps.db, cart.region_id),
     cartLines ?? carts.listCartLines(deps.db, cart),
@@ -145,7 +153,7 @@ export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: c
   ]);
   const { lines, messages: lineMessages } = priceableLines(rows);
   const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
-  return toCheckoutSession(
+  const session = toCheckoutSession(
     {
       id: cart.id,
       status: cart.status as CheckoutSession['status'],
@@ -157,6 +165,63 @@ export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: c
     },
     priced,
   );
+  const quote: Quote = { currencyCode: priced.currencyCode, regionId: region.id, lines: priced.lines.map((line, index) => ({ ...line, id: lines[index]!.id })), totals: priced.totals, promoCodes: applied };
+  return { session, quote };
+}
+
+/** Where the buyer finds the receipt of an order: an unguessable URL. */
+export function orderPermalink(deps: Deps, token: string): string {
+  return `${deps.config.baseUrl}/orders/${token}`;
+}
+
+export function orderSummary(deps: Deps, order: OrderWithLines['order']): NonNullable<CheckoutSession['order']> {
+  return { id: order.id, order_number: order.order_number, status: order.status, permalink_url: orderPermalink(deps, order.permalink_token) };
+}
+
+/** The order's own record as a priced cart: the amounts charged, never recomputed. */
+export function orderAsPricedCart({ order, lines }: OrderWithLines): PricedCart {
+  return {
+    currencyCode: order.currency,
+    lines: lines.map((line) => ({
+      variantId: line.variant_id,
+      title: line.title,
+      quantity: line.quantity,
+      unitAmount: line.unit_amount,
+      baseAmount: line.base_amount,
+      discount: line.discount,
+      subtotal: line.subtotal,
+      tax: line.tax,
+      total: line.total,
+    })),
+    totals: { subtotal: order.subtotal, discount: order.discount, shipping: order.shipping, tax: order.tax, total: order.total },
+  };
+}
+
+/** A paid session: the order's amounts and its summary. */
+export function presentPaidSession(deps: Deps, paid: OrderWithLines): PaidSession {
+  const { order, lines } = paid;
+  return toCheckoutSession(
+    {
+      id: order.session_id,
+      status: 'completed',
+      regionId: order.region_id,
+      lineIds: lines.map((line) => line.id),
+      appliedCodes: order.promo_codes,
+      messages: [],
+      checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, order.session_id),
+      order: orderSummary(deps, order),
+    },
+    orderAsPricedCart(paid),
+  ) as PaidSession;
+}
+
+/** A stored session as the API shows it: priced now, or, once paid, exactly as its order was charged. */
+export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<CheckoutSession> {
+  if (cart.status === 'completed') {
+    const paid = await findOrderBySession(deps.db, cart.id);
+    if (paid) return presentPaidSession(deps, paid);
+  }
+  return (await quoteCart(deps, cart, cartLines)).session;
 }
 
 async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
@@ -171,10 +236,16 @@ export async function getCheckoutSession(deps: Deps, id: string): Promise<Checko
   return presentCart(deps, found.cart, found.lines);
 }
 
+export function sessionCompleted(id: string): ApiError {
+  return new ApiError(409, 'session_completed', `Checkout session ${id} is paid and became an order; it can no longer be changed or cancelled.`, { param: 'id' });
+}
+
 /** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
 export async function cancelCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
   await carts.cancelSession(deps.db, id, new Date(deps.now()));
-  return getCheckoutSession(deps, id); // 404 for an unknown id (or an agent's open cart, which the update left alone)
+  const session = await getCheckoutSession(deps, id); // 404 for an unknown id (or an agent's open cart, which the update left alone)
+  if (session.status === 'completed') throw sessionCompleted(id);
+  return session;
 }
 
 /** Completion never happens through the API: payment is a human hand-off at checkout_url. */

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import * as catalog from './001_catalog.js';
 import * as oauth from './002_oauth.js';
 import * as checkout from './003_checkout.js';
+import * as orders from './005_orders.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '001_catalog': catalog,
   '002_oauth': oauth,
   '003_checkout': checkout,
+  '005_orders': orders,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

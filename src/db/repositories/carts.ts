@@ -2,8 +2,11 @@
 import type { Knex } from 'knex';
 import type { Db } from '../knex.js';
 
-/** `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final. */
-export type CartStatus = 'open' | 'ready_for_payment' | 'canceled';
+/**
+ * `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final;
+ * `completed`: paid, an order exists (final).
+ */
+export type CartStatus = 'open' | 'ready_for_payment' | 'canceled' | 'completed';
 
 export interface CartRow {
   id: string;
@@ -15,6 +18,7 @@ export interface CartRow {
   created_at: Date;
   updated_at: Date;
   canceled_at: Date | null;
+  completed_at: Date | null;
 }
 
 /** A stored line joined with its variant's current title, stock and price in the cart's region. */
@@ -37,7 +41,7 @@ export interface NewLine {
  * Stores a cart and its lines, and optionally one more write (`alongside`), in a single statement: data-modifying
  * CTEs commit or fail together, in one round trip instead of a transaction's four or five.
  */
-export async function insertCart(db: Db, cart: Omit<CartRow, 'canceled_at'>, lines: NewLine[], alongside?: Knex.QueryBuilder): Promise<void> {
+export async function insertCart(db: Db, cart: Omit<CartRow, 'canceled_at' | 'completed_at'>, lines: NewLine[], alongside?: Knex.QueryBuilder): Promise<void> {
   let statement = db.queryBuilder().with('new_cart', db('carts').insert(cart));
   if (lines.length) statement = statement.with('new_lines', db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))));
   if (alongside) statement = statement.with('alongside', alongside);
@@ -48,7 +52,7 @@ export async function findCart(db: Db, id: string): Promise<CartRow | undefined>
   return (await db('carts').where({ id }).first()) as CartRow | undefined;
 }
 
-const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at'] as const;
+const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at', 'completed_at'] as const;
 
 /** A cart and its lines, each with its variant's current title and price in the cart's region, in one query. */
 export async function findCartWithLines(db: Db, id: string): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
@@ -81,6 +85,15 @@ export async function listCartLines(db: Db, cart: Pick<CartRow, 'id'>): Promise<
 /** Cancels a checkout session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
 export async function cancelSession(db: Db, id: string, at: Date): Promise<void> {
   await db('carts').where({ id, status: 'ready_for_payment' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
+}
+
+/** The cart, locked until the transaction ends: payments and cancellations of one session happen one at a time. */
+export async function lockCart(db: Db, id: string): Promise<CartRow | undefined> {
+  return (await db('carts').where({ id }).forUpdate().first()) as CartRow | undefined;
+}
+
+export async function completeSession(db: Db, id: string, at: Date): Promise<void> {
+  await db('carts').where({ id }).update({ status: 'completed', completed_at: at, updated_at: at });
 }
 
 // Agent carts: an OAuth client's `open` cart, changed line by line until it becomes a checkout session.

@@ -6,7 +6,6 @@ import type { AppContext } from '../../http/context.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
 import * as checkout from '../../services/checkout.js';
 import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, type IdempotentRequest } from '../../services/idempotency.js';
-import { renderPaymentPage } from './payment-page.js';
 
 type SessionPath = operations['getCheckoutSession']['parameters']['path'];
 type CheckoutOperation =
@@ -17,8 +16,7 @@ type CheckoutOperation =
   | 'completeCheckoutSession'
   | 'completeCheckoutSessionAlias'
   | 'cancelCheckoutSession'
-  | 'cancelCheckoutSessionAlias'
-  | 'getPaymentPage';
+  | 'cancelCheckoutSessionAlias';
 
 const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
 
@@ -71,6 +69,5 @@ export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOp
     completeCheckoutSessionAlias: complete,
     cancelCheckoutSession: cancel,
     cancelCheckoutSessionAlias: cancel,
-    getPaymentPage: (c, ctx) => renderPaymentPage(deps, ctx, (c.request.params as SessionPath).id),
   };
 }

@@ -1,0 +1,103 @@
+// The buyer's pages: the pay page behind checkout_url, the test processor's button, and the order receipt.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { operations } from '../../../codegen/types.js';
+import type { Deps } from '../../deps.js';
+import type { AppContext } from '../../http/context.js';
+import { ApiError } from '../../http/errors.js';
+import type { OperationHandlers } from '../../http/openapi.js';
+import { presentPaidSession } from '../../services/checkout.js';
+import { findOrderByToken } from '../../services/orders.js';
+import { openPayPage, payInTestMode, type PayPage } from '../../services/payments/index.js';
+import { PAGE_CSP, payPage, receiptPage } from './pages.js';
+
+type PayPath = operations['getPaymentPage']['parameters']['path'];
+type PayForm = NonNullable<operations['payTestMode']['requestBody']>['content']['application/x-www-form-urlencoded'];
+type ReceiptPath = operations['getOrderReceipt']['parameters']['path'];
+
+const CSRF_COOKIE = 'pay_csrf';
+const CSRF_TOKEN = /^[A-Za-z0-9_-]{32}$/;
+
+function html(ctx: AppContext, status: number, body: string): void {
+  ctx.set('Content-Security-Policy', PAGE_CSP);
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+/**
+ * Cross-site posts are refused twice over: the form must echo the token of a SameSite=Strict cookie (which a
+ * cross-site post does not carry), and a browser's Origin / Sec-Fetch-Site must name this site. The token is kept
+ * while the cookie lives, so several tabs of one buyer all work.
+ */
+function csrfToken(ctx: AppContext, id: string): string {
+  const existing = ctx.cookies.get(CSRF_COOKIE);
+  const token = existing && CSRF_TOKEN.test(existing) ? existing : randomBytes(24).toString('base64url');
+  ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: `/pay/${encodeURIComponent(id)}`, secure: ctx.protocol === 'https', overwrite: true });
+  return token;
+}
+
+function sameText(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function refuseCrossSite(ctx: AppContext, deps: Deps, form: PayForm): void {
+  const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
+  const origin = ctx.get('Origin');
+  const site = ctx.get('Sec-Fetch-Site');
+  // The public origin, and the one this request was addressed to (an instance reached directly).
+  const ownOrigins = [new URL(deps.config.baseUrl).origin, `${ctx.protocol}://${ctx.host}`];
+  const crossSite = (origin !== '' && !ownOrigins.includes(origin)) || (site !== '' && site !== 'same-origin');
+  if (crossSite || !CSRF_TOKEN.test(cookie) || !sameText(cookie, form.csrf_token)) {
+    throw new ApiError(403, 'cross_site_request', 'This payment form can only be sent from its own page; open the pay page again and use its button.', {
+      resolution: 'Reload the pay page in your browser and press the button there.',
+    });
+  }
+}
+
+function renderPayPage(ctx: AppContext, deps: Deps, id: string, page: PayPage, status = 200, notice?: string): void {
+  if (page.kind === 'receipt') return html(ctx, status, receiptPage(page.session));
+  if (page.kind === 'closed') return html(ctx, status, payPage(page.session, { notice }));
+  const form = { action: `/pay/${encodeURIComponent(id)}`, csrfToken: csrfToken(ctx, id), quoteHash: page.quoteHash };
+  html(ctx, status, payPage(page.session, { form, notice }));
+}
+
+/** The read-surface 404 of these pages, with a hint for the buyer. */
+async function orNotFound<T>(work: Promise<T>, resolution: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, 'not_found', error.message, { resolution });
+    throw error;
+  }
+}
+
+const PAY_PAGE_HINT = 'Use the checkout_url of a session you created.';
+
+export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt'> {
+  return {
+    async getPaymentPage(c, ctx) {
+      const { id } = c.request.params as PayPath;
+      renderPayPage(ctx, deps, id, await orNotFound(openPayPage(deps, id), PAY_PAGE_HINT));
+    },
+    async payTestMode(c, ctx) {
+      const { id } = c.request.params as PayPath;
+      refuseCrossSite(ctx, deps, c.request.requestBody as PayForm);
+      const result = await orNotFound(payInTestMode(deps, id, (c.request.requestBody as PayForm).quote), PAY_PAGE_HINT);
+      if (result.kind === 'quote_changed') {
+        return renderPayPage(ctx, deps, id, result.page, 409, 'The price changed since this page was shown (a price or promotion was updated). Nothing was charged: check the new total and pay again.');
+      }
+      if (result.kind === 'unchanged' && result.page.kind === 'closed') return renderPayPage(ctx, deps, id, result.page, 409);
+      // Paid now, or already (a second press): the pay page shows the receipt (POST/redirect/GET).
+      const page = `/pay/${encodeURIComponent(id)}`;
+      ctx.status = 303;
+      ctx.redirect(page);
+      html(ctx, 303, `<a href="${page}">Paid: see your receipt.</a>`);
+    },
+    async getOrderReceipt(c, ctx) {
+      const { token } = c.request.params as ReceiptPath;
+      const paid = await findOrderByToken(deps, token);
+      if (!paid) throw new ApiError(404, 'not_found', 'No order has this receipt address.', { resolution: 'Use the permalink_url of the order exactly as given.' });
+      html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
+    },
+  };
+}

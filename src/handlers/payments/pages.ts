@@ -1,0 +1,88 @@
+// The HTML a buyer sees: the pay page behind checkout_url (the cart as quoted, and the test processor's button) and
+// the receipt of an order. Plain, self-contained pages under a strict Content-Security-Policy; every value escaped.
+import type { CheckoutSession, PaidSession } from '../../domain/checkout-session.js';
+import type { OrderStatus } from '../../domain/orders.js';
+
+/** Inline styles only; forms may post back to this origin only. */
+export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222}table{width:100%;border-collapse:collapse}' +
+  'td,th{padding:.35rem 0;text-align:left}td:last-child{text-align:right}.total{font-weight:700;border-top:1px solid #ccc}' +
+  '.notice{background:#f4f6f8;padding:.75rem;border-radius:.4rem}.warn{background:#fff4e5}.paid{background:#e8f5e9}' +
+  'button{font:inherit;font-weight:700;width:100%;padding:.8rem;margin:1rem 0;border:0;border-radius:.4rem;background:#1a56db;color:#fff;cursor:pointer}';
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+function money(amount: number, currency: string): string {
+  return escapeHtml(new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() }).format(amount));
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head><body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body></html>`;
+}
+
+function cartTables(session: CheckoutSession): string {
+  const { currency } = session;
+  const rows = session.line_items
+    .map((line) => `<tr><td>${escapeHtml(line.item.title)} × ${line.item.quantity}</td><td>${money(line.base_amount, currency)}</td></tr>`)
+    .join('');
+  const totals = (['subtotal', 'discount', 'shipping', 'tax', 'total'] as const)
+    .map((name) => `<tr class="${name}"><th>${name[0]!.toUpperCase()}${name.slice(1)}</th><td>${name === 'discount' ? '−' : ''}${money(session.totals[name].amount, currency)}</td></tr>`)
+    .join('');
+  return `<table>${rows}</table>
+<table>${totals}</table>
+<p>Promo codes applied: ${session.promo_codes.length ? escapeHtml(session.promo_codes.join(', ')) : 'none'}.</p>`;
+}
+
+export interface TestPaymentForm {
+  action: string;
+  csrfToken: string;
+  quoteHash: string;
+}
+
+/** The pay page of a session not yet paid: the cart, and the test processor's button when test payments are on. */
+export function payPage(session: CheckoutSession, options: { form?: TestPaymentForm; notice?: string }): string {
+  const status =
+    session.status === 'canceled'
+      ? '<p class="notice">This checkout was cancelled. Nothing was charged; ask your assistant to start a new one.</p>'
+      : '<p class="notice">Payment is taken by our external payment processor; this store never sees your card details. Nothing has been charged yet.</p>';
+  const notice = options.notice ? `<p class="notice warn">${escapeHtml(options.notice)}</p>` : '';
+  const form = options.form
+    ? `<form method="post" action="${escapeHtml(options.form.action)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(options.form.csrfToken)}">
+<input type="hidden" name="quote" value="${escapeHtml(options.form.quoteHash)}">
+<button type="submit">Pay ${money(session.totals.total.amount, session.currency)} (test mode, no money moves)</button>
+</form>
+<p><small>This store runs with its built-in test processor: the button records a payment without charging anything.</small></p>`
+    : '';
+  return page('Complete your order', `${notice}${status}
+${cartTables(session)}
+${form}
+<p><small>Checkout ${escapeHtml(session.id)}</small></p>`);
+}
+
+const STATUS_NOTICE: Record<OrderStatus, string> = {
+  paid: '<p class="notice paid">Thank you: your payment was received and your order is confirmed.</p>',
+  needs_review:
+    '<p class="notice warn">Your payment was received. Something about this order needs a person to check it (the amount paid, or stock); the store will contact you. Nothing is lost.</p>',
+  partially_refunded: '<p class="notice">Part of your payment was refunded.</p>',
+  refunded: '<p class="notice">Your payment was refunded in full.</p>',
+};
+
+/** The receipt: the order as charged. `session` is the paid session (its `order` present). */
+export function receiptPage(session: PaidSession): string {
+  const { order } = session;
+  return page(`Order ${order.order_number}`, `${STATUS_NOTICE[order.status]}
+${cartTables(session)}
+<p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Keep this page's address: it is your receipt.</p>`);
+}

@@ -1,0 +1,137 @@
+// The order path: every reported payment (a processor webhook, or the built-in test processor's button) and refund
+// goes through here. One transaction records the processor event, creates the order, completes the session, takes the
+// stock and counts the promotion's redemption; the event id and the session row lock make it exactly-once across
+// redeliveries, concurrent deliveries and instances.
+import * as carts from '../db/repositories/carts.js';
+import * as orders from '../db/repositories/orders.js';
+import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
+import type { Deps } from '../deps.js';
+import { newId } from '../domain/ids.js';
+import { initialStatus, orderNumber, paymentProblems, planStock, statusAfterRefund, type Quote, type ReviewReason } from '../domain/orders.js';
+import { ApiError } from '../http/errors.js';
+import { quoteCart } from './checkout.js';
+
+export interface PaymentReport {
+  processor: Processor;
+  /** The processor's event id: a second delivery of the same id changes nothing. */
+  eventId: string;
+  eventType: string;
+  sessionId: string;
+  /** The processor's id of the payment (a Stripe PaymentIntent id), which its refunds name. */
+  paymentReference: string;
+  /** The quote the buyer was asked to pay, when the caller has it (the test processor). */
+  quote?: Quote;
+  /** The processor's checkout the buyer paid through, whose stored quote the order records. */
+  checkoutReference?: string;
+  amountPaid: number;
+  currency: string;
+  buyerEmail?: string | null;
+}
+
+export type PaymentOutcome =
+  /** This report created the order. */
+  | { kind: 'created'; order: OrderRow }
+  /** The session already had its order (another event for the same payment, or a redelivery). */
+  | { kind: 'existing'; order: OrderRow }
+  /** This event id was handled before. */
+  | { kind: 'duplicate' };
+
+export function unknownSession(id: string): ApiError {
+  return new ApiError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: 'id' });
+}
+
+/** The quote the payment is for: what the processor was asked to charge, or the session as priced now. */
+async function quoteFor(deps: Deps, report: PaymentReport): Promise<Quote> {
+  if (report.quote) return report.quote;
+  if (report.checkoutReference) {
+    const sent = await orders.findQuoteSent(deps.db, report.processor, report.sessionId, report.checkoutReference);
+    if (sent) return sent;
+  }
+  const found = await carts.findCartWithLines(deps.db, report.sessionId);
+  if (!found || found.cart.status === 'open') throw unknownSession(report.sessionId);
+  return (await quoteCart(deps, found.cart, found.lines)).quote;
+}
+
+export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
+  // Priced before the transaction: pricing reads through the pool and caches, and a transaction must not wait on a
+  // second connection. A session's lines never change once it is a session, so nothing can slip in between.
+  const quote = await quoteFor(deps, report);
+  const at = new Date(deps.now());
+  const outcome = await deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
+    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
+    const cart = await carts.lockCart(trx, report.sessionId);
+    if (!cart || cart.status === 'open') throw unknownSession(report.sessionId);
+    if (cart.status === 'completed') {
+      const existing = await orders.findOrderBySession(trx, cart.id);
+      return { kind: 'existing', order: existing!.order };
+    }
+
+    const reasons: ReviewReason[] = paymentProblems(quote, { amountPaid: report.amountPaid, currency: report.currency });
+    // Money was taken for a session cancelled meanwhile: keep it as an order for a person to resolve, never lose it.
+    if (cart.status === 'canceled') reasons.push('session_canceled');
+    const stock = planStock(quote.lines, await orders.lockStock(trx, quote.lines.map((line) => line.variantId)));
+    if (stock.short) reasons.push('insufficient_stock');
+    await orders.setStock(trx, stock.updates);
+    await orders.countRedemptions(trx, quote.promoCodes);
+
+    const order: OrderRow = {
+      id: newId('order'),
+      order_number: orderNumber(await orders.nextOrderNumber(trx)),
+      session_id: cart.id,
+      client_id: cart.client_id,
+      status: initialStatus(reasons),
+      review_reasons: reasons,
+      region_id: quote.regionId,
+      currency: quote.currencyCode,
+      ...quote.totals,
+      amount_paid: report.amountPaid,
+      paid_currency: report.currency.toLowerCase(),
+      amount_refunded: 0,
+      promo_codes: quote.promoCodes,
+      buyer_email: report.buyerEmail ?? cart.buyer_email,
+      processor: report.processor,
+      payment_reference: report.paymentReference,
+      permalink_token: newId('rcpt'),
+      created_at: at,
+      updated_at: at,
+    };
+    await orders.insertOrder(trx, order, quote);
+    await carts.completeSession(trx, cart.id, at);
+    return { kind: 'created', order };
+  });
+  if (outcome.kind === 'created' && outcome.order.review_reasons.length) {
+    deps.log.warn(
+      { order: outcome.order.id, session: outcome.order.session_id, reasons: outcome.order.review_reasons, quoted: `${quote.totals.total} ${quote.currencyCode}`, paid: `${report.amountPaid} ${report.currency}` },
+      'paid order needs review',
+    );
+  }
+  return outcome;
+}
+
+export interface RefundReport {
+  processor: Processor;
+  eventId: string;
+  eventType: string;
+  paymentReference: string;
+  /** Everything refunded on the payment so far (processors report the running total). */
+  amountRefunded: number;
+}
+
+export type RefundOutcome = { kind: 'updated'; order: OrderRow } | { kind: 'duplicate' };
+
+export async function recordRefund(deps: Deps, report: RefundReport): Promise<RefundOutcome> {
+  const at = new Date(deps.now());
+  return deps.db.transaction(async (trx): Promise<RefundOutcome> => {
+    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
+    const order = await orders.lockOrderByPayment(trx, report.processor, report.paymentReference);
+    if (!order) throw new ApiError(404, 'order_not_found', `No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });
+    // Refund events may arrive out of order: the running total only grows.
+    const refunded = Math.max(order.amount_refunded, report.amountRefunded);
+    const status = statusAfterRefund(order.status, order.amount_paid, refunded);
+    return { kind: 'updated', order: await orders.updateOrder(trx, order.id, { status, amount_refunded: refunded, updated_at: at }) };
+  });
+}
+
+export async function findOrderByToken(deps: Deps, token: string): Promise<OrderWithLines | undefined> {
+  return orders.findOrderByToken(deps.db, token);
+}

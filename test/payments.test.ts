@@ -1,0 +1,197 @@
+// Payments with the built-in test processor and the order path every processor shares: the buyer pays on the pay
+// page, the session becomes an order exactly once (stock, promotion redemptions), money problems are flagged, refunds
+// move the order's status, and every surface shows the result.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordPayment, recordRefund } from '../src/services/orders.js';
+import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
+import { startTestService, type TestService } from './support/service.js';
+
+let api: TestService;
+beforeAll(async () => {
+  api = await startTestService({ env: { BASE_URL: 'https://store.example' } });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const TWO_PACK = 'variant_01tongue2pack';
+const TRAVEL = 'variant_01tonguetravel';
+
+async function createSession(body: unknown = { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL, quantity: 1 }], promo_codes: ['10OFF'], buyer: { email: 'ada@example.com' } }) {
+  const response = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(201);
+  return (await response.json()) as any;
+}
+const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
+const db = () => api.service.deps.db;
+const stockOf = async (id: string) => Number((await db()('variants').where({ id }).first('inventory_quantity')).inventory_quantity);
+const redemptions = async (code: string) => Number((await db()('promotions').where({ code }).first('times_redeemed')).times_redeemed);
+const ordersOf = (sessionId: string) => db()('orders').where({ session_id: sessionId });
+
+describe('paying with the test processor', () => {
+  it('shows the cart and a clearly labelled test button', async () => {
+    const session = await createSession();
+    const form = await openPayForm(api, session.id);
+    expect(form.html).toContain('(test mode, no money moves)');
+    expect(form.html).toContain(`$${session.totals.total.amount.toFixed(2)}`);
+    expect(form.html).toContain('10OFF');
+    expect(form.csrfToken).toMatch(/^[\w-]{32}$/);
+  });
+
+  it('turns the session into an order once: completed, order totals, stock taken, promotion counted', async () => {
+    const session = await createSession();
+    const [twoPackBefore, travelBefore, redeemedBefore] = [await stockOf(TWO_PACK), await stockOf(TRAVEL), await redemptions('10OFF')];
+    const form = await openPayForm(api, session.id);
+    const paid = await submitPayForm(api, session.id, form);
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toBe(`/pay/${session.id}`);
+
+    const completed = await getSession(session.id);
+    expect(completed.status).toBe('completed');
+    expect(completed.totals).toEqual(session.totals);
+    expect(completed.line_items).toEqual(session.line_items);
+    expect(completed.order).toEqual({ id: expect.stringMatching(/^order_/), order_number: expect.stringMatching(/^SF-\d+$/), status: 'paid', permalink_url: expect.stringMatching(/^https:\/\/store\.example\/orders\/rcpt_/) });
+
+    const [order] = await ordersOf(session.id);
+    expect(order).toMatchObject({ status: 'paid', processor: 'test', currency: 'usd', total: Math.round(session.totals.total.amount * 100), amount_paid: Math.round(session.totals.total.amount * 100), buyer_email: 'ada@example.com', promo_codes: ['10OFF'] });
+    expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 2);
+    expect(await stockOf(TRAVEL)).toBe(travelBefore - 1);
+    expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+
+    // A second press (or a reload of the form) pays nothing more.
+    expect((await submitPayForm(api, session.id, form)).status).toBe(303);
+    expect(await ordersOf(session.id)).toHaveLength(1);
+    expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 2);
+    expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+  });
+
+  it('shows the receipt on the pay page and at the order permalink', async () => {
+    const session = await createSession();
+    await payWithTestProcessor(api, session.id);
+    const { order } = await getSession(session.id);
+    const page = await api.http(`/pay/${session.id}`);
+    const html = await page.text();
+    expect(html).toContain(order.order_number);
+    expect(html).toContain('payment was received');
+    expect(html).not.toContain('<form');
+
+    const receipt = await api.http(new URL(order.permalink_url).pathname);
+    expect(receipt.status).toBe(200);
+    expect(receipt.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await receipt.text()).toContain(order.order_number);
+    const unknown = await api.http('/orders/rcpt_nothingHere000000000000');
+    expect(unknown.status).toBe(404);
+  });
+
+  it('refuses posts that do not come from the page itself, and changes nothing', async () => {
+    const session = await createSession();
+    const form = await openPayForm(api, session.id);
+    const attempts = [
+      submitPayForm(api, session.id, form, { cookie: '' }),
+      submitPayForm(api, session.id, form, { fields: { csrf_token: 'A'.repeat(32) } }),
+      submitPayForm(api, session.id, form, { headers: { Origin: 'https://evil.example' } }),
+      submitPayForm(api, session.id, form, { headers: { 'Sec-Fetch-Site': 'cross-site' } }),
+    ];
+    for (const [index, response] of (await Promise.all(attempts)).entries()) {
+      expect(response.status, `attempt ${index}`).toBe(403);
+      expect(((await response.json()) as any).error.code).toBe('cross_site_request');
+    }
+    expect((await getSession(session.id)).status).toBe('ready_for_payment');
+    expect(await ordersOf(session.id)).toHaveLength(0);
+  });
+
+  it('does not pay a quote that changed since the page was shown', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const form = await openPayForm(api, session.id);
+    const response = await submitPayForm(api, session.id, form, { fields: { quote: 'stale-quote-hash' } });
+    expect(response.status).toBe(409);
+    expect(await response.text()).toContain('The price changed');
+    expect(await ordersOf(session.id)).toHaveLength(0);
+  });
+
+  it('answers 409 to cancelling a paid session, 422 to completing it, and leaves it paid', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    await payWithTestProcessor(api, session.id);
+    const cancel = await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(409);
+    expect(await cancel.json()).toMatchObject({ code: 'session_completed', param: 'id' });
+    const complete = await api.http(`/checkout-sessions/${session.id}/complete`, { method: 'POST' });
+    expect(complete.status).toBe(422);
+    expect((await getSession(session.id)).status).toBe('completed');
+  });
+
+  it('does not pay a cancelled session', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const form = await openPayForm(api, session.id);
+    await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' });
+    const response = await submitPayForm(api, session.id, form);
+    expect(response.status).toBe(409);
+    expect(await response.text()).toContain('cancelled');
+    expect(await ordersOf(session.id)).toHaveLength(0);
+  });
+});
+
+describe('the order path (what every processor reports into)', () => {
+  const report = (sessionId: string, eventId: string, amountPaid: number, currency = 'usd') => ({
+    processor: 'stripe' as const,
+    eventId,
+    eventType: 'checkout.session.completed',
+    sessionId,
+    paymentReference: `pi_${eventId}`,
+    amountPaid,
+    currency,
+  });
+  const totalOf = (session: any) => Math.round(session.totals.total.amount * 100);
+
+  it('gives one order, one stock decrement and one redemption for 20 concurrent deliveries', async () => {
+    const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }], promo_codes: ['10OFF'] });
+    const [stockBefore, redeemedBefore] = [await stockOf(TWO_PACK), await redemptions('10OFF')];
+    // Ten deliveries of one event and ten of a second event for the same payment, all at once.
+    const deliveries = Array.from({ length: 20 }, (_, index) => recordPayment(api.service.deps, report(session.id, index % 2 ? 'evt_a' : 'evt_b', totalOf(session))));
+    const outcomes = await Promise.all(deliveries);
+    expect(outcomes.filter((outcome) => outcome.kind === 'created')).toHaveLength(1);
+    expect(await ordersOf(session.id)).toHaveLength(1);
+    expect(await stockOf(TWO_PACK)).toBe(stockBefore - 3);
+    expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+  });
+
+  it('keeps a payment whose amount or currency differs from the quote, flagged for review', async () => {
+    const short = await createSession({ items: [{ id: TRAVEL }] });
+    await recordPayment(api.service.deps, report(short.id, 'evt_short', totalOf(short) - 1));
+    expect((await getSession(short.id)).order.status).toBe('needs_review');
+    expect((await ordersOf(short.id))[0]).toMatchObject({ review_reasons: ['amount_mismatch'], amount_paid: totalOf(short) - 1 });
+
+    const euros = await createSession({ items: [{ id: TRAVEL }] });
+    await recordPayment(api.service.deps, report(euros.id, 'evt_eur', totalOf(euros), 'eur'));
+    expect((await ordersOf(euros.id))[0]).toMatchObject({ status: 'needs_review', review_reasons: ['currency_mismatch'] });
+
+    const receipt = await api.http(new URL((await getSession(euros.id)).order.permalink_url).pathname);
+    expect(await receipt.text()).toContain('needs a person to check it');
+  });
+
+  it('flags a paid order the stock cannot cover, and takes what there is', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL, quantity: 5 }] });
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 2 });
+    await recordPayment(api.service.deps, report(session.id, 'evt_short_stock', totalOf(session)));
+    expect((await ordersOf(session.id))[0]).toMatchObject({ status: 'needs_review', review_reasons: ['insufficient_stock'] });
+    expect(await stockOf(TRAVEL)).toBe(0);
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+  });
+
+  it('refuses a payment for an unknown session and stores nothing', async () => {
+    await expect(recordPayment(api.service.deps, report('cart_unknown', 'evt_unknown', 100))).rejects.toMatchObject({ status: 404, code: 'session_not_found' });
+    expect(await db()('processor_events').where({ event_id: 'evt_unknown' })).toHaveLength(0);
+  });
+
+  it('moves the order to partially_refunded, then refunded, once per refund event', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const total = totalOf(session);
+    await recordPayment(api.service.deps, report(session.id, 'evt_paid_r', total));
+    const refund = (eventId: string, amountRefunded: number) => recordRefund(api.service.deps, { processor: 'stripe', eventId, eventType: 'charge.refunded', paymentReference: 'pi_evt_paid_r', amountRefunded });
+    await refund('evt_r1', 500);
+    expect((await getSession(session.id)).order.status).toBe('partially_refunded');
+    expect((await refund('evt_r1', 500)).kind).toBe('duplicate');
+    await refund('evt_r2', total);
+    expect((await ordersOf(session.id))[0]).toMatchObject({ status: 'refunded', amount_refunded: total });
+  });
+});
