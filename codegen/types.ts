@@ -977,7 +977,7 @@ export interface components {
                  * @description Stable, machine-readable code.
                  * @enum {string}
                  */
-                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "catalog_unavailable" | "cross_site_request" | "test_payments_disabled" | "payload_too_large";
+                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "catalog_unavailable" | "cross_site_request" | "test_payments_disabled" | "internal_error";
                 /** @description What went wrong, for a human or an agent. */
                 message: string;
                 /** @description What to do next. */
@@ -1227,13 +1227,17 @@ export interface components {
          *     `missing_item_identifier`, `ambiguous_item`, `unknown_item`, `variant_required`, `quantity_too_large`,
          *     `insufficient_stock`, `item_unavailable_in_region`, `invalid_parameter` (e.g. unknown `region_id`),
          *     `unsupported_api_version`, `payload_too_large`, `idempotency_conflict`, `idempotency_in_flight`,
-         *     `session_not_found`, `delegated_payment_not_supported`, `rate_limited`, `service_unavailable`.
+         *     `session_not_found`, `session_completed`, `delegated_payment_not_supported`, `unknown_endpoint`, `method_not_allowed`, `rate_limited`,
+         *     `service_unavailable`, `internal_error`.
          */
         CheckoutError: {
             /** @enum {string} */
             type: "invalid_request" | "rate_limit_exceeded" | "processing_error" | "service_unavailable";
-            /** @example unknown_item */
-            code: string;
+            /**
+             * @example unknown_item
+             * @enum {string}
+             */
+            code: "invalid_body" | "invalid_content_type" | "missing_field" | "unknown_field" | "invalid_field" | "missing_item_identifier" | "ambiguous_item" | "unknown_item" | "variant_required" | "quantity_too_large" | "insufficient_stock" | "item_unavailable_in_region" | "invalid_parameter" | "unsupported_api_version" | "payload_too_large" | "idempotency_conflict" | "idempotency_in_flight" | "session_not_found" | "session_completed" | "delegated_payment_not_supported" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "service_unavailable" | "internal_error";
             message: string;
             /**
              * @description The offending parameter, as a path into the request (`items[0].quantity`, `region_id`, `Idempotency-Key`).

@@ -2,6 +2,7 @@
 // page, the session becomes an order exactly once (stock, promotion redemptions), money problems are flagged, refunds
 // move the order's status, and every surface shows the result.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotFound } from '../src/domain/errors.js';
 import { recordPayment, recordRefund } from '../src/services/orders.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -179,7 +180,7 @@ describe('the order path (what every processor reports into)', () => {
   });
 
   it('refuses a payment for an unknown session and stores nothing', async () => {
-    await expect(recordPayment(api.service.deps, report('cart_unknown', 'evt_unknown', 100))).rejects.toMatchObject({ status: 404, code: 'session_not_found' });
+    await expect(recordPayment(api.service.deps, report('cart_unknown', 'evt_unknown', 100))).rejects.toThrow(NotFound);
     expect(await db()('processor_events').where({ event_id: 'evt_unknown' })).toHaveLength(0);
   });
 

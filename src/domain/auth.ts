@@ -1,7 +1,7 @@
 // The pure parts of OAuth 2.0 for agents: client credentials (RFC 6749 section 2.3.1), scopes (section 3.3), opaque
 // secrets and their hashes, the state of a stored token at an instant, and RFC 6750 bearer challenges.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../http/errors.js';
+import { BadRequest, InvalidClient } from './errors.js';
 
 export const SCOPES = ['catalog:read', 'cart:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -26,12 +26,12 @@ export interface FormCredentials {
   client_secret?: string;
 }
 
-export function invalidClient(message: string): ApiError {
-  return new ApiError(401, 'invalid_client', message, { headers: { 'WWW-Authenticate': 'Basic realm="agent", charset="UTF-8"' } });
+export function invalidClient(message: string): InvalidClient {
+  return new InvalidClient(message);
 }
 
-function invalidScope(message: string): ApiError {
-  return new ApiError(400, 'invalid_scope', `${message} Use only ${SCOPES.join(' or ')}.`);
+function invalidScope(message: string): BadRequest {
+  return new BadRequest('invalid_scope', `${message} Use only ${SCOPES.join(' or ')}.`);
 }
 
 /** application/x-www-form-urlencoded decoding of one value; undefined when the percent-encoding is broken. */
@@ -66,12 +66,12 @@ export function parseBasicCredentials(header: string): ClientCredentials | undef
 export function clientCredentials(authorization: string, form: FormCredentials): ClientCredentials {
   if (authorization) {
     if (form.client_secret !== undefined) {
-      throw new ApiError(400, 'invalid_request', 'Authenticate with one method only: HTTP Basic or client_secret in the body, not both.');
+      throw new BadRequest('invalid_request', 'Authenticate with one method only: HTTP Basic or client_secret in the body, not both.');
     }
     const credentials = parseBasicCredentials(authorization);
     if (!credentials) throw invalidClient('The Authorization header is not valid HTTP Basic client authentication.');
     if (form.client_id !== undefined && form.client_id !== credentials.clientId) {
-      throw new ApiError(400, 'invalid_request', 'client_id in the body does not match the client authenticated with HTTP Basic.');
+      throw new BadRequest('invalid_request', 'client_id in the body does not match the client authenticated with HTTP Basic.');
     }
     return credentials;
   }

@@ -1,7 +1,7 @@
 // Resolves the items of a checkout request to variants and cart lines. Pure: the caller loads the candidate
 // variants (src/db/repositories/catalog.ts findPurchasableVariants) and passes them in.
 import type { PurchasableVariantRow } from '../db/repositories/catalog.js';
-import { ApiError } from '../http/errors.js';
+import { BadRequest, type BadRequestReason } from './errors.js';
 
 export const MAX_QUANTITY = 100;
 const IDENTIFIERS = ['id', 'variant_id', 'handle', 'sku'] as const;
@@ -42,8 +42,8 @@ export function itemPath(index: number): ItemPath {
 /** A body that is itself one item: its fields are top-level (`quantity`), the item as a whole is the `body`. */
 export const BODY_ITEM: ItemPath = (field) => field ?? 'body';
 
-function invalidItem(code: string, message: string, param: string, details?: Record<string, unknown>): ApiError {
-  return new ApiError(400, code, message, { param, details });
+function invalidItem(reason: BadRequestReason, message: string, param: string, details?: Record<string, unknown>): BadRequest {
+  return new BadRequest(reason, message, { param, details });
 }
 
 /** `id` is a variant id when it starts with `variant_`, a product handle otherwise; aliases name their kind. */

@@ -2,7 +2,7 @@
 //   +name (or " name": a literal + decodes to a space in a query string) and *name add to the defaults,
 //   -name removes from them, and a bare name selects only the bare-named fields (plus `id`).
 // `*variants.calculated_price` adds prices and `+variants.inventory_quantity` adds stock.
-import { ApiError } from '../http/errors.js';
+import { BadRequest } from './errors.js';
 
 export const PRODUCT_FIELDS = ['id', 'title', 'handle', 'description', 'material', 'thumbnail'] as const;
 export const VARIANT_FIELDS = ['id', 'title', 'sku', 'manage_inventory', 'allow_backorder', 'inventory_quantity', 'calculated_price'] as const;
@@ -24,8 +24,8 @@ interface Token {
   target: Target;
 }
 
-function invalidField(name: string, why: string): ApiError {
-  return new ApiError(400, 'invalid_parameter', `fields: ${why} "${name}".`, {
+function invalidField(name: string, why: string): BadRequest {
+  return new BadRequest('invalid_parameter', `fields: ${why} "${name}".`, {
     param: 'fields',
     resolution: `Select from ${PRODUCT_FIELDS.join(', ')}, variants, and variants.<${VARIANT_FIELDS.join('|')}>.`,
   });

@@ -4,9 +4,9 @@
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { bearerChallenge, formatScope, hasScopes, parseBearerToken } from '../domain/auth.js';
+import { ForbiddenScope, Unauthorized } from '../domain/errors.js';
 import { agentUrls, findActiveGrant, type Grant } from '../services/oauth.js';
 import type { AppContext } from './context.js';
-import { ApiError } from './errors.js';
 import type { ContractOptions } from './openapi.js';
 import { isBearerAgentRequest } from './rate-limit.js';
 
@@ -60,10 +60,11 @@ export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'security
       const requirements = agentScopeRequirements(c.operation);
       if (!grant || requirements.some((scopes) => hasScopes(grant.scopes, scopes))) return;
       const scope = formatScope(requirements[0]!);
-      throw new ApiError(403, 'insufficient_scope', `This operation needs the scope "${scope}", which the token was not granted.`, {
-        details: { scope },
-        headers: { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope, resourceMetadata }) },
-      });
+      throw new ForbiddenScope(
+        scope,
+        `This operation needs the scope "${scope}", which the token was not granted.`,
+        bearerChallenge({ error: 'insufficient_scope', scope, resourceMetadata }),
+      );
     },
 
     unauthorized(c, ctx) {
@@ -71,13 +72,17 @@ export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'security
       const failure = (c.security?.[AGENT_SCHEME] as { error?: unknown } | undefined)?.error;
       if (failure) throw failure;
       if (!ctx.get('Authorization')) {
-        throw new ApiError(401, 'unauthorized', 'This endpoint needs a bearer token: send Authorization: Bearer <ACCESS_TOKEN>. Get one from the token endpoint.', {
-          headers: { 'WWW-Authenticate': bearerChallenge({ resourceMetadata }) },
-        });
+        throw new Unauthorized(
+          'unauthorized',
+          'This endpoint needs a bearer token: send Authorization: Bearer <ACCESS_TOKEN>. Get one from the token endpoint.',
+          bearerChallenge({ resourceMetadata }),
+        );
       }
-      throw new ApiError(401, 'invalid_token', 'The access token is expired, revoked, unknown or malformed; request a new one from the token endpoint.', {
-        headers: { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token', resourceMetadata }) },
-      });
+      throw new Unauthorized(
+        'invalid_token',
+        'The access token is expired, revoked, unknown or malformed; request a new one from the token endpoint.',
+        bearerChallenge({ error: 'invalid_token', resourceMetadata }),
+      );
     },
   };
 }

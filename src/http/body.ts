@@ -2,7 +2,7 @@
 // recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors).
 import { bodyParser } from '@koa/bodyparser';
 import type { AppMiddleware } from './context.js';
-import { ApiError, badRequestCode, surfaceOf } from './errors.js';
+import { BadRequest } from '../domain/errors.js';
 
 export const BODY_LIMIT = '100kb';
 const MAX_DEPTH = 32;
@@ -18,9 +18,6 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
-function tooDeep(path: string): ApiError {
-  return new ApiError(400, badRequestCode(surfaceOf(path), 'invalid_body'), `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
-}
 
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
 export function parseBodies(skip: (path: string) => boolean): AppMiddleware {
@@ -35,7 +32,7 @@ export function parseBodies(skip: (path: string) => boolean): AppMiddleware {
     } catch (error) {
       ctx.state.bodyError = error;
     }
-    if (parsed && exceedsDepth(ctx.request.body)) ctx.state.bodyError = tooDeep(ctx.path);
+    if (parsed && exceedsDepth(ctx.request.body)) ctx.state.bodyError = new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
     await next();
   };
 }

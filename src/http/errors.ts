@@ -1,78 +1,44 @@
-// The one error type of the service and its rendering into the three documented shapes.
-// Handlers and domain code throw ApiError; the error middleware picks the shape from the surface the path belongs to.
+// Renders the service's errors (src/domain/errors.ts) in the documented shape of each HTTP surface: status, code,
+// headers and body, all decided here. Every code is typed by the contract's error schemas, so a code the contract
+// does not enumerate does not compile.
+import type { components } from '../../codegen/types.js';
+import {
+  BadRequest,
+  Conflict,
+  DomainError,
+  Forbidden,
+  ForbiddenScope,
+  InvalidClient,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthorized,
+  Unavailable,
+  UnknownEndpoint,
+  Unprocessable,
+  type BadRequestReason,
+} from '../domain/errors.js';
 
-export type Surface = 'read' | 'checkout' | 'oauth';
+type Schemas = components['schemas'];
+type ReadCode = Schemas['ReadError']['error']['code'];
+type CheckoutCode = Schemas['CheckoutError']['code'];
+type OAuthCode = Schemas['OAuthError']['error'];
 
-export interface ApiErrorOptions {
-  /** The offending parameter or field path, e.g. `limit` or `items[0].quantity`. */
-  param?: string;
-  /** What the client should do next (read-endpoint shape). */
-  resolution?: string;
-  /** Extra documented fields of the flat checkout shape, e.g. `supported_versions`. */
-  details?: Record<string, unknown>;
-  /** Response headers the error carries, e.g. `Retry-After`, `WWW-Authenticate`, `Allow`. */
-  headers?: Record<string, string>;
-}
+/** `page`: the HTML hand-off page, whose errors are JSON in the read shape. `oauth` covers `/agent` and `.well-known`. */
+export type Surface = 'read' | 'checkout' | 'oauth' | 'page';
 
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly options: ApiErrorOptions = {},
-  ) {
-    super(message);
-  }
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: Schemas['ReadError'] | Schemas['CheckoutError'] | Schemas['OAuthError'];
 }
 
 export function surfaceOf(path: string): Surface {
   if (/^\/checkout[-_]sessions(\/|$)/.test(path)) return 'checkout';
   if (/^\/(oauth|agent|\.well-known)(\/|$)/.test(path)) return 'oauth';
+  if (/^\/pay(\/|$)/.test(path)) return 'page';
   return 'read';
-}
-
-const DEFAULT_RESOLUTION: Record<string, string> = {
-  invalid_parameter: 'Fix the named parameter; do not retry the request unchanged.',
-  not_found: 'Check the id or handle; list the collection to find valid ones.',
-  unknown_endpoint: 'Use a documented operation; the contract is at /openapi.json and /docs.',
-  method_not_allowed: 'Use one of the methods in the Allow header.',
-  rate_limited: 'Wait for the number of seconds in Retry-After, then retry.',
-  catalog_unavailable: 'Transient: retry with exponential backoff.',
-};
-
-function checkoutType(status: number): string {
-  if (status === 429) return 'rate_limit_exceeded';
-  if (status === 503) return 'service_unavailable';
-  if (status >= 500) return 'processing_error';
-  return 'invalid_request';
-}
-
-export function renderError(error: ApiError, surface: Surface): Record<string, unknown> {
-  const { param, resolution, details } = error.options;
-  switch (surface) {
-    case 'read':
-      return {
-        error: {
-          code: error.code,
-          message: error.message,
-          resolution: resolution ?? DEFAULT_RESOLUTION[error.code] ?? 'Fix the request before retrying.',
-          ...(param === undefined ? {} : { param }),
-        },
-      };
-    case 'checkout':
-      return { type: checkoutType(error.status), code: error.code, message: error.message, ...(param === undefined ? {} : { param }), ...details };
-    case 'oauth':
-      return { error: error.code, error_description: error.message, ...(param === undefined ? {} : { param }), ...details };
-  }
-}
-
-/**
- * The code of a 400 on each surface: reads say `invalid_parameter`, OAuth and agent RFC 6749's `invalid_request`;
- * checkout names the problem precisely (`checkoutCode`).
- */
-export function badRequestCode(surface: Surface, checkoutCode: string): string {
-  return surface === 'read' ? 'invalid_parameter' : surface === 'oauth' ? 'invalid_request' : checkoutCode;
 }
 
 /** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
@@ -85,29 +51,121 @@ export function isDecodable(path: string): boolean {
   }
 }
 
-/** The error every surface gives for a path with no endpoint. */
-export function unknownEndpoint(method: string, path: string): ApiError {
-  return new ApiError(404, 'unknown_endpoint', `No endpoint answers ${method} ${path}.`);
+function statusOf(error: DomainError | undefined, surface: Surface): number {
+  if (error instanceof BadRequest) return 400;
+  if (error instanceof InvalidClient || error instanceof Unauthorized) return 401;
+  if (error instanceof ForbiddenScope || error instanceof Forbidden) return 403;
+  if (error instanceof NotFound || error instanceof UnknownEndpoint) return 404;
+  if (error instanceof MethodNotAllowed) return 405;
+  if (error instanceof Conflict) return 409;
+  if (error instanceof PayloadTooLarge) return 413;
+  if (error instanceof Unprocessable) return 422;
+  if (error instanceof RateLimited) return 429;
+  // Reads are served from the database through this process: a gateway that cannot reach its origin.
+  if (error instanceof Unavailable) return surface === 'read' || surface === 'page' ? 502 : 503;
+  return 500;
 }
 
-export function methodNotAllowed(method: string, path: string, allowed: string[]): ApiError {
-  return new ApiError(405, 'method_not_allowed', `${method} is not supported on ${path}; use ${allowed.join(' or ')}.`, {
-    headers: { Allow: allowed.join(', ') },
-  });
+function headersOf(error: DomainError | undefined): Record<string, string> {
+  if (error instanceof RateLimited || error instanceof Unavailable) return { 'Retry-After': String(error.retryAfterSeconds) };
+  if (error instanceof Conflict && error.retryAfterSeconds !== undefined) return { 'Retry-After': String(error.retryAfterSeconds) };
+  if ((error instanceof Unauthorized || error instanceof ForbiddenScope) && error.challenge) return { 'WWW-Authenticate': error.challenge };
+  if (error instanceof InvalidClient) return { 'WWW-Authenticate': 'Basic realm="agent", charset="UTF-8"' };
+  if (error instanceof MethodNotAllowed) return { Allow: error.allowed.join(', ') };
+  return {};
 }
 
-/** The error for a database that cannot be reached: transient on every surface, in that surface's words. */
-export function databaseUnavailable(surface: Surface): ApiError {
+function readCode(error: DomainError | undefined): ReadCode {
+  if (error instanceof BadRequest) return 'invalid_parameter';
+  if (error instanceof NotFound) return 'not_found';
+  if (error instanceof Forbidden) return error.reason;
+  if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
+  if (error instanceof MethodNotAllowed) return 'method_not_allowed';
+  if (error instanceof PayloadTooLarge) return 'payload_too_large';
+  if (error instanceof RateLimited) return 'rate_limited';
+  if (error instanceof Unavailable) return 'catalog_unavailable';
+  return 'internal_error';
+}
+
+const OAUTH_REASONS = new Set<BadRequestReason>(['invalid_request', 'invalid_scope', 'unsupported_grant_type', 'invalid_client_metadata']);
+
+function checkoutCode(error: DomainError | undefined): CheckoutCode {
+  // The OAuth reasons never arise on checkout; were one to, it is a field the request got wrong.
+  if (error instanceof BadRequest) return OAUTH_REASONS.has(error.reason) ? 'invalid_field' : (error.reason as CheckoutCode);
+  if (error instanceof NotFound) return 'session_not_found';
+  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? error.reason : 'invalid_field';
+  if (error instanceof Unprocessable) return error.reason;
+  if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
+  if (error instanceof MethodNotAllowed) return 'method_not_allowed';
+  if (error instanceof PayloadTooLarge) return 'payload_too_large';
+  if (error instanceof RateLimited) return 'rate_limited';
+  if (error instanceof Unavailable) return 'service_unavailable';
+  return 'internal_error';
+}
+
+function oauthCode(error: DomainError | undefined): OAuthCode {
+  // RFC 6749 has one code for a malformed request; the precise reason stays in the description and `param`.
+  if (error instanceof BadRequest) return OAUTH_REASONS.has(error.reason) ? (error.reason as OAuthCode) : 'invalid_request';
+  if (error instanceof Unauthorized) return error.reason;
+  if (error instanceof ForbiddenScope) return 'insufficient_scope';
+  if (error instanceof InvalidClient) return 'invalid_client';
+  if (error instanceof NotFound) return 'not_found';
+  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? 'invalid_request' : error.reason;
+  if (error instanceof Unprocessable) return 'invalid_request';
+  if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
+  if (error instanceof MethodNotAllowed) return 'method_not_allowed';
+  if (error instanceof PayloadTooLarge) return 'payload_too_large';
+  if (error instanceof RateLimited) return 'rate_limited';
+  if (error instanceof Unavailable) return 'temporarily_unavailable';
+  return 'server_error';
+}
+
+const UNAVAILABLE_MESSAGES: Record<Surface, string> = {
+  read: 'The catalog is temporarily unreachable.',
+  page: 'The catalog is temporarily unreachable.',
+  checkout: 'Checkout is temporarily unavailable; nothing was created or charged.',
+  oauth: 'The service is temporarily unavailable; retry with backoff.',
+};
+
+function messageOf(error: DomainError | undefined, surface: Surface): string {
+  if (error instanceof Unavailable) return UNAVAILABLE_MESSAGES[surface];
+  return error?.message ?? 'An unexpected error occurred.';
+}
+
+const READ_RESOLUTIONS: Partial<Record<ReadCode, string>> = {
+  invalid_parameter: 'Fix the named parameter; do not retry the request unchanged.',
+  not_found: 'Check the id or handle; list the collection to find valid ones.',
+  unknown_endpoint: 'Use a documented operation; the contract is at /openapi.json and /docs.',
+  method_not_allowed: 'Use one of the methods in the Allow header.',
+  rate_limited: 'Wait for the number of seconds in Retry-After, then retry.',
+  catalog_unavailable: 'Transient: retry with exponential backoff.',
+};
+const PAGE_RESOLUTIONS: Partial<Record<ReadCode, string>> = { ...READ_RESOLUTIONS, not_found: 'Use the checkout_url of a session you created.' };
+
+function checkoutType(status: number): Schemas['CheckoutError']['type'] {
+  if (status === 429) return 'rate_limit_exceeded';
+  if (status === 503) return 'service_unavailable';
+  if (status >= 500) return 'processing_error';
+  return 'invalid_request';
+}
+
+/** The response for `error` on `surface`; anything that is not a DomainError is an unexpected failure (500). */
+export function renderError(thrown: unknown, surface: Surface): RenderedError {
+  const error = thrown instanceof DomainError ? thrown : undefined;
+  const status = statusOf(error, surface);
+  const headers = headersOf(error);
+  const message = messageOf(error, surface);
+  const param = error?.param === undefined ? {} : { param: error.param };
   switch (surface) {
     case 'read':
-      return new ApiError(502, 'catalog_unavailable', 'The catalog is temporarily unreachable.', { headers: { 'Retry-After': '5' } });
+    case 'page': {
+      const code = readCode(error);
+      const resolution = error?.resolution ?? (surface === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ?? 'Fix the request before retrying.';
+      return { status, headers, body: { error: { code, message, resolution, ...param } } };
+    }
     case 'checkout':
-      return new ApiError(503, 'service_unavailable', 'Checkout is temporarily unavailable; nothing was created or charged.', {
-        headers: { 'Retry-After': '5' },
-      });
+      return { status, headers, body: { type: checkoutType(status), code: checkoutCode(error), message, ...param, ...error?.details } };
     case 'oauth':
-      return new ApiError(503, 'temporarily_unavailable', 'The service is temporarily unavailable; retry with backoff.', {
-        headers: { 'Retry-After': '5' },
-      });
+      return { status, headers, body: { error: oauthCode(error), error_description: message, ...param, ...error?.details } };
   }
 }

@@ -1,16 +1,15 @@
 // The contract at runtime: openapi-backend routes each request of the bundled OpenAPI 3.1 document to the handler of
 // its operationId, after validating it with Ajv 2020-12 (+ ajv-formats). Unknown paths, wrong methods and invalid
-// requests become ApiErrors in the shape of the path's surface.
-import { readFileSync } from 'node:fs';
+// requests become the domain's errors (src/domain/errors.ts).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import { OpenAPIBackend, type Context, type Document, type Handler, type Operation, type Request } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
-import { projectPath } from '../paths.js';
 import type { AppContext, AppMiddleware } from './context.js';
-import { ApiError, badRequestCode, isDecodable, methodNotAllowed, surfaceOf, unknownEndpoint } from './errors.js';
+import { BadRequest, MethodNotAllowed, Unauthorized, UnknownEndpoint, type BadRequestReason } from '../domain/errors.js';
+import { isDecodable } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
@@ -21,11 +20,7 @@ export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => u
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
-export function loadDocument(): Document {
-  return JSON.parse(readFileSync(projectPath('codegen', 'openapi.json'), 'utf8')) as Document;
-}
-
-const CHECKOUT_VALIDATION_CODES: Record<ValidationProblem['kind'], string> = {
+const VALIDATION_REASONS: Record<ValidationProblem['kind'], BadRequestReason> = {
   missing: 'missing_field',
   unknown: 'unknown_field',
   invalid: 'invalid_field',
@@ -38,11 +33,10 @@ function canonicalParam(c: Context, param: string): string {
   return parameters.find((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === param)?.name ?? param;
 }
 
-function validationFailed(c: Context, ctx: AppContext): never {
+function validationFailed(c: Context): never {
   const problem = firstProblem(c.validation.errors ?? []);
-  const code = badRequestCode(surfaceOf(ctx.path), CHECKOUT_VALIDATION_CODES[problem.kind]);
   const param = canonicalParam(c, problem.param);
-  throw new ApiError(400, code, problem.message.replace(problem.param, param), { param });
+  throw new BadRequest(VALIDATION_REASONS[problem.kind], problem.message.replace(problem.param, param), { param });
 }
 
 /** Media type of the request body (no parameters), lowercase. */
@@ -59,9 +53,7 @@ function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
   const accepted = Object.keys(requestBody.content);
   const sent = mediaType(ctx);
   if (!accepted.includes(sent)) {
-    throw new ApiError(400, badRequestCode(surfaceOf(ctx.path), 'invalid_content_type'), `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, {
-      param: 'Content-Type',
-    });
+    throw new BadRequest('invalid_content_type', `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, { param: 'Content-Type' });
   }
 }
 
@@ -90,18 +82,18 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
     handlers: {
       ...(options.handlers as Record<string, Handler>),
       notFound: (_c: Context, ctx: AppContext) => {
-        throw unknownEndpoint(ctx.method, ctx.path);
+        throw new UnknownEndpoint(ctx.method, ctx.path);
       },
       methodNotAllowed: (_c: Context, ctx: AppContext) => {
-        throw methodNotAllowed(ctx.method, ctx.path, allowedMethods(api, ctx.path));
+        throw new MethodNotAllowed(ctx.method, ctx.path, allowedMethods(api, ctx.path));
       },
       notImplemented: (_c: Context, ctx: AppContext) => {
-        throw unknownEndpoint(ctx.method, ctx.path);
+        throw new UnknownEndpoint(ctx.method, ctx.path);
       },
       unauthorizedHandler:
         options.unauthorized ??
         (() => {
-          throw new ApiError(401, 'unauthorized', 'Authentication is required.');
+          throw new Unauthorized('unauthorized', 'Authentication is required.');
         }),
       postRoutingHandler: async (c: Context, ctx: AppContext) => {
         await options.afterRouting?.(c, ctx);
@@ -162,7 +154,7 @@ export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
 
 export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
   return async (ctx) => {
-    if (!isDecodable(ctx.path)) throw unknownEndpoint(ctx.method, ctx.path);
+    if (!isDecodable(ctx.path)) throw new UnknownEndpoint(ctx.method, ctx.path);
     // HEAD is GET without the body (RFC 9110): routed as GET; Koa sends no body for HEAD.
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     await api.handleRequest(

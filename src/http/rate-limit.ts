@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext, AppMiddleware } from './context.js';
-import { ApiError, isDecodable } from './errors.js';
+import { RateLimited } from '../domain/errors.js';
+import { isDecodable } from './errors.js';
 
 const WINDOW_SECONDS = 60;
 /**
@@ -68,9 +69,7 @@ export function createRateLimiter(limit: number, redis?: Redis, maxMemoryKeys = 
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         const retryAfter = Math.max(1, setHeaders(ctx, rejection));
-        throw new ApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, {
-          headers: { 'Retry-After': String(retryAfter) },
-        });
+        throw new RateLimited(limit, retryAfter);
       }
     },
   };

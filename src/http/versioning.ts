@@ -1,7 +1,8 @@
 // Date versioning of the checkout endpoints, and retirement notices on any endpoint.
 import { API_VERSIONS, currentVersion, deprecationHeader, deprecationsFor, resolveApiVersion, sunsetHeader, type Deprecation } from '../domain/versioning.js';
 import type { AppMiddleware } from './context.js';
-import { ApiError, surfaceOf } from './errors.js';
+import { BadRequest } from '../domain/errors.js';
+import { surfaceOf } from './errors.js';
 
 /** Resolves API-Version on checkout requests (400 unsupported_api_version) and echoes the version applied. */
 export function checkoutVersioning(): AppMiddleware {
@@ -9,7 +10,7 @@ export function checkoutVersioning(): AppMiddleware {
     if (surfaceOf(ctx.path) !== 'checkout') return next();
     const resolution = resolveApiVersion(ctx.get('API-Version') || undefined);
     if (!resolution.ok) {
-      throw new ApiError(400, 'unsupported_api_version', resolution.reason, {
+      throw new BadRequest('unsupported_api_version', resolution.reason, {
         param: 'API-Version',
         details: { supported_versions: API_VERSIONS.map((entry) => entry.version).reverse() },
       });

@@ -3,7 +3,7 @@
 // one definition and cannot drift apart; stray keys are rejected (the components forbid additional properties).
 import { z } from 'zod';
 import type { components } from '../../codegen/types.js';
-import { loadDocument } from '../http/openapi.js';
+import { loadDocument } from '../document.js';
 
 type Schemas = components['schemas'];
 type SchemaName = keyof Schemas;

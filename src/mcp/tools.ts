@@ -6,7 +6,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { z } from 'zod';
 import { isDatabaseUnavailable } from '../db/knex.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError, NotFound } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 
 export interface ToolDefinition<In extends z.ZodObject, Out extends z.ZodObject> {
@@ -29,15 +29,15 @@ function text(value: string): { type: 'text'; text: string } {
 }
 
 /** A business failure in words an agent can act on: which argument, what is wrong, what to do. */
-function failureMessage(error: ApiError, lookupArgument: string | undefined): string {
-  const argument = error.options.param ?? (error.status === 404 ? lookupArgument : undefined);
-  const resolution = error.options.resolution ? ` ${error.options.resolution}` : '';
+function failureMessage(error: DomainError, lookupArgument: string | undefined): string {
+  const argument = error.param ?? (error instanceof NotFound ? lookupArgument : undefined);
+  const resolution = error.resolution ? ` ${error.resolution}` : '';
   return `${argument ? `Argument ${argument}: ` : ''}${error.message}${resolution}`;
 }
 
 /** isError results carry no structuredContent: clients would validate it against the success schema and throw. */
 function errorResult(error: unknown, definition: ToolDefinition<z.ZodObject, z.ZodObject>, log: Logger): CallToolResult {
-  if (error instanceof ApiError) return { isError: true, content: [text(failureMessage(error, definition.lookupArgument))] };
+  if (error instanceof DomainError) return { isError: true, content: [text(failureMessage(error, definition.lookupArgument))] };
   if (isDatabaseUnavailable(error)) {
     log.warn({ err: error, tool: definition.name }, 'MCP tool failed: database unavailable');
     return { isError: true, content: [text('The store is temporarily unavailable. Transient: retry with backoff.')] };

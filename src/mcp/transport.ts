@@ -9,7 +9,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { Deps } from '../deps.js';
 import { exceedsDepth } from '../http/body.js';
 import type { AppContext } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { MethodNotAllowed } from '../domain/errors.js';
 
 /** The revision these servers implement; initialize requests for any version we do not speak are answered with it. */
 const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
@@ -99,7 +99,7 @@ function normaliseAccept(req: IncomingMessage): void {
 function admit(ctx: AppContext, deps: Deps): boolean {
   if (ctx.method !== 'POST') {
     // No server-initiated stream (GET) and no sessions to end (DELETE): this transport is POST only.
-    throw methodNotAllowed(ctx.method, ctx.path, ['POST']);
+    throw new MethodNotAllowed(ctx.method, ctx.path, ['POST']);
   }
   if (!originAllowed(ctx, deps.config.mcpAllowedOrigins)) {
     reject(ctx, 403, TRANSPORT_ERROR, `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`);

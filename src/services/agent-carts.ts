@@ -10,8 +10,7 @@ import * as carts from '../db/repositories/carts.js';
 import { BODY_ITEM, checkAvailable, pathUnder, referenceOf, variantOf, type ItemInput, type ItemPath } from '../domain/cart-items.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
-import { inAgentTerms } from './agent-catalog.js';
+import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
 import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession, type CheckoutSessionInput } from './checkout.js';
 
@@ -19,24 +18,27 @@ export type AgentCart = components['schemas']['AgentCart'];
 
 type CartChange = (trx: Knex.Transaction, cart: carts.CartRow, lines: carts.StoredLine[]) => Promise<void>;
 
-function cartNotFound(id: string): ApiError {
-  return new ApiError(404, 'not_found', `No cart ${id} belongs to this client; create one with POST /agent/carts.`, { param: 'id' });
+function cartNotFound(id: string): NotFound {
+  return new NotFound(`No cart ${id} belongs to this client; create one with POST /agent/carts.`, { param: 'id' });
 }
 
-function lineNotFound(cartId: string, lineId: string): ApiError {
-  return new ApiError(404, 'not_found', `Cart ${cartId} has no line ${lineId}; its line ids are in line_items[].id.`, { param: 'line_id' });
+function lineNotFound(cartId: string, lineId: string): NotFound {
+  return new NotFound(`Cart ${cartId} has no line ${lineId}; its line ids are in line_items[].id.`, { param: 'line_id' });
 }
 
-function cartNotOpen(cart: carts.CartRow): ApiError {
+function cartNotOpen(cart: carts.CartRow): Conflict {
   const what = cart.status === 'canceled' ? 'became a checkout session that was cancelled' : 'became a checkout session and can no longer be changed';
-  return new ApiError(409, 'cart_not_open', `Cart ${cart.id} ${what}; create a new cart with POST /agent/carts.`);
+  return new Conflict('cart_not_open', `Cart ${cart.id} ${what}; create a new cart with POST /agent/carts.`);
 }
 
-/** A line that can no longer be bought blocks the checkout session; the agent fixes it with the line's id. */
+/**
+ * A line that was buyable when added but no longer is (stock fell, the region stopped selling it) is not a malformed
+ * request but a conflict with the cart as it stands; the agent fixes it with the line's id.
+ */
 function lineUnavailable(error: unknown, lineId: string): unknown {
-  if (!(error instanceof ApiError)) return error;
+  if (!(error instanceof BadRequest)) return error;
   const fix = `Change or remove line ${lineId} (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.`;
-  return new ApiError(409, 'line_item_unavailable', `${error.message} ${fix}`, { param: error.options.param, details: error.options.details });
+  return new Conflict('line_item_unavailable', `${error.message} ${fix}`, undefined, { param: error.param, details: error.details });
 }
 
 /** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
@@ -72,22 +74,20 @@ async function variantOfBody(trx: Knex.Transaction, cart: carts.CartRow, item: I
 
 /** Applies a change to one of the client's open carts under its row lock, then answers the cart re-priced. */
 async function changeOpenCart(deps: Deps, clientId: string, id: string, change: CartChange): Promise<AgentCart> {
-  const cart = await inAgentTerms(
-    deps.db.transaction(async (trx) => {
-      const locked = await requireCart(trx, id, clientId, { forUpdate: true });
-      if (locked.status !== 'open') throw cartNotOpen(locked);
-      await change(trx, locked, await carts.listLineRows(trx, id));
-      await carts.touchCart(trx, id, new Date(deps.now()));
-      return locked;
-    }),
-  );
+  const cart = await deps.db.transaction(async (trx) => {
+    const locked = await requireCart(trx, id, clientId, { forUpdate: true });
+    if (locked.status !== 'open') throw cartNotOpen(locked);
+    await change(trx, locked, await carts.listLineRows(trx, id));
+    await carts.touchCart(trx, id, new Date(deps.now()));
+    return locked;
+  });
   return present(deps, cart);
 }
 
 /** Every line must still be buyable as it stands, by the rules of creating a session: stock may have fallen since. */
 async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): Promise<void> {
   const lines = await carts.listLineRows(trx, cart.id);
-  if (!lines.length) throw new ApiError(409, 'cart_empty', `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`);
+  if (!lines.length) throw new Conflict('cart_empty', `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`);
   const named = lines.map((line, index) => ({ item: { variant_id: line.variant_id }, at: pathUnder(`line_items[${index}]`) }));
   const { variants, currencyCode } = await variantsInCart(trx, cart, named);
   lines.forEach((line, index) => {
@@ -100,7 +100,7 @@ async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): P
 }
 
 export async function createCart(deps: Deps, clientId: string, input: CheckoutSessionInput): Promise<AgentCart> {
-  const { cart, lines } = await inAgentTerms(newCart(deps, input, { status: 'open', client_id: clientId }));
+  const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
   await carts.insertCart(deps.db, cart, lines);
   return present(deps, { ...cart, canceled_at: null, completed_at: null });
 }

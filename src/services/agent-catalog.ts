@@ -4,7 +4,7 @@
 import type { components } from '../../codegen/types.js';
 import * as repo from '../db/repositories/agent-catalog.js';
 import type { Db } from '../db/knex.js';
-import { ApiError } from '../http/errors.js';
+import { BadRequest, NotFound } from '../domain/errors.js';
 import * as catalog from './catalog.js';
 import { cachedQuery } from './query-cache.js';
 
@@ -21,21 +21,8 @@ export interface AgentProductQuery {
   regionId?: string;
 }
 
-/**
- * The shared services name the cause of a 400 precisely (`invalid_parameter`, `unknown_item`, `insufficient_stock`); on
- * the agent surface every 400 is RFC 6750's `invalid_request`, keeping the message, `param` and details.
- */
-export async function inAgentTerms<T>(answer: Promise<T>): Promise<T> {
-  try {
-    return await answer;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 400) throw new ApiError(400, 'invalid_request', error.message, error.options);
-    throw error;
-  }
-}
-
-function unknownFilter(param: string, value: string, listing: string): ApiError {
-  return new ApiError(400, 'invalid_request', `Unknown ${param} "${value}"; use an id or handle from ${listing}.`, { param });
+function unknownFilter(param: string, value: string, listing: string): BadRequest {
+  return new BadRequest('invalid_parameter', `Unknown ${param} "${value}"; use an id or handle from ${listing}.`, { param });
 }
 
 /** The ids the filters allow, or undefined when no filter narrows the catalogue. */
@@ -55,18 +42,18 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
 
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
   const id = await repo.findProductId(db, idOrHandle);
-  if (id === undefined) throw new ApiError(404, 'not_found', `No product with id or handle "${idOrHandle}"; list products with GET /agent/products.`);
+  if (id === undefined) throw new NotFound(`No product with id or handle "${idOrHandle}"; list products with GET /agent/products.`);
   return id;
 }
 
 export async function listProducts(db: Db, query: AgentProductQuery): Promise<Schemas['ProductList']> {
   const ids = await filteredProductIds(db, query);
-  return inAgentTerms(catalog.listProducts(db, { ids, limit: query.limit, offset: query.offset, regionId: query.regionId, fields: PRICES_AND_STOCK }));
+  return catalog.listProducts(db, { ids, limit: query.limit, offset: query.offset, regionId: query.regionId, fields: PRICES_AND_STOCK });
 }
 
 export async function getProduct(db: Db, idOrHandle: string, regionId: string | undefined): Promise<Schemas['Product']> {
   const id = await requireProductId(db, idOrHandle);
-  return inAgentTerms(catalog.getProduct(db, id, { regionId, fields: PRICES_AND_STOCK }));
+  return catalog.getProduct(db, id, { regionId, fields: PRICES_AND_STOCK });
 }
 
 export async function listReviews(db: Db, product: string | undefined): Promise<Schemas['ReviewList']> {

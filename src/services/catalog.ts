@@ -4,7 +4,7 @@ import * as repo from '../db/repositories/catalog.js';
 import type { Db } from '../db/knex.js';
 import { shapeProduct, type Product } from '../domain/catalog.js';
 import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
-import { ApiError } from '../http/errors.js';
+import { BadRequest, NotFound } from '../domain/errors.js';
 import { cachedQuery } from './query-cache.js';
 
 type Schemas = components['schemas'];
@@ -25,7 +25,7 @@ export interface ProductQuery {
 export async function resolveRegion(db: Db, regionId: string | undefined, param = 'region_id'): Promise<repo.RegionRow> {
   const region = await cachedQuery(db, `region:${regionId ?? ''}`, () => repo.findRegion(db, regionId));
   if (!region) {
-    throw new ApiError(400, 'invalid_parameter', `Unknown region "${regionId}".`, {
+    throw new BadRequest('invalid_parameter', `Unknown region "${regionId}".`, {
       param,
       resolution: 'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
     });
@@ -52,7 +52,7 @@ export async function getProduct(db: Db, id: string, query: { regionId?: string;
   const { products } = await listProducts(db, { ...query, ids: [id], limit: 1, offset: 0 });
   const [product] = products;
   if (!product) {
-    throw new ApiError(404, 'not_found', `No product with id ${id}.`, {
+    throw new NotFound(`No product with id ${id}.`, {
       resolution: 'List products with GET /api/store/products and use an id from there (or filter by handle).',
     });
   }

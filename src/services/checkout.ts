@@ -13,7 +13,7 @@ import type { Quote } from '../domain/orders.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
 import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
 import { cachedQuery } from './query-cache.js';
 
@@ -121,8 +121,8 @@ export async function createCheckoutSession(deps: Deps, input: CheckoutSessionIn
   return session;
 }
 
-function sessionNotFound(id: string): ApiError {
-  return new ApiError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: 'id' });
+function sessionNotFound(id: string): NotFound {
+  return new NotFound(`No checkout session with id ${id}.`, { param: 'id' });
 }
 
 /** Lines whose variant is no longer sold in the region are left out and reported, rather than priced at zero. */
@@ -236,8 +236,8 @@ export async function getCheckoutSession(deps: Deps, id: string): Promise<Checko
   return presentCart(deps, found.cart, found.lines);
 }
 
-export function sessionCompleted(id: string): ApiError {
-  return new ApiError(409, 'session_completed', `Checkout session ${id} is paid and became an order; it can no longer be changed or cancelled.`, { param: 'id' });
+export function sessionCompleted(id: string): Conflict {
+  return new Conflict('session_completed', `Checkout session ${id} is paid and became an order; it can no longer be changed or cancelled.`, undefined, { param: 'id' });
 }
 
 /** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
@@ -251,7 +251,7 @@ export async function cancelCheckoutSession(deps: Deps, id: string): Promise<Che
 /** Completion never happens through the API: payment is a human hand-off at checkout_url. */
 export async function completeCheckoutSession(deps: Deps, id: string): Promise<never> {
   await findSessionCart(deps, id);
-  throw new ApiError(422, 'delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
+  throw new Unprocessable('delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
     param: 'payment_provider',
     details: { supported_payment_modes: ['human_handoff'] },
   });

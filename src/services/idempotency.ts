@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { Conflict, Unprocessable } from '../domain/errors.js';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** An in-flight record older than this belongs to a request that died mid-way; a retry may take the key over. */
@@ -48,15 +48,17 @@ function isStale(record: repo.IdempotencyRecord, now: number): boolean {
 
 function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
   if (record.request_hash !== hash) {
-    throw new ApiError(422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', {
+    throw new Unprocessable('idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', {
       param: 'Idempotency-Key',
     });
   }
   if (record.state === 'in_flight') {
-    throw new ApiError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry after a moment.', {
-      param: 'Idempotency-Key',
-      headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
-    });
+    throw new Conflict(
+      'idempotency_in_flight',
+      'A request with this Idempotency-Key is still being processed; retry after a moment.',
+      IN_FLIGHT_RETRY_AFTER_SECONDS,
+      { param: 'Idempotency-Key' },
+    );
   }
   return { kind: 'replay', result: { status: record.status_code!, body: record.response_body, apiVersion: record.api_version! } };
 }

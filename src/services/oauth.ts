@@ -23,7 +23,7 @@ import {
   type FormCredentials,
 } from '../domain/auth.js';
 import { newId } from '../domain/ids.js';
-import { ApiError } from '../http/errors.js';
+import { BadRequest } from '../domain/errors.js';
 
 type Schemas = components['schemas'];
 
@@ -79,8 +79,8 @@ export function protectedResourceMetadata(config: Config): Schemas['ProtectedRes
   };
 }
 
-function invalidClientMetadata(message: string): ApiError {
-  return new ApiError(400, 'invalid_client_metadata', message);
+function invalidClientMetadata(message: string): BadRequest {
+  return new BadRequest('invalid_client_metadata', message);
 }
 
 function registrationAuthMethod(requested: string | undefined): Schemas['ClientRegistration']['token_endpoint_auth_method'] {
@@ -128,7 +128,7 @@ async function authenticateClient(deps: Deps, authorization: string, form: FormC
 export async function issueToken(deps: Deps, authorization: string, request: Schemas['TokenRequest']): Promise<Schemas['TokenResponse']> {
   // Checked before the client: an unsupported grant (identity assertions, token exchange) is refused whoever asks.
   if (request.grant_type !== 'client_credentials') {
-    throw new ApiError(400, 'unsupported_grant_type', `Only grant_type=client_credentials is supported, not "${request.grant_type}"; identity assertions and token exchange are not.`);
+    throw new BadRequest('unsupported_grant_type', `Only grant_type=client_credentials is supported, not "${request.grant_type}"; identity assertions and token exchange are not.`);
   }
   const client = await authenticateClient(deps, authorization, request);
   const scope = formatScope(grantableScopes(parseScope(request.scope), parseScope(client.scope) ?? []));

@@ -6,9 +6,9 @@ import * as carts from '../db/repositories/carts.js';
 import * as orders from '../db/repositories/orders.js';
 import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
 import type { Deps } from '../deps.js';
+import { NotFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { initialStatus, orderNumber, paymentProblems, planStock, statusAfterRefund, type Quote, type ReviewReason } from '../domain/orders.js';
-import { ApiError } from '../http/errors.js';
 import { quoteCart } from './checkout.js';
 
 export interface PaymentReport {
@@ -36,8 +36,8 @@ export type PaymentOutcome =
   /** This event id was handled before. */
   | { kind: 'duplicate' };
 
-export function unknownSession(id: string): ApiError {
-  return new ApiError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: 'id' });
+export function unknownSession(id: string): NotFound {
+  return new NotFound(`No checkout session with id ${id}.`, { param: 'id' });
 }
 
 /** The quote the payment is for: what the processor was asked to charge, or the session as priced now. */
@@ -124,7 +124,7 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
   return deps.db.transaction(async (trx): Promise<RefundOutcome> => {
     if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
     const order = await orders.lockOrderByPayment(trx, report.processor, report.paymentReference);
-    if (!order) throw new ApiError(404, 'order_not_found', `No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });
+    if (!order) throw new NotFound(`No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });
     // Refund events may arrive out of order: the running total only grows.
     const refunded = Math.max(order.amount_refunded, report.amountRefunded);
     const status = statusAfterRefund(order.status, order.amount_paid, refunded);

@@ -3,7 +3,7 @@
 // All test traffic goes through `contractFetch`, so no test can forget.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { loadDocument } from '../../src/http/openapi.js';
+import { loadDocument } from '../../src/document.js';
 import { surfaceOf } from '../../src/http/errors.js';
 
 type Json = Record<string, any>;
@@ -38,7 +38,7 @@ const templates = Object.keys(document.paths).map((template) => ({
   pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
-const SURFACE_ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
+const SURFACE_ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', page: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';

@@ -2,7 +2,7 @@
 // what a test asserts on, and a structural view of JSON Schemas for comparing a tool's schema with the contract's.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadDocument } from '../../src/http/openapi.js';
+import { loadDocument } from '../../src/document.js';
 import { contractFetch } from './contract.js';
 import type { TestService } from './service.js';
 

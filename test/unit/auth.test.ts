@@ -13,18 +13,19 @@ import {
   secretMatches,
   tokenState,
 } from '../../src/domain/auth.js';
-import { ApiError } from '../../src/http/errors.js';
+import { DomainError, InvalidClient } from '../../src/domain/errors.js';
+import { renderError } from '../../src/http/errors.js';
 
 const basic = (raw: string) => `Basic ${Buffer.from(raw, 'utf8').toString('base64')}`;
 
-function thrown(fn: () => unknown): ApiError {
+function thrown(fn: () => unknown): DomainError {
   try {
     fn();
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof DomainError) return error;
     throw error;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a DomainError');
 }
 
 describe('parseBasicCredentials (RFC 6749 section 2.3.1)', () => {
@@ -64,14 +65,16 @@ describe('clientCredentials', () => {
   it('is invalid_client with a Basic challenge when credentials are missing or unreadable', () => {
     for (const [header, form] of [['', {}], ['', { client_id: 'a' }], ['Bearer x', {}], [basic('nocolon'), {}]] as const) {
       const error = thrown(() => clientCredentials(header, form));
-      expect(error).toMatchObject({ status: 401, code: 'invalid_client' });
-      expect(error.options.headers!['WWW-Authenticate']).toMatch(/^Basic /);
+      expect(error).toBeInstanceOf(InvalidClient);
+      const rendered = renderError(error, 'oauth');
+      expect(rendered).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(rendered.headers['WWW-Authenticate']).toMatch(/^Basic /);
     }
   });
 
   it('is invalid_request when two methods are used or the ids disagree', () => {
-    expect(thrown(() => clientCredentials(basic('a:b'), { client_secret: 'b' }))).toMatchObject({ status: 400, code: 'invalid_request' });
-    expect(thrown(() => clientCredentials(basic('a:b'), { client_id: 'other' }))).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(thrown(() => clientCredentials(basic('a:b'), { client_secret: 'b' }))).toMatchObject({ reason: 'invalid_request' });
+    expect(thrown(() => clientCredentials(basic('a:b'), { client_id: 'other' }))).toMatchObject({ reason: 'invalid_request' });
   });
 });
 
@@ -97,7 +100,7 @@ describe('scopes', () => {
   it('registers the scopes asked for in canonical order, catalog:read by default', () => {
     expect(registrableScopes(['cart:write', 'catalog:read'])).toEqual(['catalog:read', 'cart:write']);
     expect(registrableScopes(undefined)).toEqual(['catalog:read']);
-    expect(thrown(() => registrableScopes(['catalog:read', 'orders:read']))).toMatchObject({ status: 400, code: 'invalid_scope', message: expect.stringContaining('orders:read') });
+    expect(thrown(() => registrableScopes(['catalog:read', 'orders:read']))).toMatchObject({ reason: 'invalid_scope', message: expect.stringContaining('orders:read') });
   });
 
   it('grants the requested scopes intersected with the registered ones', () => {
@@ -107,8 +110,8 @@ describe('scopes', () => {
   });
 
   it('refuses an unknown scope and an empty intersection with invalid_scope', () => {
-    expect(thrown(() => grantableScopes(['admin'], ['catalog:read']))).toMatchObject({ status: 400, code: 'invalid_scope' });
-    expect(thrown(() => grantableScopes(['cart:write'], ['catalog:read']))).toMatchObject({ status: 400, code: 'invalid_scope' });
+    expect(thrown(() => grantableScopes(['admin'], ['catalog:read']))).toMatchObject({ reason: 'invalid_scope' });
+    expect(thrown(() => grantableScopes(['cart:write'], ['catalog:read']))).toMatchObject({ reason: 'invalid_scope' });
   });
 
   it('checks that every required scope was granted', () => {

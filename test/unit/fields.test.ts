@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFieldSelection } from '../../src/domain/fields.js';
-import { ApiError } from '../../src/http/errors.js';
+import { BadRequest } from '../../src/domain/errors.js';
 
 const sorted = (set: Set<string> | null) => (set ? [...set].sort() : null);
 
@@ -38,9 +38,9 @@ describe('parseFieldSelection (Medusa fields grammar)', () => {
       parseFieldSelection(raw);
       expect.unreachable();
     } catch (error) {
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(400);
-      expect((error as ApiError).options.param).toBe('fields');
+      expect(error).toBeInstanceOf(BadRequest);
+      expect((error as BadRequest).reason).toBe('invalid_parameter');
+      expect((error as BadRequest).param).toBe('fields');
     }
   });
 });

@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
 import type { AppContext } from '../../http/context.js';
-import { ApiError } from '../../http/errors.js';
+import { Forbidden, NotFound } from '../../domain/errors.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import { presentPaidSession } from '../../services/checkout.js';
 import { findOrderByToken } from '../../services/orders.js';
@@ -48,7 +48,7 @@ function refuseCrossSite(ctx: AppContext, deps: Deps, form: PayForm): void {
   const ownOrigins = [new URL(deps.config.baseUrl).origin, `${ctx.protocol}://${ctx.host}`];
   const crossSite = (origin !== '' && !ownOrigins.includes(origin)) || (site !== '' && site !== 'same-origin');
   if (crossSite || !CSRF_TOKEN.test(cookie) || !sameText(cookie, form.csrf_token)) {
-    throw new ApiError(403, 'cross_site_request', 'This payment form can only be sent from its own page; open the pay page again and use its button.', {
+    throw new Forbidden('cross_site_request', 'This payment form can only be sent from its own page; open the pay page again and use its button.', {
       resolution: 'Reload the pay page in your browser and press the button there.',
     });
   }
@@ -61,28 +61,16 @@ function renderPayPage(ctx: AppContext, deps: Deps, id: string, page: PayPage, s
   html(ctx, status, payPage(page.session, { form, notice }));
 }
 
-/** The read-surface 404 of these pages, with a hint for the buyer. */
-async function orNotFound<T>(work: Promise<T>, resolution: string): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new ApiError(404, 'not_found', error.message, { resolution });
-    throw error;
-  }
-}
-
-const PAY_PAGE_HINT = 'Use the checkout_url of a session you created.';
-
 export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt'> {
   return {
     async getPaymentPage(c, ctx) {
       const { id } = c.request.params as PayPath;
-      renderPayPage(ctx, deps, id, await orNotFound(openPayPage(deps, id), PAY_PAGE_HINT));
+      renderPayPage(ctx, deps, id, await openPayPage(deps, id));
     },
     async payTestMode(c, ctx) {
       const { id } = c.request.params as PayPath;
       refuseCrossSite(ctx, deps, c.request.requestBody as PayForm);
-      const result = await orNotFound(payInTestMode(deps, id, (c.request.requestBody as PayForm).quote), PAY_PAGE_HINT);
+      const result = await payInTestMode(deps, id, (c.request.requestBody as PayForm).quote);
       if (result.kind === 'quote_changed') {
         return renderPayPage(ctx, deps, id, result.page, 409, 'The price changed since this page was shown (a price or promotion was updated). Nothing was charged: check the new total and pay again.');
       }
@@ -96,7 +84,7 @@ export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPayment
     async getOrderReceipt(c, ctx) {
       const { token } = c.request.params as ReceiptPath;
       const paid = await findOrderByToken(deps, token);
-      if (!paid) throw new ApiError(404, 'not_found', 'No order has this receipt address.', { resolution: 'Use the permalink_url of the order exactly as given.' });
+      if (!paid) throw new NotFound('No order has this receipt address.', { resolution: 'Use the permalink_url of the order exactly as given.' });
       html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
     },
   };

@@ -7,7 +7,7 @@ import type { CheckoutSession, PaidSession } from '../../domain/checkout-session
 import { quoteHash } from '../../domain/orders.js';
 import { newId } from '../../domain/ids.js';
 import { presentCart, quoteCart } from '../checkout.js';
-import { ApiError } from '../../http/errors.js';
+import { Forbidden } from '../../domain/errors.js';
 import { recordPayment, unknownSession } from '../orders.js';
 
 export type PayPage =
@@ -40,7 +40,7 @@ export type TestPayment = { kind: 'paid' } | { kind: 'unchanged'; page: PayPage 
  */
 export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: string): Promise<TestPayment> {
   if (deps.config.payments.mode !== 'test') {
-    throw new ApiError(403, 'test_payments_disabled', 'This store takes payment through its payment processor; test payments are off.', {
+    throw new Forbidden('test_payments_disabled', 'This store takes payment through its payment processor; test payments are off.', {
       resolution: 'Open the pay page and pay there.',
     });
   }

@@ -1,0 +1,159 @@
+// The service's one error vocabulary. Domain code and services say what went wrong in these surface-neutral terms;
+// each surface decides how it reads (src/http/errors.ts renders the documented HTTP shapes, src/mcp/tools.ts tool
+// errors). Nothing here knows a status code or a response shape.
+
+export interface ErrorOptions {
+  /** The offending parameter, body field or header, e.g. `limit`, `items[0].quantity`, `Idempotency-Key`. */
+  param?: string;
+  /** What the caller should do next, when it is more specific than the surface's default advice. */
+  resolution?: string;
+  /** Documented extra fields, e.g. `available`, `variant_ids`, `supported_versions`. */
+  details?: Record<string, unknown>;
+}
+
+export abstract class DomainError extends Error {
+  readonly param: string | undefined;
+  readonly resolution: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.param = options.param;
+    this.resolution = options.resolution;
+    this.details = options.details ?? {};
+  }
+}
+
+/** Why a request is malformed; checkout reports the reason as its code, the other surfaces have one code for all. */
+export type BadRequestReason =
+  | 'invalid_body'
+  | 'invalid_content_type'
+  | 'missing_field'
+  | 'unknown_field'
+  | 'invalid_field'
+  | 'missing_item_identifier'
+  | 'ambiguous_item'
+  | 'unknown_item'
+  | 'variant_required'
+  | 'quantity_too_large'
+  | 'insufficient_stock'
+  | 'item_unavailable_in_region'
+  | 'invalid_parameter'
+  | 'unsupported_api_version'
+  // OAuth 2.0 (RFC 6749 section 5.2, RFC 7591 section 3.2.2)
+  | 'invalid_request'
+  | 'invalid_scope'
+  | 'unsupported_grant_type'
+  | 'invalid_client_metadata';
+
+export class BadRequest extends DomainError {
+  constructor(
+    readonly reason: BadRequestReason,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The thing the request names does not exist (for this caller). */
+export class NotFound extends DomainError {}
+
+export type ConflictReason = 'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
+
+/** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
+export class Conflict extends DomainError {
+  constructor(
+    readonly reason: ConflictReason,
+    message: string,
+    readonly retryAfterSeconds?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export type UnprocessableReason = 'idempotency_conflict' | 'delegated_payment_not_supported';
+
+/** The request is understood and valid, but this service will never carry it out as sent. */
+export class Unprocessable extends DomainError {
+  constructor(
+    readonly reason: UnprocessableReason,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** No bearer token (`unauthorized`) or one that is not valid (`invalid_token`); `challenge` is RFC 6750's. */
+export class Unauthorized extends DomainError {
+  constructor(
+    readonly reason: 'unauthorized' | 'invalid_token',
+    message: string,
+    readonly challenge?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The token is valid but lacks `scope`. */
+export class ForbiddenScope extends DomainError {
+  constructor(
+    readonly scope: string,
+    message: string,
+    readonly challenge?: string,
+  ) {
+    super(message, { details: { scope } });
+  }
+}
+
+/** The caller may not do this at all: a cross-site form post, a test payment where test payments are off. */
+export class Forbidden extends DomainError {
+  constructor(
+    readonly reason: 'cross_site_request' | 'test_payments_disabled',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** OAuth client authentication failed (RFC 6749 section 5.2 `invalid_client`). */
+export class InvalidClient extends DomainError {}
+
+export class RateLimited extends DomainError {
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Rate limit of ${limit} requests per minute exceeded.`);
+  }
+}
+
+export class PayloadTooLarge extends DomainError {}
+
+/** A dependency (the database) cannot be reached: transient. Each surface words it. */
+export class Unavailable extends DomainError {
+  constructor(readonly retryAfterSeconds = 5) {
+    super('The service is temporarily unavailable.');
+  }
+}
+
+/** No endpoint answers this method and path. */
+export class UnknownEndpoint extends DomainError {
+  constructor(method: string, path: string) {
+    super(`No endpoint answers ${method} ${path}.`);
+  }
+}
+
+export class MethodNotAllowed extends DomainError {
+  constructor(
+    method: string,
+    path: string,
+    readonly allowed: string[],
+  ) {
+    super(`${method} is not supported on ${path}; use ${allowed.join(' or ')}.`);
+  }
+}
