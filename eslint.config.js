@@ -1,0 +1,38 @@
+// ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
+// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP. Type-only
+// imports are allowed across layers (the domain is typed by the contract's generated types and repository rows).
+import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+const layer = (from, forbidden, why) => ({
+  files: [`src/${from}/**/*.ts`],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { patterns: forbidden.map((name) => ({ group: [`**/${name}/**`, `../${name}/**`, `**/${name}.js`], message: why, allowTypeImports: true })) },
+    ],
+  },
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'codegen/**', 'sdk/dist/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver-next': [createTypeScriptImportResolver()],
+    },
+    rules: {
+      'import-x/no-cycle': 'error',
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+    },
+  },
+  layer('domain', ['http', 'db', 'services', 'handlers', 'mcp', 'deps'], 'src/domain is pure: it imports nothing but types from the other layers.'),
+  layer('services', ['http', 'handlers', 'mcp'], 'Services know nothing of HTTP or MCP.'),
+);
