@@ -16,6 +16,7 @@ import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
   deps: Deps;
@@ -61,6 +62,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     readCache: createReadCache(),
+    stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
   const document = loadDocument();
