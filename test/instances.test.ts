@@ -65,8 +65,8 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
 
   it('counts the rate limit across both', async () => {
     const client = { 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
-    const first = await call(`${one.url}/healthz`, { headers: client });
-    const second = await call(`${two.url}/healthz`, { headers: client });
+    const first = await call(`${one.url}/readyz`, { headers: client });
+    const second = await call(`${two.url}/readyz`, { headers: client });
     expect(Number(second.headers.get('ratelimit-remaining'))).toBe(Number(first.headers.get('ratelimit-remaining')) - 1);
   });
 });
