@@ -879,7 +879,7 @@ export interface paths {
         };
         /**
          * Check that the process is alive
-         * @description Liveness probe. Answers 200 while the process can serve HTTP, whatever the state of the database.
+         * @description Liveness probe. Answers 200 while the process can serve HTTP, whatever the state of the database or Redis; it touches neither and is not rate-limited (a balancer probing often from one address is never refused).
          */
         get: operations["getHealth"];
         put?: never;
@@ -3130,6 +3130,8 @@ export interface components {
         Link: string;
         /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key and body. */
         "Idempotent-Replayed": "true";
+        /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
+        "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
         "WWW-Authenticate-Basic": string;
         /**
@@ -4156,6 +4158,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    Pragma: components["headers"]["Pragma-No-Cache"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4747,9 +4750,6 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4763,7 +4763,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["ReadBadRequest"];
-            429: components["responses"]["ReadRateLimited"];
         };
     };
     getReadiness: {
@@ -4797,9 +4796,10 @@ export interface operations {
             };
             400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
-            /** @description Not ready; the database does not answer. */
+            /** @description Not ready; the database does not answer, or the instance is shutting down (SIGTERM) and draining. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

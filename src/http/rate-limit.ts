@@ -1,13 +1,38 @@
 // Rate limiting with rate-limiter-flexible: in memory by default, in Redis when REDIS_URL is set so every instance
 // shares one count. If Redis is unreachable the in-memory limiter takes over (insuranceLimiter); requests never fail
-// because the limiter's store is down.
+// because the limiter's store is down, and a Redis that stalls counts as down once a command passes its timeout
+// (REDIS_COMMAND_TIMEOUT_MS, set on the client in src/service.ts).
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext, AppMiddleware } from './context.js';
 import { RateLimited } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 
 const WINDOW_SECONDS = 60;
+/**
+ * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
+ * plenty) stays near 25 MB instead of growing the heap to its cap; past it the least recently seen key is forgotten.
+ */
+const MEMORY_KEYS = 50_000;
+
+interface MemoryRecord {
+  timeoutId: NodeJS.Timeout | null;
+}
+
+/**
+ * rate-limiter-flexible's memory store keeps every key in a Map until its window ends, with no upper bound. It has no
+ * option for one, so its Map is swapped for an LRU of the same interface; the check makes a library upgrade that
+ * changes the store fail at start rather than silently unbound it again.
+ */
+function boundedMemoryLimiter(limit: number, maxKeys: number): RateLimiterMemory {
+  const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS, keyPrefix: 'rl' });
+  const store = (limiter as unknown as { _memoryStorage?: { _storage?: unknown } })._memoryStorage;
+  if (!(store?._storage instanceof Map)) throw new Error('rate-limiter-flexible: unexpected memory store layout');
+  // An evicted record's expiry timer would otherwise keep it reachable until the window ends.
+  store._storage = new LRUCache<string, MemoryRecord>({ max: maxKeys, dispose: (record) => clearTimeout(record.timeoutId ?? undefined) });
+  return limiter;
+}
 
 export interface RateLimiter {
   readonly limit: number;
@@ -15,8 +40,8 @@ export interface RateLimiter {
   consume(ctx: AppContext, key: string): Promise<void>;
 }
 
-export function createRateLimiter(limit: number, redis?: Redis): RateLimiter {
-  const memory = new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS, keyPrefix: 'rl' });
+export function createRateLimiter(limit: number, redis?: Redis, maxMemoryKeys = MEMORY_KEYS): RateLimiter {
+  const memory = boundedMemoryLimiter(limit, maxMemoryKeys);
   const store: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis,
@@ -50,10 +75,14 @@ export function createRateLimiter(limit: number, redis?: Redis): RateLimiter {
   };
 }
 
-/** Counts every request by client address; authenticated /agent requests are counted by client instead, after authentication. */
+/**
+ * Counts every request by client address; authenticated /agent requests are counted by client instead, after
+ * authentication. The liveness probe is not counted: it must answer however busy the address of the balancer is, and
+ * without touching Redis.
+ */
 export function rateLimitByAddress(limiter: RateLimiter): AppMiddleware {
   return async (ctx, next) => {
-    if (!isBearerAgentRequest(ctx)) await limiter.consume(ctx, `ip:${ctx.ip}`);
+    if (ctx.path !== '/healthz' && !isBearerAgentRequest(ctx)) await limiter.consume(ctx, `ip:${ctx.ip}`);
     await next();
   };
 }

@@ -24,7 +24,10 @@ export interface AppParts {
 }
 
 export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false }: AppParts): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
+  // Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right: entries further left
+  // were written by the client and prove nothing.
+  const hops = deps.config.trustedProxyHops;
+  const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by the error handler
   app.use(requestContext(deps.log));
   app.use(securityHeaders());
