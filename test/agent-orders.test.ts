@@ -99,7 +99,7 @@ describe('order webhooks', () => {
 
   async function deliveriesTo(flaky: WebhookReceiver): Promise<void> {
     const registered = await registerClient(api, { scope: 'cart:write orders:read', webhook_url: flaky.url });
-    flaky.secret = registered.webhook_secret as string;
+    flaky.secret = (registered as typeof client).webhook_secret!;
     flaky.refuseNext = 2;
     const session = await paidAgentSession(await requestToken(api, registered));
     const [created] = await flaky.waitFor(1);
