@@ -53,11 +53,34 @@ function connectRedis(config: Config, log: Logger): Redis {
   return redis;
 }
 
+/** How long start-up waits for Redis: long enough for a reachable Redis to answer, short enough not to hold up a start. */
+const REDIS_START_WAIT_MS = 3_000;
+
+/**
+ * Waits until Redis is ready, or has failed once, or REDIS_START_WAIT_MS has passed: an instance that serves before its
+ * first connection is up would count its first requests in memory, apart from the other instances.
+ */
+async function redisSettled(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  let timer: NodeJS.Timeout | undefined;
+  let settle = () => {};
+  await new Promise<void>((resolve) => {
+    settle = resolve;
+    timer = setTimeout(resolve, REDIS_START_WAIT_MS);
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  });
+  clearTimeout(timer);
+  redis.off('ready', settle);
+  redis.off('error', settle);
+}
+
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
   const db = createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
+  if (redis) await redisSettled(redis);
   const deps: Deps = {
     config,
     db,

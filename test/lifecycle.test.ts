@@ -5,7 +5,7 @@ import { Agent, request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { validateResponse } from './support/contract.js';
-import { startServiceProcess } from './support/process.js';
+import { processTestTimeout, startServiceProcess } from './support/process.js';
 
 const databases: TestDatabase[] = [];
 afterAll(async () => {
@@ -95,7 +95,7 @@ describe('SIGTERM', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
     expect(service.output()).not.toMatch(/"level":50/);
-  });
+  }, processTestTimeout(1));
 });
 
 describe('restart', () => {
@@ -136,5 +136,5 @@ describe('restart', () => {
     } finally {
       await second.stop();
     }
-  });
+  }, processTestTimeout(2));
 });
