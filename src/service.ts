@@ -16,6 +16,7 @@ import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
@@ -93,6 +94,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
+  const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
   const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath });
@@ -131,6 +133,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await closed;
       clearInterval(sweep);
       stopJanitor();
+      await stopWebhooks();
       await db.destroy();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
