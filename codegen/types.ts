@@ -769,6 +769,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description An order made from one of the client's own carts (its id is the `order.id` of the paid checkout session). Orders
+         *     of other clients' carts, and of public checkout sessions, answer 404 like an unknown id. Needs the `orders:read`
+         *     scope. To be told instead of polling, register a `webhook_url` (see `POST /oauth/register`).
+         */
+        get: operations["getAgentOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/carts/{id}/line-items": {
         parameters: {
             query?: never;
@@ -877,7 +899,9 @@ export interface paths {
         };
         /**
          * Check that the service can serve requests
-         * @description Readiness probe. Answers 200 when the database answers a query, 503 otherwise; a load balancer should stop routing to an instance that answers 503.
+         * @description Readiness probe. Answers 200 when the database answers a query, 503 otherwise; a load balancer should stop
+         *     routing to an instance that answers 503. After SIGTERM the instance answers 503 `draining` at once and keeps
+         *     serving every request for `SHUTDOWN_DRAIN_MS`, each response with `Connection: close`, before it stops listening.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1367,13 +1391,13 @@ export interface components {
          */
         ClientAuthMethods: ("client_secret_basic" | "client_secret_post")[];
         /**
-         * @description `catalog:read` reads products, collections, categories, regions and reviews; `cart:write` creates and updates carts and their line items.
+         * @description `catalog:read` reads products, collections, categories, regions and reviews; `cart:write` creates and updates carts and their line items; `orders:read` reads the orders the client's carts became (`GET /agent/orders/{id}`).
          * @example [
          *       "catalog:read",
          *       "cart:write"
          *     ]
          */
-        ScopesSupported: ("catalog:read" | "cart:write")[];
+        ScopesSupported: ("catalog:read" | "cart:write" | "orders:read")[];
         /**
          * @description How an agent authenticates. The only identity type is `anonymous`, with the `client_credentials` grant. Identity
          *     assertions (ID-JAG token exchange, `verified_email`) are not supported, and there is no `claim_uri`: no customer
@@ -1516,6 +1540,17 @@ export interface components {
              * @example client_secret_basic
              */
             token_endpoint_auth_method?: string;
+            /**
+             * @description Where to send order events (an extension of RFC 7591 metadata): `order.created` when a buyer pays for a session
+             *     made from one of this client's carts, `order.updated` when its status changes (refunds). https only (plain http
+             *     is accepted for localhost). Each event is a JSON POST `{id, type, created_at, data: {order}}` (`order` as
+             *     `GET /agent/orders/{id}` returns it) with `Webhook-Id` (the event id; dedupe on it: delivery is at-least-once)
+             *     and `Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over "<t>.<raw body>" keyed with webhook_secret>`.
+             *     Any 2xx acknowledges; anything else is retried with exponential backoff (1 s, 2 s, 4 s, … capped at an hour) for
+             *     12 attempts.
+             * @example https://agent.example/hooks/storefront
+             */
+            webhook_url?: string;
         } & {
             [key: string]: unknown;
         };
@@ -1555,6 +1590,16 @@ export interface components {
              * @example https://agent.storefront.example/oauth/token
              */
             token_endpoint: string;
+            /**
+             * Format: uri
+             * @description The registered order-events URL, when one was given.
+             */
+            webhook_url?: string;
+            /**
+             * @description The key of the `Webhook-Signature` HMAC on order events (prefix `sfwh_`); present when `webhook_url` is. Derived
+             *     by the service from a server key, never stored; keep it secret.
+             */
+            webhook_secret?: string;
         };
         /**
          * @description Client credentials in the form body (`client_secret_post`), for clients that cannot send HTTP Basic. Use one method
@@ -1716,6 +1761,44 @@ export interface components {
             /** @description With a product handle that has several variants, the variant ids to choose from. */
             variant_ids?: string[];
         };
+        /**
+         * @description An order: a checkout session a human paid. Every amount is as charged (never recomputed), in major units like the
+         *     rest of the agent API. The same object is the `data.order` of the `order.created` and `order.updated` webhook events.
+         */
+        AgentOrder: {
+            /**
+             * @description Order id, prefix `order_`.
+             * @example order_Pq8c2VnX0aLk4Wd7
+             */
+            id: string;
+            /** @constant */
+            object: "order";
+            /** @example SF-1001 */
+            order_number: string;
+            /** @description The session (and agent cart) the order was made from. */
+            checkout_session_id: string;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * @description Why the order needs review (empty otherwise): `amount_mismatch` or `currency_mismatch` (the processor charged
+             *     something other than the quote), `insufficient_stock`, `session_canceled` (paid after the session was cancelled).
+             */
+            review_reasons: ("amount_mismatch" | "currency_mismatch" | "insufficient_stock" | "session_canceled")[];
+            currency: string;
+            line_items: components["schemas"]["CheckoutLineItem"][];
+            totals: components["schemas"]["CheckoutTotals"];
+            promo_codes: string[];
+            amount_paid: components["schemas"]["Amount"];
+            amount_refunded: components["schemas"]["Amount"];
+            /**
+             * Format: uri
+             * @description The buyer's receipt page.
+             */
+            permalink_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
             quantity: number;
@@ -1725,8 +1808,11 @@ export interface components {
             status: "ok";
         };
         Readiness: {
-            /** @enum {string} */
-            status: "ready" | "unavailable";
+            /**
+             * @description `draining`: the instance received SIGTERM and is about to stop; it still answers during the drain (`SHUTDOWN_DRAIN_MS`), with `Connection: close` on every response.
+             * @enum {string}
+             */
+            status: "ready" | "unavailable" | "draining";
             /** @enum {string} */
             database: "up" | "down";
         };
@@ -4510,6 +4596,40 @@ export interface operations {
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentCartNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    getAgentOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

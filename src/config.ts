@@ -24,6 +24,8 @@ export interface Config {
   mcpAllowedOrigins: string[];
   logLevel: string;
   payments: PaymentsConfig;
+  /** Derives each agent's order-webhook signing secret; undefined: agents cannot register webhooks. */
+  agentWebhookKey: string | undefined;
 }
 
 /** Who takes payment behind checkout_url: Stripe, or the built-in test processor (no money moves). */
@@ -115,6 +117,18 @@ function payments(env: Env): PaymentsConfig {
   return { mode: 'test' };
 }
 
+/**
+ * Webhook secrets are derived from this key and never stored. Outside production a fixed development key stands in,
+ * so webhooks work out of the box; production must set its own (or agents cannot register webhook URLs).
+ */
+const DEVELOPMENT_WEBHOOK_KEY = 'storefront-development-webhook-key-not-for-production';
+
+function agentWebhookKey(env: Env): string | undefined {
+  const key = read(env, 'AGENT_WEBHOOK_KEY');
+  if (key !== undefined && key.length < 32) throw new ConfigError(`AGENT_WEBHOOK_KEY must be at least 32 characters, got ${key.length}`);
+  return key ?? (read(env, 'NODE_ENV') === 'production' ? undefined : DEVELOPMENT_WEBHOOK_KEY);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const baseUrl = absoluteUrl(env, 'BASE_URL', `http://localhost:${port}`);
@@ -148,5 +162,6 @@ export function loadConfig(env: Env = process.env): Config {
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),
     logLevel,
     payments: payments(env),
+    agentWebhookKey: agentWebhookKey(env),
   };
 }

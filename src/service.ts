@@ -16,6 +16,7 @@ import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
@@ -23,7 +24,11 @@ export interface Service {
   server: Server;
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
-  close(): Promise<void>;
+  /**
+   * Stops the service: with `drainMs`, first drains that long (readiness 503, `Connection: close`, still answering);
+   * then closes the listener, lets in-flight requests finish, and releases the pool and Redis.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -84,10 +89,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     now: options.now ?? Date.now,
     rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
+    lifecycle: { draining: false },
     readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
+  const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
   const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath });
@@ -115,7 +122,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deps,
     server,
     url: `http://${host}:${port}`,
-    async close() {
+    async close({ drainMs = 0 } = {}) {
+      deps.lifecycle.draining = true;
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       // Stop accepting connections, let in-flight requests finish, then release the pool and Redis.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections go idle as their last request finishes; close each as soon as it does.
@@ -124,6 +133,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await closed;
       clearInterval(sweep);
       stopJanitor();
+      await stopWebhooks();
       await db.destroy();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
+import { agentOrderHandlers } from './agent/orders.js';
 import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
@@ -21,5 +22,6 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
     ...agentCartHandlers(deps),
+    ...agentOrderHandlers(deps),
   };
 }

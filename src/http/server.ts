@@ -7,6 +7,7 @@ import { noStoreByDefault, serveCachedReads } from './caching.js';
 import type { AppMiddleware, AppState } from './context.js';
 import { publicCors } from './cors.js';
 import { errorHandler } from './error-handler.js';
+import { closeConnectionsWhileDraining } from './draining.js';
 import { dispatchContract } from './openapi.js';
 import { rateLimitByAddress, type RateLimiter } from './rate-limit.js';
 import { requestContext } from './request-context.js';
@@ -29,6 +30,7 @@ export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServed
   const hops = deps.config.trustedProxyHops;
   const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by the error handler
+  app.use(closeConnectionsWhileDraining(deps.lifecycle));
   app.use(requestContext(deps.log));
   app.use(securityHeaders());
   app.use(noStoreByDefault());
