@@ -12,6 +12,7 @@ import { agentAuthentication } from './http/agent-auth.js';
 import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { isMcpPath, mcpRoutes } from './mcp/index.js';
+import { protocolRoutes } from './http/protocols.js';
 import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -78,7 +79,7 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = createDatabase(config, log);
+  const db = await createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
@@ -97,7 +98,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
-  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath });
+  const { ucpDisabledReason } = config.protocols;
+  if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
+  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath, protocolRoutes: protocolRoutes(deps) });
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
   // (checked every second rather than Node's default 30 s); an idle keep-alive socket lives longer than typical

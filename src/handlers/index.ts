@@ -9,6 +9,7 @@ import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
+import { protocolResourceHandlers } from './protocols/resources.js';
 import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
@@ -22,6 +23,7 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
     ...agentCartHandlers(deps),
+    ...protocolResourceHandlers(deps),
     ...agentOrderHandlers(deps),
   };
 }

@@ -22,9 +22,11 @@ export interface AppParts {
   extraRoutes?: AppMiddleware;
   /** Paths served by `extraRoutes`, which read their own bodies and apply their own Origin policy. */
   selfServedPaths?: (path: string) => boolean;
+  /** The ACP/UCP bindings: complete pipelines of their own, tried before CORS, the rate limit and body parsing. */
+  protocolRoutes?: AppMiddleware;
 }
 
-export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false }: AppParts): Koa<AppState> {
+export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServedPaths = () => false, protocolRoutes }: AppParts): Koa<AppState> {
   // Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right: entries further left
   // were written by the client and prove nothing.
   const hops = deps.config.trustedProxyHops;
@@ -35,6 +37,7 @@ export function createApp({ deps, contract, rateLimiter, extraRoutes, selfServed
   app.use(securityHeaders());
   app.use(noStoreByDefault());
   app.use(errorHandler());
+  if (protocolRoutes) app.use(protocolRoutes);
   // CORS first, so that a browser can read even a 429 (and its Retry-After).
   app.use(publicCors(selfServedPaths));
   app.use(rateLimitByAddress(rateLimiter));

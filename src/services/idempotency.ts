@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
+import { purgeExpiredProtocolKeys } from './protocol-idempotency.js';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
@@ -125,7 +126,7 @@ export async function releaseIdempotencyKey(deps: Deps, request: IdempotentReque
 /** Deletes records past their retention, hourly, so the table stays small. */
 export function startIdempotencyJanitor(deps: Deps): () => void {
   const timer = setInterval(() => {
-    repo.deleteExpired(deps.db, new Date(deps.now())).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
+    Promise.all([repo.deleteExpired(deps.db, new Date(deps.now())), purgeExpiredProtocolKeys(deps)]).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
   }, 60 * 60 * 1000);
   timer.unref();
   return () => clearInterval(timer);
