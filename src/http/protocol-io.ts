@@ -16,7 +16,7 @@ export class ProtocolError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly options: { param?: string; headers?: Record<string, string> } = {},
+    readonly options: { param?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
   ) {
     super(message);
   }

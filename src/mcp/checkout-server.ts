@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { currentVersion } from '../domain/versioning.js';
 import { cancelCheckoutSession, createCheckoutSession, createCheckoutSessionIdempotently, getCheckoutSession, type CheckoutSession, type CheckoutSessionInput } from '../services/checkout.js';
-import { contractSchema } from './schemas.js';
+import { contractParameter, contractSchema } from './schemas.js';
 import { jsonSchemaValidator, registerTool } from './tools.js';
 
 const INSTRUCTIONS =
@@ -13,7 +13,7 @@ const INSTRUCTIONS =
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId = z.strictObject({ id: z.string().min(1).max(64).describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
+const sessionId = z.strictObject({ id: contractParameter('CheckoutSessionId').describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
 
 /** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
 function nextStep(session: CheckoutSession): string[] {
