@@ -589,6 +589,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ucp/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the UCP MCP binding
+         * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocol 2025-06-18, stateless, JSON responses): the tools
+         *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
+         *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
+         *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
+         *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
+         *     and as text; protocol errors are JSON-RPC errors with the REST status.
+         */
+        post: operations["callUcpMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ucp/checkout-sessions/{id}": {
         parameters: {
             query?: never;
@@ -3174,6 +3199,21 @@ export interface components {
                 "application/json": components["schemas"]["UcpCheckout"];
             };
         };
+        /** @description A JSON-RPC error with the REST status of the same condition (A.10): `-32001` profile negotiation (400/422/424), `-32000` conflicts, not modifiable, rate limit, in flight, unavailable (409/429/503), `-32602` invalid arguments (400); `data` carries UCP's `{code, content, path, continue_url}`. Transport refusals as on the other MCP servers. */
+        UcpMcpError: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
         /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. */
         AcpError: {
             headers: {
@@ -4856,6 +4896,72 @@ export interface operations {
             429: components["responses"]["UcpProtocolError"];
             500: components["responses"]["UcpProtocolError"];
             503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    callUcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "create_checkout",
+                 *         "arguments": {
+                 *           "meta": {
+                 *             "ucp-agent": {
+                 *               "profile": "https://platform.example/profile.json"
+                 *             }
+                 *           },
+                 *           "checkout": {
+                 *             "line_items": [
+                 *               {
+                 *                 "item": {
+                 *                   "id": "variant_01tongue2pack"
+                 *                 },
+                 *                 "quantity": 2
+                 *               }
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["UcpMcpError"];
+            403: components["responses"]["McpForbidden"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpMcpError"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            422: components["responses"]["UcpMcpError"];
+            424: components["responses"]["UcpMcpError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpMcpError"];
         };
     };
     getUcpCheckout: {
