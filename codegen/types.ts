@@ -258,7 +258,8 @@ export interface paths {
          * Cancel a checkout session
          * @description Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
          *     answers 200 with the same cancelled session and changes nothing. A paid (`completed`) session cannot be cancelled:
-         *     409 `session_completed` (refunds are the store's business, through its payment processor).
+         *     409 `session_completed` (refunds are the store's business, through its payment processor). A cancelled session
+         *     is deleted 30 days after its cancellation (then 404), unless an order refers to it.
          */
         post: operations["cancelCheckoutSession"];
         delete?: never;
@@ -588,6 +589,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ucp/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the UCP MCP binding
+         * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocol 2025-06-18, stateless, JSON responses): the tools
+         *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
+         *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
+         *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
+         *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
+         *     and as text; protocol errors are JSON-RPC errors with the REST status.
+         */
+        post: operations["callUcpMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ucp/checkout-sessions/{id}": {
         parameters: {
             query?: never;
@@ -846,7 +872,8 @@ export interface paths {
          * Register an agent client
          * @description Dynamic client registration (RFC 7591). Open: no approval and no initial access token. Answers the `client_id`
          *     and a `client_secret` that is shown exactly once (only its hash is kept). Only the `client_credentials` grant can
-         *     be registered. Metadata not listed in the request schema is ignored.
+         *     be registered. Metadata not listed in the request schema is ignored. A client that obtains no token for 90 days
+         *     is deleted (register again).
          */
         post: operations["registerClient"];
         delete?: never;
@@ -870,7 +897,8 @@ export interface paths {
          *     (`client_id:client_secret`, each form-encoded first as RFC 6749 section 2.3.1 requires) or, alternatively, with
          *     `client_id` and `client_secret` in the form body (`client_secret_post`). The granted scope is the requested
          *     `scope` intersected with the client's registered scope (all of it when none is requested). Tokens are opaque,
-         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate.
+         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate. A client
+         *     holds at most 10 live tokens: issuing another revokes its oldest live one.
          *     Any other grant, identity assertions and token exchange (ID-JAG) included, is `unsupported_grant_type`.
          */
         post: operations["issueToken"];
@@ -1045,7 +1073,8 @@ export interface paths {
          *     by variant id, product handle or SKU (the same variant twice merges into one line), an optional `region_id`
          *     (default United States / USD; fixed for the cart's life) and optional promo codes (`promo_codes` or its aliases;
          *     codes that do not apply are explained in `messages`). Quantities are checked against stock. Answers the cart
-         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged.
+         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged. A
+         *     cart left `open` and untouched for 7 days is deleted (then 404).
          */
         post: operations["createAgentCart"];
         delete?: never;
@@ -3170,6 +3199,21 @@ export interface components {
                 "application/json": components["schemas"]["UcpCheckout"];
             };
         };
+        /** @description A JSON-RPC error with the REST status of the same condition (A.10): `-32001` profile negotiation (400/422/424), `-32000` conflicts, not modifiable, rate limit, in flight, unavailable (409/429/503), `-32602` invalid arguments (400); `data` carries UCP's `{code, content, path, continue_url}`. Transport refusals as on the other MCP servers. */
+        UcpMcpError: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
         /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. */
         AcpError: {
             headers: {
@@ -4852,6 +4896,72 @@ export interface operations {
             429: components["responses"]["UcpProtocolError"];
             500: components["responses"]["UcpProtocolError"];
             503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    callUcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "create_checkout",
+                 *         "arguments": {
+                 *           "meta": {
+                 *             "ucp-agent": {
+                 *               "profile": "https://platform.example/profile.json"
+                 *             }
+                 *           },
+                 *           "checkout": {
+                 *             "line_items": [
+                 *               {
+                 *                 "item": {
+                 *                   "id": "variant_01tongue2pack"
+                 *                 },
+                 *                 "quantity": 2
+                 *               }
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["UcpMcpError"];
+            403: components["responses"]["McpForbidden"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpMcpError"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            422: components["responses"]["UcpMcpError"];
+            424: components["responses"]["UcpMcpError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpMcpError"];
         };
     };
     getUcpCheckout: {

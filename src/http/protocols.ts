@@ -13,6 +13,7 @@ export type ProtocolOperationId =
   | 'updateUcpCheckout'
   | 'completeUcpCheckout'
   | 'cancelUcpCheckout'
+  | 'callUcpMcp'
   | 'getAcpDiscovery'
   | 'createAcpCheckoutSession'
   | 'getAcpCheckoutSession'
