@@ -97,7 +97,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopSweeps = startRetentionSweeps(deps);
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
-  const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
+  const contract = await createContract({ document, handlers: createHandlers(deps), ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
   const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath, protocolRoutes: protocolRoutes(deps) });
