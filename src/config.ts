@@ -8,6 +8,7 @@ export interface Config {
   pgliteDir: string;
   redisUrl: string | undefined;
   rateLimitPerMinute: number;
+  registrationsPerHour: number;
   trustProxy: boolean;
   checkoutUrlTemplate: string;
   mcpAllowedOrigins: string[];
@@ -119,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgliteDir: read(env, 'PGLITE_DIR') ?? './.data',
     redisUrl: read(env, 'REDIS_URL'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    registrationsPerHour: integer(env, 'REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
     trustProxy: boolean(env, 'TRUST_PROXY'),
     checkoutUrlTemplate: checkoutUrlTemplate(env, baseUrl),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),

@@ -2,7 +2,6 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { ReadCache } from './http/caching.js';
-import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 
 /** What handlers, services and MCP servers are built from. */
@@ -12,8 +11,6 @@ export interface Deps {
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
-  /** Shared request counter; authenticated /agent requests are counted per client through it. */
-  rateLimiter: RateLimiter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
   /** Serialized catalogue reads, 60 s (src/http/caching.ts). */

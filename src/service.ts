@@ -11,7 +11,7 @@ import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { isMcpPath, mcpRoutes } from './mcp/index.js';
+import { mcpRoutes } from './mcp/index.js';
 import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -56,14 +56,23 @@ export async function startService(config: Config, options: ServiceOptions = {})
     db,
     log,
     now: options.now ?? Date.now,
-    rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     readCache: createReadCache(),
   };
   const stopJanitor = startIdempotencyJanitor(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
-  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath });
+  const app = createApp({
+    deps,
+    contract,
+    limiter: createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis),
+    registrationLimiter: createRateLimiter(
+      { limit: config.registrationsPerHour, windowSeconds: 3600, keyPrefix: 'registrations', unit: 'client registrations per hour from this address' },
+      redis,
+    ),
+    readCache: deps.readCache,
+    mcp: mcpRoutes(deps),
+  });
 
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
