@@ -302,7 +302,9 @@ export interface paths {
          * @description The page a buyer lands on from `payment_provider.checkout_url`: the priced cart as the API quotes it, and where
          *     payment happens (an external payment processor; this service never sees card details). For people, not agents.
          *     With the built-in test processor (no `STRIPE_SECRET_KEY`; never in production unless `PAYMENTS_MODE=test`) the page
-         *     carries a "Pay (test mode, no money moves)" button, which posts to this URL. A paid session shows its receipt.
+         *     carries a "Pay (test mode, no money moves)" button, which posts to this URL. With Stripe, a session ready for
+         *     payment is priced now and the buyer is sent (`303`) to a Stripe Checkout for exactly that quote, reused while the
+         *     quote is unchanged. A paid session shows its receipt.
          */
         get: operations["getPaymentPage"];
         put?: never;
@@ -338,6 +340,32 @@ export interface paths {
         get: operations["getOrderReceipt"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive payment processor events (Stripe)
+         * @description Stripe's webhook endpoint (configure it in Stripe's dashboard with the events `checkout.session.completed`,
+         *     `checkout.session.async_payment_succeeded` and `charge.refunded`; its signing secret is `STRIPE_WEBHOOK_SECRET`).
+         *     The `Stripe-Signature` is verified on the raw body; a missing or bad signature, or one older than 5 minutes, is
+         *     `400 invalid_signature` and changes nothing. A paid checkout turns its session into an order (once, however often
+         *     or concurrently the event is delivered); a refund moves the order to `partially_refunded` or `refunded`. An event
+         *     naming a session or payment the store does not know is `404` (Stripe retries it). Other event types are
+         *     acknowledged and ignored. Only when Stripe is the processor; otherwise `404`.
+         */
+        post: operations["receiveStripeWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -829,7 +857,7 @@ export interface paths {
         };
         /**
          * Check that the process is alive
-         * @description Liveness probe. Answers 200 while the process can serve HTTP, whatever the state of the database.
+         * @description Liveness probe. Answers 200 while the process can serve HTTP, whatever the state of the database or Redis; it touches neither and is not rate-limited (a balancer probing often from one address is never refused).
          */
         get: operations["getHealth"];
         put?: never;
@@ -977,7 +1005,7 @@ export interface components {
                  * @description Stable, machine-readable code.
                  * @enum {string}
                  */
-                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "catalog_unavailable" | "cross_site_request" | "test_payments_disabled" | "internal_error";
+                code: "invalid_parameter" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "catalog_unavailable" | "cross_site_request" | "test_payments_disabled" | "invalid_signature" | "payment_processor_unavailable" | "internal_error";
                 /** @description What went wrong, for a human or an agent. */
                 message: string;
                 /** @description What to do next. */
@@ -2197,6 +2225,30 @@ export interface components {
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
+        /** @description The catalogue or the payment processor is unreachable (`catalog_unavailable`, `payment_processor_unavailable`); nothing was charged. Transient: retry with backoff. */
+        PayPageUnavailable: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "catalog_unavailable",
+                 *         "message": "The catalog is temporarily unreachable.",
+                 *         "resolution": "Retry with exponential backoff."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
         /** @description Refused: the request did not come from the page that offers it (a cross-site form post, or a form without its token), or the operation is switched off on this store. */
         ReadForbidden: {
             headers: {
@@ -2997,6 +3049,8 @@ export interface components {
         Link: string;
         /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key and body. */
         "Idempotent-Replayed": "true";
+        /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
+        "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
         "WWW-Authenticate-Basic": string;
         /**
@@ -3537,10 +3591,26 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Stripe is the processor and the session is ready for payment; `Location` is its Stripe Checkout. */
+            303: {
+                headers: {
+                    /** @description The Stripe Checkout page for this quote. */
+                    Location?: string;
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             400: components["responses"]["ReadBadRequest"];
             404: components["responses"]["ReadNotFound"];
             429: components["responses"]["ReadRateLimited"];
-            502: components["responses"]["CatalogUnavailable"];
+            502: components["responses"]["PayPageUnavailable"];
         };
     };
     payTestMode: {
@@ -3604,6 +3674,62 @@ export interface operations {
             200: components["responses"]["HtmlPage"];
             400: components["responses"]["ReadBadRequest"];
             404: components["responses"]["ReadNotFound"];
+            429: components["responses"]["ReadRateLimited"];
+            502: components["responses"]["CatalogUnavailable"];
+        };
+    };
+    receiveStripeWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Stripe's `t=…,v1=…` signature of the raw body. */
+                "Stripe-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The event was applied, was a repeat, or is of a type the store ignores. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true,
+                     *       "event": "evt_1QxYz2AbCdEfGh",
+                     *       "result": "order_created"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        received: true;
+                        /** @description The Stripe event id. */
+                        event: string;
+                        /**
+                         * @description `order_created`: the session became an order. `order_exists`: it already had (another event for the
+                         *     same payment). `order_updated`: a refund was applied. `duplicate`: this event id was handled before.
+                         *     `ignored`: a type or object the store does not act on.
+                         * @enum {string}
+                         */
+                        result: "order_created" | "order_exists" | "order_updated" | "duplicate" | "ignored";
+                    };
+                };
+            };
+            400: components["responses"]["ReadBadRequest"];
+            404: components["responses"]["ReadNotFound"];
+            413: components["responses"]["ReadPayloadTooLarge"];
             429: components["responses"]["ReadRateLimited"];
             502: components["responses"]["CatalogUnavailable"];
         };
@@ -3951,6 +4077,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    Pragma: components["headers"]["Pragma-No-Cache"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4508,9 +4635,6 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4524,7 +4648,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["ReadBadRequest"];
-            429: components["responses"]["ReadRateLimited"];
         };
     };
     getReadiness: {
@@ -4558,9 +4681,10 @@ export interface operations {
             };
             400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
-            /** @description Not ready; the database does not answer. */
+            /** @description Not ready; the database does not answer, or the instance is shutting down (SIGTERM) and draining. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

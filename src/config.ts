@@ -9,7 +9,18 @@ export interface Config {
   redisUrl: string | undefined;
   rateLimitPerMinute: number;
   registrationsPerHour: number;
-  trustProxy: boolean;
+  /** Proxies in front of the service that append to X-Forwarded-For; 0: the socket's address is the client's. */
+  trustedProxyHops: number;
+  /** Longest wait for one Redis command; past it the request is counted in memory instead. */
+  redisCommandTimeoutMs: number;
+  /** PostgreSQL cancels a statement running longer than this (the driver gives up on the reply shortly after). */
+  databaseStatementTimeoutMs: number;
+  /** Node's headersTimeout / requestTimeout / keepAliveTimeout for the HTTP server. */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  /** After SIGTERM, how long the listener keeps answering (readiness failing) before it closes. */
+  shutdownDrainMs: number;
   checkoutUrlTemplate: string;
   mcpAllowedOrigins: string[];
   logLevel: string;
@@ -57,11 +68,13 @@ function absoluteUrl(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-function boolean(env: Env, name: string): boolean {
-  const raw = read(env, name)?.toLowerCase();
-  if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw)) return false;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+/** `true` is one trusted hop (one load balancer), `false` none, a number that many (a CDN in front of a balancer: 2). */
+function proxyHops(env: Env): number {
+  const raw = read(env, 'TRUST_PROXY')?.toLowerCase();
+  if (raw === undefined || ['false', 'no', 'off'].includes(raw)) return 0;
+  if (['true', 'yes', 'on'].includes(raw)) return 1;
+  if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
+  throw new ConfigError(`TRUST_PROXY must be true, false or a number of proxies from 0 to 10, got "${raw}"`);
 }
 
 function checkoutUrlTemplate(env: Env, baseUrl: string): string {
@@ -111,6 +124,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const httpHeadersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 600_000);
+  const httpRequestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000);
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`);
+  }
   return {
     port,
     host: read(env, 'HOST') ?? '0.0.0.0',
@@ -121,7 +139,13 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: read(env, 'REDIS_URL'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     registrationsPerHour: integer(env, 'REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
-    trustProxy: boolean(env, 'TRUST_PROXY'),
+    trustedProxyHops: proxyHops(env),
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 600_000),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5_000, 0, 120_000),
     checkoutUrlTemplate: checkoutUrlTemplate(env, baseUrl),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),
     logLevel,

@@ -1,3 +1,4 @@
+import type Stripe from 'stripe';
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
@@ -15,4 +16,6 @@ export interface Deps {
   deprecations: Deprecation[];
   /** Serialized catalogue reads, 60 s (src/http/caching.ts). */
   readCache: ReadCache;
+  /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
+  stripe: Stripe | undefined;
 }

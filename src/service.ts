@@ -16,6 +16,7 @@ import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
   deps: Deps;
@@ -32,11 +33,13 @@ export interface ServiceOptions {
   deprecations?: Deprecation[];
 }
 
-function connectRedis(url: string, log: Logger): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+function connectRedis(config: Config, log: Logger): Redis {
+  // No offline queue and a command timeout: a Redis that is down or stalls fails the command at once or within the
+  // timeout, and the limiter counts the request in memory instead of holding it.
+  const redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.redisCommandTimeoutMs, lazyConnect: false });
   let reported = false;
   redis.on('error', (error) => {
-    if (!reported) log.warn({ err: error.message }, 'Redis unreachable; rate limits fall back to in-memory counting');
+    if (!reported) log.warn({ err: error }, 'Redis unreachable; rate limits fall back to in-memory counting');
     reported = true;
   });
   redis.on('ready', () => {
@@ -46,11 +49,34 @@ function connectRedis(url: string, log: Logger): Redis {
   return redis;
 }
 
+/** How long start-up waits for Redis: long enough for a reachable Redis to answer, short enough not to hold up a start. */
+const REDIS_START_WAIT_MS = 3_000;
+
+/**
+ * Waits until Redis is ready, or has failed once, or REDIS_START_WAIT_MS has passed: an instance that serves before its
+ * first connection is up would count its first requests in memory, apart from the other instances.
+ */
+async function redisSettled(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  let timer: NodeJS.Timeout | undefined;
+  let settle = () => {};
+  await new Promise<void>((resolve) => {
+    settle = resolve;
+    timer = setTimeout(resolve, REDIS_START_WAIT_MS);
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  });
+  clearTimeout(timer);
+  redis.off('ready', settle);
+  redis.off('error', settle);
+}
+
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
   const db = createDatabase(config, log);
   await prepareDatabase(db);
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? connectRedis(config, log) : undefined;
+  if (redis) await redisSettled(redis);
   const deps: Deps = {
     config,
     db,
@@ -58,6 +84,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     now: options.now ?? Date.now,
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     readCache: createReadCache(),
+    stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
   const document = loadDocument();
@@ -74,8 +101,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
     mcp: mcpRoutes(deps),
   });
 
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
+  // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
+  // (checked every second rather than Node's default 30 s); an idle keep-alive socket lives longer than typical
+  // load-balancer idle timeouts, so the balancer closes first.
+  const server = createServer(
+    {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+      connectionsCheckingInterval: 1_000,
+    },
+    app.callback(),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

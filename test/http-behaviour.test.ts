@@ -1,4 +1,6 @@
-// Cross-cutting HTTP behaviour: security headers, CORS, rate limits (per surface shape), body limits and nesting.
+// Cross-cutting HTTP behaviour: security headers, CORS, rate limits (per surface shape), body limits and nesting,
+// and the server's timeouts against slow or idle clients.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -57,5 +59,47 @@ describe('request bodies', () => {
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toMatch(/nested/);
     expect((await api.http('/healthz')).status).toBe(200);
+  });
+});
+
+describe('slow and idle clients', () => {
+  let slow: TestService;
+  beforeAll(async () => {
+    slow = await startTestService({ env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_KEEPALIVE_TIMEOUT_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  /** Opens a raw connection, writes `first`, then keeps trickling `drip` every 300 ms; resolves with what came back once the server closes. */
+  function trickle(first: string, drip = ''): Promise<string> {
+    const { port } = new URL(slow.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(first));
+      let received = '';
+      const timer = drip ? setInterval(() => socket.writable && socket.write(drip), 300) : undefined;
+      // Without the server's timeouts the socket stays open for minutes; the test's own limit is far shorter.
+      const giveUp = setTimeout(() => reject(new Error(`still open after 20 s; received: ${received}`)), 20_000);
+      socket.on('data', (chunk) => (received += chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(timer);
+        clearTimeout(giveUp);
+        resolve(received);
+      });
+    });
+  }
+
+  it('closes a connection whose headers never finish', async () => {
+    expect(await trickle('GET /api/store/regions HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n')).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('closes a connection whose body never finishes', async () => {
+    const head = 'POST /checkout_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+    expect(await trickle(head, ' ')).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('closes an idle keep-alive connection', async () => {
+    expect(await trickle('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')).toMatch(/^HTTP\/1\.1 200/);
   });
 });

@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateResponse } from './support/contract.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
-import { startServiceProcess, type ServiceProcess } from './support/process.js';
+import { processTestTimeout, startServiceProcess, type ServiceProcess } from './support/process.js';
 
 const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
@@ -28,7 +28,7 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
     database = await createTestDatabase();
     const env = { ...(database.env as Record<string, string>), REDIS_URL: redisUrl!, BASE_URL: 'https://store.example', RATE_LIMIT_PER_MINUTE: '1000', TRUST_PROXY: 'true' };
     [one, two] = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
-  }, 120_000);
+  }, processTestTimeout(1));
   afterAll(async () => {
     await Promise.all([one?.stop(), two?.stop()]);
     await database?.drop();
@@ -65,8 +65,8 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
 
   it('counts the rate limit across both', async () => {
     const client = { 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
-    const first = await call(`${one.url}/healthz`, { headers: client });
-    const second = await call(`${two.url}/healthz`, { headers: client });
+    const first = await call(`${one.url}/readyz`, { headers: client });
+    const second = await call(`${two.url}/readyz`, { headers: client });
     expect(Number(second.headers.get('ratelimit-remaining'))).toBe(Number(first.headers.get('ratelimit-remaining')) - 1);
   });
 });

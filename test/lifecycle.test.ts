@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { validateResponse } from './support/contract.js';
-import { startServiceProcess } from './support/process.js';
+import { processTestTimeout, startServiceProcess } from './support/process.js';
 
 const databases: TestDatabase[] = [];
 afterAll(async () => {
@@ -52,7 +52,7 @@ describe('SIGTERM', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
     expect(service.output()).not.toMatch(/"level":50/);
-  });
+  }, processTestTimeout(1));
 });
 
 describe('restart', () => {
@@ -93,5 +93,5 @@ describe('restart', () => {
     } finally {
       await second.stop();
     }
-  });
+  }, processTestTimeout(2));
 });

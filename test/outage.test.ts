@@ -33,7 +33,9 @@ describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
     expect(down.status).toBe(502);
     expect(((await down.json()) as { error: { code: string } }).error.code).toBe('catalog_unavailable');
     expect(down.headers.get('retry-after')).toBe('5');
-    expect((await api.http('/readyz')).status).toBe(503);
+    const notReady = await api.http('/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.headers.get('retry-after')).toBe('5');
     expect((await api.http('/healthz')).status).toBe(200);
 
     const create = (body: string) => api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });

@@ -1,13 +1,15 @@
-// Rate limits: headers on every response, 429 in each surface's shape, per-client keys, and one shared count across
-// instances through Redis (falling back to memory when Redis is unreachable).
+// Rate limits: headers on every response, 429 in each surface's shape, per-client keys from the right end of
+// X-Forwarded-For, and one shared count across instances through Redis (falling back to memory when Redis is
+// unreachable). The liveness probe is never counted.
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
+const freshAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
 /** A client address of its own per test (TRUST_PROXY honours X-Forwarded-For), so counts never leak between tests or runs. */
-const freshClient = () => ({ 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` });
+const freshClient = () => ({ 'X-Forwarded-For': freshAddress() });
 
 describe('with a limit of 3 per minute', () => {
   let api: TestService;
@@ -36,7 +38,7 @@ describe('with a limit of 3 per minute', () => {
 
   it('answers 429 in the flat checkout shape and in the OAuth shape', async () => {
     const client = freshClient();
-    for (let i = 0; i < 3; i++) await api.http('/healthz', { headers: client });
+    for (let i = 0; i < 3; i++) await api.http('/readyz', { headers: client });
     const checkout = await api.http('/checkout_sessions', { method: 'POST', headers: { ...client, 'Content-Type': 'application/json' }, body: '{}' });
     expect(checkout.status).toBe(429);
     expect(await checkout.json()).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limited' });
@@ -68,9 +70,48 @@ describe('with a limit of 3 per minute', () => {
 
   it('keys by client address: another client is not limited', async () => {
     const first = freshClient();
-    for (let i = 0; i < 4; i++) await api.http('/healthz', { headers: first });
-    expect((await api.http('/healthz', { headers: first })).status).toBe(429);
-    expect((await api.http('/healthz', { headers: freshClient() })).status).toBe(200);
+    for (let i = 0; i < 4; i++) await api.http('/readyz', { headers: first });
+    expect((await api.http('/readyz', { headers: first })).status).toBe(429);
+    expect((await api.http('/readyz', { headers: freshClient() })).status).toBe(200);
+  });
+
+  it('takes the address the trusted proxy appended, not the ones the client wrote before it', async () => {
+    const seenByBalancer = freshAddress();
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const spoofed = { 'X-Forwarded-For': `${freshAddress()}, ${freshAddress()}, ${seenByBalancer}` };
+      statuses.push((await api.http('/api/store/regions', { headers: spoofed })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it('never limits the liveness probe', async () => {
+    const client = freshClient();
+    for (let i = 0; i < 4; i++) await api.http('/readyz', { headers: client });
+    const probe = await api.http('/healthz', { headers: client });
+    expect(probe.status).toBe(200);
+    expect(probe.headers.has('ratelimit-remaining')).toBe(false);
+  });
+});
+
+describe('behind two trusted proxies (TRUST_PROXY=2)', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '2' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('keys by the second address from the right', async () => {
+    const client = freshAddress();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      // client-written, then the address the CDN saw (the client), then the address the balancer saw (a CDN node)
+      const headers = { 'X-Forwarded-For': `${freshAddress()}, ${client}, ${freshAddress()}` };
+      statuses.push((await api.http('/api/store/regions', { headers })).status);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
   });
 });
 
@@ -84,8 +125,8 @@ describe('without TRUST_PROXY', () => {
   });
 
   it('ignores X-Forwarded-For, so a client cannot dodge the limit by inventing addresses', async () => {
-    for (let i = 0; i < 2; i++) await api.http('/healthz', { headers: freshClient() });
-    expect((await api.http('/healthz', { headers: freshClient() })).status).toBe(429);
+    for (let i = 0; i < 2; i++) await api.http('/readyz', { headers: freshClient() });
+    expect((await api.http('/readyz', { headers: freshClient() })).status).toBe(429);
   });
 });
 
@@ -108,7 +149,7 @@ describe.skipIf(!redisUrl)('shared through Redis', () => {
   it('counts requests to two instances as one', async () => {
     const client = freshClient();
     const statuses = [];
-    for (const api of [one, two, one, two, one]) statuses.push((await api.http('/healthz', { headers: client })).status);
+    for (const api of [one, two, one, two, one]) statuses.push((await api.http('/readyz', { headers: client })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
   });
 });

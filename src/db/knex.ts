@@ -16,15 +16,44 @@ export type Db = Knex;
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   pgliteDir: string;
+  /** PostgreSQL only; default 5 s. */
+  databaseStatementTimeoutMs?: number;
 }
 
 const FAIL_FAST_MS = 2_000;
+/** How much longer than the server's statement timeout the driver waits for a reply before giving the socket up. */
+const REPLY_GRACE_MS = 1_000;
 
-function postgresConfig(databaseUrl: string): Knex.Config {
+interface PgConnection {
+  readyForQuery?: boolean;
+  connection?: { stream?: { destroy(): void } };
+}
+
+/**
+ * A connection is reused only when it is idle. One whose query timed out on the driver's side (the server or a proxy
+ * stopped answering) still waits for that reply; handed out again, it would stall every later query, so its socket
+ * is destroyed (closing it politely would wait on the same silence) and the pool opens a fresh one.
+ */
+function reusable(connection: PgConnection): boolean {
+  if (connection.readyForQuery) return true;
+  connection.connection?.stream?.destroy();
+  return false;
+}
+
+function postgresConfig(databaseUrl: string, statementTimeoutMs: number): Knex.Config {
   return {
     client: 'pg',
-    connection: { connectionString: databaseUrl, connectionTimeoutMillis: FAIL_FAST_MS },
-    pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
+    connection: {
+      connectionString: databaseUrl,
+      connectionTimeoutMillis: FAIL_FAST_MS,
+      // The server cancels long statements; the driver stops waiting a little later, in case the server cannot say so.
+      statement_timeout: statementTimeoutMs,
+      query_timeout: statementTimeoutMs + REPLY_GRACE_MS,
+      // Detects peers that vanished without closing (a dead host, a NAT that dropped the flow).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    },
+    pool: { min: 0, max: 10, idleTimeoutMillis: 30_000, validate: reusable },
     acquireConnectionTimeout: FAIL_FAST_MS,
   };
 }
@@ -39,7 +68,7 @@ function pgliteConfig(dir: string): Knex.Config {
 }
 
 export function createDatabase(options: DatabaseOptions, log: Logger): Db {
-  const config = options.databaseUrl ? postgresConfig(options.databaseUrl) : pgliteConfig(options.pgliteDir);
+  const config = options.databaseUrl ? postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000) : pgliteConfig(options.pgliteDir);
   // Knex reports pool and connection trouble through this logger rather than the console.
   const knexLog = { warn: (message: unknown) => log.warn({ knex: String(message) }, 'database'), error: (message: unknown) => log.error({ knex: String(message) }, 'database'), deprecate: () => {}, debug: () => {} };
   return knexFactory({ ...config, log: knexLog });
@@ -84,11 +113,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', '53300'].includes(code)) return true;
+    // 53300: too many connections; 57014: statement_timeout (the database is too slow to answer right now).
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', '53300', '57014'].includes(code)) return true;
     if (code.startsWith('08') || code.startsWith('57P')) return true; // connection exceptions, operator intervention
   }
   return (
     error.name === 'KnexTimeoutError' ||
-    /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection/i.test(error.message)
+    /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(error.message)
   );
 }

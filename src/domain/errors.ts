@@ -41,6 +41,8 @@ export type BadRequestReason =
   | 'item_unavailable_in_region'
   | 'invalid_parameter'
   | 'unsupported_api_version'
+  // A webhook whose signature does not verify (missing, wrong secret, tampered or stale)
+  | 'invalid_signature'
   // OAuth 2.0 (RFC 6749 section 5.2, RFC 7591 section 3.2.2)
   | 'invalid_request'
   | 'invalid_scope'
@@ -139,6 +141,16 @@ export class PayloadTooLarge extends DomainError {}
 export class Unavailable extends DomainError {
   constructor(readonly retryAfterSeconds = 5) {
     super('The service is temporarily unavailable.');
+  }
+}
+
+/** The payment processor cannot be reached or failed: transient, and nothing was charged. */
+export class ProcessorUnavailable extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message, { resolution: 'Reload the page in a few seconds.' });
   }
 }
 

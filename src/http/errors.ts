@@ -12,6 +12,7 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
+  ProcessorUnavailable,
   RateLimited,
   Unauthorized,
   Unavailable,
@@ -60,11 +61,12 @@ function statusOf(error: DomainError | undefined, shape: ErrorShape): number {
   if (error instanceof RateLimited) return 429;
   // Reads are served from the database through this process: a gateway that cannot reach its origin.
   if (error instanceof Unavailable) return shape === 'read' || shape === 'page' ? 502 : 503;
+  if (error instanceof ProcessorUnavailable) return 502;
   return 500;
 }
 
 function headersOf(error: DomainError | undefined): Record<string, string> {
-  if (error instanceof RateLimited || error instanceof Unavailable) return { 'Retry-After': String(error.retryAfterSeconds) };
+  if (error instanceof RateLimited || error instanceof Unavailable || error instanceof ProcessorUnavailable) return { 'Retry-After': String(error.retryAfterSeconds) };
   if (error instanceof Conflict && error.retryAfterSeconds !== undefined) return { 'Retry-After': String(error.retryAfterSeconds) };
   if ((error instanceof Unauthorized || error instanceof ForbiddenScope) && error.challenge) return { 'WWW-Authenticate': error.challenge };
   if (error instanceof InvalidClient) return { 'WWW-Authenticate': 'Basic realm="agent", charset="UTF-8"' };
@@ -73,7 +75,7 @@ function headersOf(error: DomainError | undefined): Record<string, string> {
 }
 
 function readCode(error: DomainError | undefined): ReadCode {
-  if (error instanceof BadRequest) return 'invalid_parameter';
+  if (error instanceof BadRequest) return error.reason === 'invalid_signature' ? 'invalid_signature' : 'invalid_parameter';
   if (error instanceof NotFound) return 'not_found';
   if (error instanceof Forbidden) return error.reason;
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
@@ -81,6 +83,7 @@ function readCode(error: DomainError | undefined): ReadCode {
   if (error instanceof PayloadTooLarge) return 'payload_too_large';
   if (error instanceof RateLimited) return 'rate_limited';
   if (error instanceof Unavailable) return 'catalog_unavailable';
+  if (error instanceof ProcessorUnavailable) return 'payment_processor_unavailable';
   return 'internal_error';
 }
 

@@ -1,11 +1,23 @@
 // Rate limiting with rate-limiter-flexible: in memory by default, in Redis when REDIS_URL is set so every instance
 // shares one count. If Redis is unreachable the in-memory limiter takes over (insuranceLimiter); requests never fail
-// because the limiter's store is down. Which keys a request is counted against is decided by the steps below, each
-// named in the pipelines of src/http/surfaces.ts.
+// because the limiter's store is down, and a Redis that stalls counts as down once a command passes its timeout
+// (REDIS_COMMAND_TIMEOUT_MS, set on the client in src/service.ts). Which keys a request is counted against is decided
+// by the steps below, each named in the pipelines of src/http/surfaces.ts.
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../domain/errors.js';
 import type { AppContext, AppMiddleware } from './context.js';
+
+/**
+ * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
+ * plenty) stays near 25 MB instead of growing the heap to its cap; past it the least recently seen key is forgotten.
+ */
+const MEMORY_KEYS = 50_000;
+
+interface MemoryRecord {
+  timeoutId: NodeJS.Timeout | null;
+}
 
 export interface LimitOptions {
   /** How many requests a key may make per window. */
@@ -15,6 +27,22 @@ export interface LimitOptions {
   keyPrefix: string;
   /** What is counted, for the 429's message: "requests per minute", "registrations per hour". */
   unit: string;
+  /** Keys the in-memory store keeps at most. */
+  maxMemoryKeys?: number;
+}
+
+/**
+ * rate-limiter-flexible's memory store keeps every key in a Map until its window ends, with no upper bound. It has no
+ * option for one, so its Map is swapped for an LRU of the same interface; the check makes a library upgrade that
+ * changes the store fail at start rather than silently unbound it again.
+ */
+function boundedMemoryLimiter({ limit, windowSeconds, keyPrefix, maxMemoryKeys = MEMORY_KEYS }: LimitOptions): RateLimiterMemory {
+  const limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix });
+  const store = (limiter as unknown as { _memoryStorage?: { _storage?: unknown } })._memoryStorage;
+  if (!(store?._storage instanceof Map)) throw new Error('rate-limiter-flexible: unexpected memory store layout');
+  // An evicted record's expiry timer would otherwise keep it reachable until the window ends.
+  store._storage = new LRUCache<string, MemoryRecord>({ max: maxMemoryKeys, dispose: (record) => clearTimeout(record.timeoutId ?? undefined) });
+  return limiter;
 }
 
 export interface RateLimiter {
@@ -28,7 +56,7 @@ export interface RateLimiter {
 
 export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLimiter {
   const { limit, windowSeconds, keyPrefix, unit } = options;
-  const memory = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix });
+  const memory = boundedMemoryLimiter(options);
   const store: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis,

@@ -9,7 +9,10 @@ import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
 
 export function createApp(parts: SurfaceParts): Koa<AppState> {
   const { deps } = parts;
-  const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
+  // Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right: entries further left
+  // were written by the client and prove nothing.
+  const hops = deps.config.trustedProxyHops;
+  const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by each surface's error step
   app.use(requestContext(deps.log));
   app.use(securityHeaders());

@@ -32,6 +32,8 @@ const SURFACES = {
   oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'], errors: 'oauth' },
   mcp: { paths: ['/catalog/mcp', '/checkout/mcp'], errors: 'read' },
   pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'], errors: 'page' },
+  webhooks: { paths: ['/webhooks/*'], errors: 'read' },
+  liveness: { paths: ['/healthz'], errors: 'read' },
   /** Everything else: the public catalogue, the changelog, health, the published contract, and unknown paths. */
   reads: { paths: [], errors: 'read' },
 } satisfies Record<string, SurfaceRoutes>;
@@ -66,6 +68,10 @@ function pipelines({ deps, contract, limiter, registrationLimiter, readCache, mc
     oauth: [byAddress, notices, parseBodies(), operation],
     mcp: [byAddress, notices, mcp],
     pages: [cors, byAddress, notices, parseBodies(), operation],
+    // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers.
+    webhooks: [byAddress, notices, parseBodies(), operation],
+    // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
+    liveness: [operation],
   };
 }
 

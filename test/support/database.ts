@@ -1,10 +1,8 @@
 // A fresh, empty database for each test file: a new PostgreSQL database when DATABASE_URL is set, otherwise an
 // in-memory PGlite (or a directory, for restart tests).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { removeFolder, temporaryFolder } from './cleanup.js';
 
 export interface TestDatabase {
   /** Environment for the service: DATABASE_URL or PGLITE_DIR. */
@@ -34,8 +32,8 @@ export async function createTestDatabase(options: { onDisk?: boolean } = {}): Pr
     return { env: { DATABASE_URL: url.toString() }, kind: 'postgresql', drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
   }
   if (options.onDisk) {
-    const dir = mkdtempSync(join(tmpdir(), 'storefront-pglite-'));
-    return { env: { PGLITE_DIR: dir }, kind: 'pglite', drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    const dir = temporaryFolder('storefront-pglite-');
+    return { env: { PGLITE_DIR: dir }, kind: 'pglite', drop: async () => removeFolder(dir) };
   }
   return { env: { PGLITE_DIR: 'memory://' }, kind: 'pglite', drop: async () => {} };
 }

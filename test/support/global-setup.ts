@@ -1,5 +1,51 @@
-// Runs once before the suite: says which storage path this run exercises, so a CI log shows both.
-export default function setup(): void {
+// Runs once before the suite: makes ready what the tests need but do not build themselves (the HTML reference, a
+// reachable Redis when TEST_REDIS_URL names one), and says which storage path this run exercises, so a CI log shows both.
+import { statSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { buildDocs, docsOutput, docsSource } from '../../codegen/build-docs.mjs';
+
+const REDIS_WAIT_MS = 30_000;
+
+function modified(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
+/** /docs serves dist/docs.html; a fresh clone, or a contract changed since the last build, needs it (re)built. */
+function ensureDocs(): void {
+  if (modified(docsOutput) >= modified(docsSource)) return;
+  process.stdout.write('Building the HTML reference for /docs…\n');
+  buildDocs();
+}
+
+/** The Redis tests need Redis answering before the first service starts, not a server still coming up. */
+async function ensureRedis(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const deadline = Date.now() + REDIS_WAIT_MS;
+  try {
+    for (;;) {
+      try {
+        if (redis.status !== 'ready') await redis.connect();
+        await redis.ping();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`TEST_REDIS_URL=${url} does not answer: ${(error as Error).message}`, { cause: error });
+        redis.disconnect();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export default async function setup(): Promise<void> {
+  ensureDocs();
+  const redisUrl = process.env.TEST_REDIS_URL?.trim();
+  if (redisUrl) await ensureRedis(redisUrl);
   const storage = process.env.DATABASE_URL?.trim() ? `PostgreSQL (${new URL(process.env.DATABASE_URL).host})` : 'embedded PGlite';
   process.stdout.write(`\nStorage under test: ${storage}\n`);
 }

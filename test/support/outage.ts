@@ -1,5 +1,5 @@
-// A service whose PostgreSQL connection runs through a TCP proxy the test can cut and restore, to see it lose its
-// database and recover without a restart. PostgreSQL only: an embedded PGlite cannot become unreachable.
+// A service whose PostgreSQL (or Redis) connection runs through a TCP proxy the test can cut, restore or stall, to see
+// it lose a dependency and recover without a restart. PostgreSQL only: an embedded PGlite cannot become unreachable.
 import { createTestDatabase } from './database.js';
 import { startTestService, type TestService } from './service.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -10,13 +10,19 @@ export interface ServiceBehindProxy {
   close(): Promise<void>;
 }
 
-export async function startServiceBehindProxy(): Promise<ServiceBehindProxy> {
-  const database = await createTestDatabase();
-  const target = new URL(database.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+/** The proxy in front of the service at `url` (postgres:// or redis://) and the URL that goes through it. */
+export async function proxied(url: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(url);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || (target.protocol === 'redis:' ? 6379 : 5432)));
   target.hostname = '127.0.0.1';
   target.port = String(proxy.port);
-  const api = await startTestService({ database: { ...database, env: { DATABASE_URL: target.toString() } } });
+  return { proxy, url: target.toString() };
+}
+
+export async function startServiceBehindProxy(env: Record<string, string> = {}): Promise<ServiceBehindProxy> {
+  const database = await createTestDatabase();
+  const { proxy, url } = await proxied(database.env.DATABASE_URL!);
+  const api = await startTestService({ database: { ...database, env: { DATABASE_URL: url } }, env });
   return {
     api,
     proxy,

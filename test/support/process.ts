@@ -4,6 +4,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { projectPath } from '../../src/paths.js';
+import { trackChild } from './cleanup.js';
+
+/**
+ * How long a child may take from spawn to its first ready answer (tsx compiles the sources, migrations run): generous,
+ * because other work shares the machine's cores. Tests that start processes take their limit from it.
+ */
+export const PROCESS_START_TIMEOUT_MS = 90_000;
+
+/** A test's limit when it starts `starts` processes one after another, plus time for its own requests. */
+export function processTestTimeout(starts: number): number {
+  return starts * PROCESS_START_TIMEOUT_MS + 30_000;
+}
 
 export interface ServiceProcess {
   url: string;
@@ -23,14 +35,14 @@ export async function freePort(): Promise<number> {
 }
 
 async function waitUntilReady(url: string, exited: Promise<unknown>, output: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + PROCESS_START_TIMEOUT_MS;
   let gone = false;
   void exited.then(() => (gone = true));
   while (Date.now() < deadline && !gone) {
     try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) })).ok) return;
     } catch {
-      // not listening yet
+      // not listening yet, or too busy to answer within 5 s
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -45,11 +57,17 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  trackChild(child);
   let log = '';
   child.stdout!.on('data', (chunk) => (log += chunk));
   child.stderr!.on('data', (chunk) => (log += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitUntilReady(url, exited, () => log);
+  try {
+    await waitUntilReady(url, exited, () => log);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return {
     url,
     child,

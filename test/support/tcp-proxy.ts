@@ -1,5 +1,5 @@
-// A TCP proxy in front of PostgreSQL that a test can cut and restore, to see the service lose its database and
-// recover without a restart.
+// A TCP proxy in front of PostgreSQL or Redis that a test can cut, restore or stall, to see the service lose a
+// dependency (or have it stop answering) and recover without a restart.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
@@ -8,20 +8,35 @@ export interface TcpProxy {
   /** Refuses new connections and drops open ones. */
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /**
+   * Open connections stop carrying bytes either way but stay open, as behind a proxy or NAT that silently lost the
+   * flow; new connections work. Nothing is closed, so only timeouts on the service's side can notice.
+   */
+  stall(): void;
+  /** Stalled connections carry bytes again. */
+  resume(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
+  const stalled = new Set<[Socket, Socket]>();
   let server: Server | undefined;
   let port = 0;
 
   async function listen(): Promise<void> {
     server = createServer((client) => {
       const upstream = connect(targetPort, targetHost);
-      for (const socket of [client, upstream]) {
+      const pair: [Socket, Socket] = [client, upstream];
+      pairs.add(pair);
+      for (const socket of pair) {
         sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
+        socket.on('close', () => {
+          sockets.delete(socket);
+          pairs.delete(pair);
+          stalled.delete(pair);
+        });
         socket.on('error', () => socket.destroy());
       }
       client.pipe(upstream).pipe(client);
@@ -37,6 +52,22 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     server = undefined;
   }
 
+  function stall(): void {
+    for (const pair of pairs) {
+      const [client, upstream] = pair;
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+      stalled.add(pair);
+    }
+  }
+
+  function resume(): void {
+    for (const [client, upstream] of stalled) client.pipe(upstream).pipe(client);
+    stalled.clear();
+  }
+
   await listen();
-  return { port, cut, restore: listen, close: cut };
+  return { port, cut, restore: listen, stall, resume, close: cut };
 }

@@ -44,6 +44,7 @@ export function oauthHandlers(deps: Deps): OAuthHandlers {
     },
     async issueToken(c, ctx) {
       ctx.body = await oauth.issueToken(deps, ctx.get('Authorization'), c.request.requestBody as Body<'issueToken'>);
+      ctx.set('Pragma', 'no-cache'); // RFC 6749 section 5.1, for HTTP/1.0 caches that ignore Cache-Control
     },
     async revokeToken(c, ctx) {
       await oauth.revokeToken(deps, ctx.get('Authorization'), c.request.requestBody as Body<'revokeToken'>);

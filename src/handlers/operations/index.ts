@@ -9,6 +9,8 @@ import { projectPath } from '../../paths.js';
 type OperationsHandlers = Pick<OperationHandlers, 'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'>;
 
 const READINESS_TIMEOUT_MS = 2_000;
+/** When a balancer (or a client) should ask again after a 503. */
+const NOT_READY_RETRY_AFTER_SECONDS = '5';
 
 function loadReference(): string {
   try {
@@ -40,6 +42,7 @@ export function operationsHandlers(deps: Deps, document: Document): OperationsHa
     async getReadiness(_c, ctx) {
       const up = await databaseAnswers(deps);
       ctx.status = up ? 200 : 503;
+      if (!up) ctx.set('Retry-After', NOT_READY_RETRY_AFTER_SECONDS);
       ctx.body = { status: up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
     },
     getOpenApiDocument(_c, ctx) {

@@ -8,6 +8,7 @@ import type { OperationHandlers } from '../../http/openapi.js';
 import { presentPaidSession } from '../../services/checkout.js';
 import { findOrderByToken } from '../../services/orders.js';
 import { openPayPage, payInTestMode, type PayPage } from '../../services/payments/index.js';
+import { handleStripeWebhook } from '../../services/payments/stripe.js';
 import { PAGE_CSP, payPage, receiptPage } from './pages.js';
 
 type PayPath = operations['getPaymentPage']['parameters']['path'];
@@ -54,14 +55,29 @@ function refuseCrossSite(ctx: AppContext, deps: Deps, form: PayForm): void {
   }
 }
 
+function redirectTo(ctx: AppContext, url: string, text: string): void {
+  ctx.status = 303;
+  ctx.redirect(url);
+  html(ctx, 303, `<a href="${url.replaceAll('"', '%22')}">${text}</a>`);
+}
+
 function renderPayPage(ctx: AppContext, deps: Deps, id: string, page: PayPage, status = 200, notice?: string): void {
+  if (page.kind === 'redirect') return redirectTo(ctx, page.url, 'Continue to payment.');
   if (page.kind === 'receipt') return html(ctx, status, receiptPage(page.session));
   if (page.kind === 'closed') return html(ctx, status, payPage(page.session, { notice }));
   const form = { action: `/pay/${encodeURIComponent(id)}`, csrfToken: csrfToken(ctx, id), quoteHash: page.quoteHash };
   html(ctx, status, payPage(page.session, { form, notice }));
 }
 
-export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt'> {
+/** Stripe retries what is not acknowledged: a session or payment not found is answered 404, so it is retried, never lost. */
+function webhookNotFound(error: unknown): never {
+  if (error instanceof NotFound) {
+    throw new NotFound(error.message, { resolution: 'The event names a checkout session or payment this store does not know; check the webhook endpoint points at the right store.' });
+  }
+  throw error;
+}
+
+export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt' | 'receiveStripeWebhook'> {
   return {
     async getPaymentPage(c, ctx) {
       const { id } = c.request.params as PayPath;
@@ -76,16 +92,21 @@ export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPayment
       }
       if (result.kind === 'unchanged' && result.page.kind === 'closed') return renderPayPage(ctx, deps, id, result.page, 409);
       // Paid now, or already (a second press): the pay page shows the receipt (POST/redirect/GET).
-      const page = `/pay/${encodeURIComponent(id)}`;
-      ctx.status = 303;
-      ctx.redirect(page);
-      html(ctx, 303, `<a href="${page}">Paid: see your receipt.</a>`);
+      redirectTo(ctx, `/pay/${encodeURIComponent(id)}`, 'Paid: see your receipt.');
     },
     async getOrderReceipt(c, ctx) {
       const { token } = c.request.params as ReceiptPath;
       const paid = await findOrderByToken(deps, token);
       if (!paid) throw new NotFound('No order has this receipt address.', { resolution: 'Use the permalink_url of the order exactly as given.' });
       html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
+    },
+    async receiveStripeWebhook(_c, ctx) {
+      const { payments } = deps.config;
+      if (payments.mode !== 'stripe') throw new NotFound('Stripe is not the payment processor of this store.', { resolution: 'Configure STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.' });
+      // The signature covers the bytes Stripe sent: verified on the raw body, never on re-serialised JSON.
+      const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
+      const outcome = await handleStripeWebhook(deps, payments, rawBody, ctx.get('Stripe-Signature')).catch(webhookNotFound);
+      ctx.body = { received: true, ...outcome };
     },
   };
 }

@@ -1,4 +1,4 @@
-// The processor port: what the pay page does for the configured processor. Stripe sends the buyer to its hosted
+// What the pay page does for the configured processor. Stripe sends the buyer to its hosted
 // checkout; the built-in test processor shows a button that records a payment through the same order path as a
 // webhook. Either way, the order is made by services/orders.ts.
 import * as carts from '../../db/repositories/carts.js';
@@ -9,6 +9,7 @@ import { newId } from '../../domain/ids.js';
 import { presentCart, quoteCart } from '../checkout.js';
 import { Forbidden } from '../../domain/errors.js';
 import { recordPayment, unknownSession } from '../orders.js';
+import { stripeCheckoutUrl } from './stripe.js';
 
 export type PayPage =
   /** Paid: show the receipt. */
@@ -16,7 +17,9 @@ export type PayPage =
   /** Cancelled: nothing to pay. */
   | { kind: 'closed'; session: CheckoutSession }
   /** Test processor: the cart and a button; the form carries the quote's hash, so the buyer pays what they saw. */
-  | { kind: 'test'; session: CheckoutSession; quoteHash: string };
+  | { kind: 'test'; session: CheckoutSession; quoteHash: string }
+  /** Stripe: the buyer is sent to the hosted checkout for this quote. */
+  | { kind: 'redirect'; url: string };
 
 async function findSession(deps: Deps, id: string) {
   const found = await carts.findCartWithLines(deps.db, id);
@@ -29,6 +32,7 @@ export async function openPayPage(deps: Deps, id: string): Promise<PayPage> {
   if (cart.status === 'completed') return { kind: 'receipt', session: (await presentCart(deps, cart, lines)) as PaidSession };
   if (cart.status === 'canceled') return { kind: 'closed', session: await presentCart(deps, cart, lines) };
   const { session, quote } = await quoteCart(deps, cart, lines);
+  if (deps.stripe) return { kind: 'redirect', url: await stripeCheckoutUrl(deps, deps.stripe, id, quote, cart.buyer_email) };
   return { kind: 'test', session, quoteHash: quoteHash(quote) };
 }
 

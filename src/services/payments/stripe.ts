@@ -1,0 +1,162 @@
+// The Stripe adapter: a hosted Checkout Session per quote (reused while the quote is unchanged) and the webhook
+// events that turn a session into an order. Every call has a timeout and an idempotency key.
+import Stripe from 'stripe';
+import type { PaymentsConfig } from '../../config.js';
+import * as orders from '../../db/repositories/orders.js';
+import type { Deps } from '../../deps.js';
+import { quoteHash, type Quote } from '../../domain/orders.js';
+import { BadRequest, ProcessorUnavailable } from '../../domain/errors.js';
+import { recordPayment, recordRefund, type PaymentOutcome, type RefundOutcome } from '../orders.js';
+
+type StripeConfig = Extract<PaymentsConfig, { mode: 'stripe' }>;
+
+const CALL_TIMEOUT_MS = 10_000;
+/** Stripe's ceiling for a Checkout Session's life; one is reused until shortly before it expires. */
+const CHECKOUT_LIFETIME_S = 23 * 3600;
+const REUSE_MARGIN_S = 15 * 60;
+/** How old a signed webhook may be (Stripe's own default): older ones are replays. */
+const SIGNATURE_TOLERANCE_S = 300;
+
+export function createStripeClient(config: StripeConfig): Stripe {
+  const api = config.apiUrl ? new URL(config.apiUrl) : undefined;
+  return new Stripe(config.secretKey, {
+    timeout: CALL_TIMEOUT_MS,
+    maxNetworkRetries: 1,
+    telemetry: false,
+    ...(api ? { host: api.hostname, port: api.port || (api.protocol === 'https:' ? 443 : 80), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+  });
+}
+
+function processorUnavailable(error: unknown): ProcessorUnavailable {
+  return new ProcessorUnavailable(`The payment processor could not be reached (${error instanceof Error ? error.message : 'unknown error'}); nothing was charged.`);
+}
+
+/**
+ * Stripe charges Σ line unit_amount × quantity + shipping. Each session line becomes one Stripe line of quantity 1
+ * priced at the line's own total (after its discount share, tax included), so the sum is the quote's total to the
+ * minor unit, whatever the rounding of a per-unit price would have been.
+ */
+function checkoutParams(deps: Deps, sessionId: string, quote: Quote, buyerEmail: string | null): Stripe.Checkout.SessionCreateParams {
+  const pageUrl = `${deps.config.baseUrl}/pay/${encodeURIComponent(sessionId)}`;
+  return {
+    mode: 'payment',
+    client_reference_id: sessionId,
+    metadata: { checkout_session_id: sessionId },
+    payment_intent_data: { metadata: { checkout_session_id: sessionId } },
+    ...(buyerEmail ? { customer_email: buyerEmail } : {}),
+    line_items: quote.lines.map((line) => ({
+      quantity: 1,
+      price_data: {
+        currency: quote.currencyCode,
+        unit_amount: line.total,
+        product_data: { name: `${line.title} × ${line.quantity}`, description: line.discount ? 'Discount applied; tax included.' : 'Tax included.' },
+      },
+    })),
+    ...(quote.totals.shipping > 0
+      ? { shipping_options: [{ shipping_rate_data: { type: 'fixed_amount', display_name: 'Shipping', fixed_amount: { amount: quote.totals.shipping, currency: quote.currencyCode } } }] }
+      : {}),
+    expires_at: Math.floor(deps.now() / 1000) + CHECKOUT_LIFETIME_S,
+    success_url: pageUrl,
+    cancel_url: pageUrl,
+  };
+}
+
+/**
+ * Where the buyer pays this quote: the session's Stripe Checkout, made for this exact quote, reused while it is
+ * unchanged and not about to expire. A changed quote gets a new one (the old one is expired, so it cannot be paid).
+ */
+export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: string, quote: Quote, buyerEmail: string | null): Promise<string> {
+  const hash = quoteHash(quote);
+  const now = deps.now();
+  const latest = await orders.latestProcessorCheckout(deps.db, 'stripe', sessionId);
+  if (latest && latest.quote_hash === hash && new Date(latest.expires_at).getTime() - now > REUSE_MARGIN_S * 1000) return latest.url;
+
+  let created: Stripe.Checkout.Session;
+  try {
+    // The same quote on any instance asks Stripe with the same key: concurrent first visits get one Checkout Session.
+    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), { idempotencyKey: `checkout:${sessionId}:${hash}`, timeout: CALL_TIMEOUT_MS });
+  } catch (error) {
+    throw processorUnavailable(error);
+  }
+  await orders.saveProcessorCheckout(deps.db, {
+    processor: 'stripe',
+    session_id: sessionId,
+    quote_hash: hash,
+    quote,
+    reference: created.id,
+    url: created.url!,
+    expires_at: new Date(created.expires_at * 1000),
+    created_at: new Date(now),
+  });
+  if (latest && latest.reference !== created.id) {
+    await stripe.checkout.sessions.expire(latest.reference, {}, { idempotencyKey: `expire:${latest.reference}`, timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => {
+      // Already paid, expired or gone: the order path still records what was actually paid.
+      deps.log.warn({ err: error instanceof Error ? error.message : error, reference: latest.reference }, 'could not expire a superseded Stripe checkout');
+    });
+  }
+  return created.url!;
+}
+
+export type WebhookOutcome = { event: string; result: 'order_created' | 'order_exists' | 'order_updated' | 'duplicate' | 'ignored' };
+
+function invalidSignature(message: string): BadRequest {
+  return new BadRequest('invalid_signature', `The Stripe-Signature header does not verify: ${message}`, {
+    param: 'Stripe-Signature',
+    resolution: 'Send the raw body exactly as Stripe signed it, with the endpoint secret configured as STRIPE_WEBHOOK_SECRET.',
+  });
+}
+
+function paymentResult(outcome: PaymentOutcome): WebhookOutcome['result'] {
+  return outcome.kind === 'created' ? 'order_created' : outcome.kind === 'existing' ? 'order_exists' : 'duplicate';
+}
+
+function refundResult(outcome: RefundOutcome): WebhookOutcome['result'] {
+  return outcome.kind === 'updated' ? 'order_updated' : 'duplicate';
+}
+
+function idOf(value: string | { id: string } | null): string | undefined {
+  return typeof value === 'string' ? value : (value?.id ?? undefined);
+}
+
+/** Verifies a webhook on its raw body and applies it. Unknown event types are acknowledged and ignored. */
+export async function handleStripeWebhook(deps: Deps, config: StripeConfig, rawBody: string, signature: string): Promise<WebhookOutcome> {
+  if (!signature) throw invalidSignature('the header is missing.');
+  let event: Stripe.Event;
+  try {
+    event = Stripe.webhooks.constructEvent(rawBody, signature, config.webhookSecret, SIGNATURE_TOLERANCE_S, undefined, deps.now());
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature(error.message);
+    throw error;
+  }
+  const ignored: WebhookOutcome = { event: event.id, result: 'ignored' };
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      const checkout = event.data.object;
+      // A delayed payment method completes the checkout unpaid; its async_payment_succeeded event makes the order.
+      if (checkout.payment_status !== 'paid') return ignored;
+      const sessionId = checkout.client_reference_id ?? checkout.metadata?.checkout_session_id;
+      if (!sessionId) return ignored; // a checkout made by something else on the same Stripe account
+      const outcome = await recordPayment(deps, {
+        processor: 'stripe',
+        eventId: event.id,
+        eventType: event.type,
+        sessionId,
+        paymentReference: idOf(checkout.payment_intent) ?? checkout.id,
+        checkoutReference: checkout.id,
+        amountPaid: checkout.amount_total ?? 0,
+        currency: checkout.currency ?? '',
+        buyerEmail: checkout.customer_details?.email ?? null,
+      });
+      return { event: event.id, result: paymentResult(outcome) };
+    }
+    case 'charge.refunded': {
+      const charge = event.data.object;
+      const paymentReference = idOf(charge.payment_intent);
+      if (!paymentReference) return ignored;
+      return { event: event.id, result: refundResult(await recordRefund(deps, { processor: 'stripe', eventId: event.id, eventType: event.type, paymentReference, amountRefunded: charge.amount_refunded })) };
+    }
+    default:
+      return ignored;
+  }
+}

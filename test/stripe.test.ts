@@ -1,0 +1,191 @@
+// The Stripe adapter against a local fake of Stripe's API: the pay page sends the buyer to a Checkout Session of
+// exactly the quoted amounts (reused while the quote holds), and signed webhooks turn the session into an order
+// exactly once; bad deliveries change nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { startTestService, type TestService } from './support/service.js';
+import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type CreatedCheckout, type FakeStripe } from './support/stripe.js';
+
+let api: TestService;
+let stripe: FakeStripe;
+beforeAll(async () => {
+  stripe = await startFakeStripe();
+  api = await startTestService({ env: { BASE_URL: 'https://store.example', ...stripe.env } });
+});
+afterAll(async () => {
+  await api?.close();
+  await stripe?.close();
+});
+
+const TWO_PACK = 'variant_01tongue2pack';
+const TRAVEL = 'variant_01tonguetravel';
+const db = () => api.service.deps.db;
+const count = async (table: string) => Number((await db()(table).count({ n: '*' }))[0]!.n);
+
+async function createSession(body: unknown) {
+  const response = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(201);
+  return (await response.json()) as any;
+}
+const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
+const minor = (amount: number) => Math.round(amount * 100);
+
+/** Opens the pay page and returns the Stripe Checkout it redirected to. */
+async function checkoutFor(sessionId: string): Promise<CreatedCheckout> {
+  const page = await api.http(`/pay/${sessionId}`, { redirect: 'manual' });
+  expect(page.status).toBe(303);
+  const location = page.headers.get('location')!;
+  const checkout = stripe.created.find((entry) => location.endsWith(entry.id));
+  expect(checkout, location).toBeDefined();
+  return checkout!;
+}
+
+const deliver = async (init: RequestInit) => {
+  const response = await api.http('/webhooks/stripe', init);
+  return { status: response.status, body: (await response.json()) as any };
+};
+
+describe('the pay page with Stripe', () => {
+  it('sends the buyer to a Checkout Session charging exactly the quote, in minor units, with an idempotency key', async () => {
+    const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }, { id: TRAVEL, quantity: 1 }], promo_codes: ['10OFF'], buyer: { email: 'ada@example.com' } });
+    const checkout = await checkoutFor(session.id);
+    expect(checkout.amountTotal).toBe(minor(session.totals.total.amount));
+    expect(checkout.currency).toBe('usd');
+    expect(checkout.params.get('client_reference_id')).toBe(session.id);
+    expect(checkout.params.get('customer_email')).toBe('ada@example.com');
+    expect(checkout.params.get('mode')).toBe('payment');
+    expect(checkout.idempotencyKey).toMatch(new RegExp(`^checkout:${session.id}:`));
+  });
+
+  it('adds shipping as Stripe shipping so the charge still equals the total (JPY, no minor unit)', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL, quantity: 1 }], region_id: 'reg_jp' });
+    expect(session.totals.shipping.amount).toBeGreaterThan(0);
+    const checkout = await checkoutFor(session.id);
+    expect(checkout.currency).toBe('jpy');
+    expect(checkout.amountTotal).toBe(session.totals.total.amount);
+  });
+
+  it('reuses the Checkout Session while the quote is unchanged, and replaces (and expires) it when it changes', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL, quantity: 2 }] });
+    const first = await checkoutFor(session.id);
+    const creates = stripe.created.length;
+    expect((await checkoutFor(session.id)).id).toBe(first.id);
+    expect(stripe.created.length).toBe(creates);
+
+    await db()('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' }).update({ amount: 2099 });
+    try {
+      const second = await checkoutFor(session.id);
+      expect(second.id).not.toBe(first.id);
+      expect(second.amountTotal).toBe(minor((await getSession(session.id)).totals.total.amount));
+      expect(first.expired).toBe(true);
+    } finally {
+      await db()('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' }).update({ amount: 1999 });
+    }
+  });
+
+  it('answers 502 when Stripe cannot be reached, and nothing is stored', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    stripe.failWith = 500;
+    try {
+      const page = await api.http(`/pay/${session.id}`, { redirect: 'manual' });
+      expect(page.status).toBe(502);
+      expect(((await page.json()) as any).error.code).toBe('payment_processor_unavailable');
+    } finally {
+      stripe.failWith = undefined;
+    }
+    expect(await db()('processor_checkouts').where({ session_id: session.id })).toHaveLength(0);
+  });
+
+  it('turns the test button off', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const response = await api.http(`/pay/${session.id}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf_token=x&quote=y' });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe('Stripe webhooks', () => {
+  it('turns a paid checkout into one order, however often and however the payment is reported', async () => {
+    const session = await createSession({ items: [{ id: TWO_PACK, quantity: 2 }], promo_codes: ['10OFF'] });
+    const checkout = await checkoutFor(session.id);
+    const completed = stripeEvent('checkout.session.completed', paidCheckout(checkout));
+    expect(await deliver(signedDelivery(completed))).toEqual({ status: 200, body: { received: true, event: completed.id, result: 'order_created' } });
+    expect((await deliver(signedDelivery(completed))).body.result).toBe('duplicate');
+    const asyncSucceeded = stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout));
+    expect((await deliver(signedDelivery(asyncSucceeded))).body.result).toBe('order_exists');
+
+    const paid = await getSession(session.id);
+    expect(paid.status).toBe('completed');
+    expect(paid.totals).toEqual(session.totals);
+    const [order] = await db()('orders').where({ session_id: session.id });
+    expect(order).toMatchObject({ status: 'paid', processor: 'stripe', payment_reference: `pi_${checkout.id}`, amount_paid: minor(session.totals.total.amount), buyer_email: 'buyer@example.com' });
+  });
+
+  it('waits for async_payment_succeeded when the checkout completed unpaid', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    expect((await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { payment_status: 'unpaid' }))))).body.result).toBe('ignored');
+    expect((await getSession(session.id)).status).toBe('ready_for_payment');
+    expect((await deliver(signedDelivery(stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout))))).body.result).toBe('order_created');
+  });
+
+  it('records the quote Stripe was asked to charge, and flags a different amount for review', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { amount_total: checkout.amountTotal - 100 }))));
+    expect((await getSession(session.id)).order.status).toBe('needs_review');
+    expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({ review_reasons: ['amount_mismatch'], total: checkout.amountTotal });
+  });
+
+  it('applies refunds: partial, then full, each event once', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+    const charge = (amountRefunded: number) => stripeEvent('charge.refunded', { id: `ch_${checkout.id}`, object: 'charge', payment_intent: `pi_${checkout.id}`, amount: checkout.amountTotal, amount_refunded: amountRefunded, refunded: amountRefunded === checkout.amountTotal });
+    expect((await deliver(signedDelivery(charge(500)))).body.result).toBe('order_updated');
+    expect((await getSession(session.id)).order.status).toBe('partially_refunded');
+    expect((await deliver(signedDelivery(charge(checkout.amountTotal)))).body.result).toBe('order_updated');
+    expect((await getSession(session.id)).order.status).toBe('refunded');
+  });
+
+  it('acknowledges and ignores event types it does not act on', async () => {
+    const before = await count('processor_events');
+    expect(await deliver(signedDelivery(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' })))).toMatchObject({ status: 200, body: { result: 'ignored' } });
+    expect(await count('processor_events')).toBe(before);
+  });
+
+  it('refuses bad deliveries with a clear JSON error and changes nothing', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    const event = stripeEvent('checkout.session.completed', paidCheckout(checkout));
+    const before = { events: await count('processor_events'), orders: await count('orders') };
+    const good = signedDelivery(event);
+    const cases: Array<[string, RequestInit, number, string]> = [
+      ['missing signature', { ...good, headers: { 'Content-Type': 'application/json' } }, 400, 'invalid_signature'],
+      ['wrong secret', signedDelivery(event, { secret: 'whsec_someone_else' }), 400, 'invalid_signature'],
+      ['stale timestamp', signedDelivery(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 }), 400, 'invalid_signature'],
+      ['tampered body', { ...good, body: String(good.body).replace(String(checkout.amountTotal), '1') }, 400, 'invalid_signature'],
+      ['malformed JSON', { ...signedDelivery(event), body: '{"id": "evt_broken",' }, 400, 'invalid_parameter'],
+      ['unknown session', signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { client_reference_id: 'cart_unknown' }))), 404, 'not_found'],
+      ['unknown payment refunded', signedDelivery(stripeEvent('charge.refunded', { id: 'ch_x', object: 'charge', payment_intent: 'pi_unknown', amount_refunded: 100 })), 404, 'not_found'],
+    ];
+    for (const [name, init, status, code] of cases) {
+      const { status: got, body } = await deliver(init);
+      expect(got, name).toBe(status);
+      expect(body.error.code, name).toBe(code);
+    }
+    expect({ events: await count('processor_events'), orders: await count('orders') }).toEqual(before);
+    expect((await getSession(session.id)).status).toBe('ready_for_payment');
+  });
+});
+
+describe('choosing the processor', () => {
+  it('refuses to start in production without a processor unless test payments are asked for', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_MODE=test/);
+    expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_MODE: 'test' }).payments).toEqual({ mode: 'test' });
+    expect(loadConfig({}).payments).toEqual({ mode: 'test' });
+    expect(loadConfig({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk', STRIPE_WEBHOOK_SECRET: 'whsec' }).payments.mode).toBe('stripe');
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk' })).toThrow(/set together/);
+    expect(() => loadConfig({ PAYMENTS_MODE: 'stripe' })).toThrow(/needs STRIPE_SECRET_KEY/);
+  });
+});
