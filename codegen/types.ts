@@ -877,7 +877,9 @@ export interface paths {
         };
         /**
          * Check that the service can serve requests
-         * @description Readiness probe. Answers 200 when the database answers a query, 503 otherwise; a load balancer should stop routing to an instance that answers 503.
+         * @description Readiness probe. Answers 200 when the database answers a query, 503 otherwise; a load balancer should stop
+         *     routing to an instance that answers 503. After SIGTERM the instance answers 503 `draining` at once and keeps
+         *     serving every request for `SHUTDOWN_DRAIN_MS`, each response with `Connection: close`, before it stops listening.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1725,8 +1727,11 @@ export interface components {
             status: "ok";
         };
         Readiness: {
-            /** @enum {string} */
-            status: "ready" | "unavailable";
+            /**
+             * @description `draining`: the instance received SIGTERM and is about to stop; it still answers during the drain (`SHUTDOWN_DRAIN_MS`), with `Connection: close` on every response.
+             * @enum {string}
+             */
+            status: "ready" | "unavailable" | "draining";
             /** @enum {string} */
             database: "up" | "down";
         };

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { ReadCache } from './http/caching.js';
+import type { Lifecycle } from './http/draining.js';
 import type { Logger } from './log.js';
 
 /** What handlers, services and MCP servers are built from. */
@@ -14,6 +15,8 @@ export interface Deps {
   now: () => number;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
+  /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */
+  lifecycle: Lifecycle;
   /** Serialized catalogue reads, 60 s (src/http/caching.ts). */
   readCache: ReadCache;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startService } from './service.js';
 
+/** After the drain, how long in-flight requests and the pool may take to finish before the process gives up. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 async function main(): Promise<void> {
@@ -24,12 +25,12 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down: draining in-flight requests');
+    log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining, then finishing in-flight requests');
     setTimeout(() => {
       log.error('shutdown deadline passed; exiting with requests still open');
       process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    service.close().then(
+    }, config.shutdownDrainMs + SHUTDOWN_DEADLINE_MS).unref();
+    service.close({ drainMs: config.shutdownDrainMs }).then(
       () => {
         log.info('shutdown complete');
         process.exit(0);

@@ -23,7 +23,11 @@ export interface Service {
   server: Server;
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
-  close(): Promise<void>;
+  /**
+   * Stops the service: with `drainMs`, first drains that long (readiness 503, `Connection: close`, still answering);
+   * then closes the listener, lets in-flight requests finish, and releases the pool and Redis.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -83,6 +87,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log,
     now: options.now ?? Date.now,
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
+    lifecycle: { draining: false },
     readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
@@ -124,7 +129,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deps,
     server,
     url: `http://${host}:${port}`,
-    async close() {
+    async close({ drainMs = 0 } = {}) {
+      deps.lifecycle.draining = true;
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       // Stop accepting connections, let in-flight requests finish, then release the pool and Redis.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections go idle as their last request finishes; close each as soon as it does.

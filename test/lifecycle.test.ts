@@ -1,6 +1,7 @@
-// The service as a process: SIGTERM drains in-flight requests and exits 0; state survives a restart (sessions,
-// idempotency keys, OAuth clients and tokens) on both storage paths.
-import { request } from 'node:http';
+// The service as a process: SIGTERM drains (readiness 503, still answering, `Connection: close`), then finishes
+// in-flight requests and exits 0; state survives a restart (sessions, idempotency keys, OAuth clients and tokens) on
+// both storage paths.
+import { Agent, request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { validateResponse } from './support/contract.js';
@@ -22,7 +23,49 @@ async function call(url: string, init?: RequestInit): Promise<{ status: number; 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
+/** A GET over node:http: on a connection of `agent` (keep-alive), or on a fresh connection of its own. */
+function get(url: string, path: string, agent: Agent | false): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, url), { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('SIGTERM', () => {
+  it('answers every request sent around the signal: on fresh connections just before it, on keep-alive ones after it', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const service = await startServiceProcess({ ...(database.env as Record<string, string>), SHUTDOWN_DRAIN_MS: '1500' });
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 20 });
+    const twenty = <T>(each: () => Promise<T>) => Promise.all(Array.from({ length: 20 }, each));
+    try {
+      // Twenty connections a balancer keeps open, then twenty requests on new connections written just before the signal.
+      expect(new Set((await twenty(() => get(service.url, '/api/store/regions', keepAlive))).map((r) => r.status))).toEqual(new Set([200]));
+      const fresh = twenty(() => get(service.url, '/api/store/regions', false));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      service.child.kill('SIGTERM');
+
+      // Readiness fails at once, while requests are still answered, each asking the client to close its connection.
+      await expect.poll(async () => (await call(`${service.url}/readyz`)).status).toBe(503);
+      const readiness = await call(`${service.url}/readyz`);
+      expect(readiness.body.status).toBe('draining');
+      expect(readiness.headers.get('retry-after')).toBe('5');
+      const kept = await twenty(() => get(service.url, '/api/store/regions', keepAlive));
+      expect(kept.map((r) => [r.status, r.connection])).toEqual(Array(20).fill([200, 'close']));
+      expect((await fresh).map((r) => r.status)).toEqual(Array(20).fill(200));
+
+      expect(await service.exited).toBe(0);
+      await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+    } finally {
+      keepAlive.destroy();
+      await service.stop('SIGKILL');
+    }
+  });
+
   it('stops accepting connections, finishes the request in flight, and exits 0', async () => {
     const database = await createTestDatabase();
     databases.push(database);

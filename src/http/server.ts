@@ -3,6 +3,7 @@
 import Koa from 'koa';
 import { noStoreByDefault } from './caching.js';
 import type { AppState } from './context.js';
+import { closeConnectionsWhileDraining } from './draining.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
@@ -14,6 +15,7 @@ export function createApp(parts: SurfaceParts): Koa<AppState> {
   const hops = deps.config.trustedProxyHops;
   const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by each surface's error step
+  app.use(closeConnectionsWhileDraining(deps.lifecycle));
   app.use(requestContext(deps.log));
   app.use(securityHeaders());
   app.use(noStoreByDefault());

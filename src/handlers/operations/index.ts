@@ -41,9 +41,11 @@ export function operationsHandlers(deps: Deps, document: Document): OperationsHa
     },
     async getReadiness(_c, ctx) {
       const up = await databaseAnswers(deps);
-      ctx.status = up ? 200 : 503;
-      if (!up) ctx.set('Retry-After', NOT_READY_RETRY_AFTER_SECONDS);
-      ctx.body = { status: up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
+      // A draining instance (SIGTERM) reports not ready at once, so the balancer stops routing to it during the drain.
+      const { draining } = deps.lifecycle;
+      ctx.status = up && !draining ? 200 : 503;
+      if (ctx.status === 503) ctx.set('Retry-After', NOT_READY_RETRY_AFTER_SECONDS);
+      ctx.body = { status: draining ? 'draining' : up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
     },
     getOpenApiDocument(_c, ctx) {
       sendCacheable(ctx, documentJson);
