@@ -1,14 +1,18 @@
-// The PostgreSQL database the benchmarked service runs on: DATABASE_URL when it is given, otherwise a fresh database on
-// the local server, dropped at the end so every run starts from the same freshly seeded catalogue.
+// The database the benchmarked service runs on: DATABASE_URL when it is given, otherwise a fresh database on the local
+// server, dropped at the end so every run starts from the same freshly seeded catalogue; or, with --embedded, a copy of
+// the PGlite folder `npm ci` prepared (./.data), as a newcomer's `npm start` opens it.
 import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 
 const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface BenchDatabase {
-  url: string;
-  /** True when this run created the database (and drops it). */
-  fresh: boolean;
+  /** DATABASE_URL or PGLITE_DIR for the service. */
+  env: Record<string, string>;
+  kind: 'given' | 'fresh' | 'embedded';
   drop(): Promise<void>;
 }
 
@@ -23,10 +27,18 @@ async function adminQuery(sql: string): Promise<void> {
 }
 
 export async function openDatabase(givenUrl: string | undefined): Promise<BenchDatabase> {
-  if (givenUrl) return { url: givenUrl, fresh: false, drop: async () => {} };
+  if (givenUrl) return { env: { DATABASE_URL: givenUrl }, kind: 'given', drop: async () => {} };
   const name = `storefront_bench_${randomBytes(6).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = new URL(LOCAL_SERVER);
   url.pathname = `/${name}`;
-  return { url: url.toString(), fresh: true, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { env: { DATABASE_URL: url.toString() }, kind: 'fresh', drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+export function copyEmbeddedDatabase(root: string): BenchDatabase {
+  const prepared = join(root, '.data');
+  if (!existsSync(join(prepared, 'PG_VERSION'))) throw new Error(`${prepared} is not a prepared PGlite folder: run npm ci (or npm run prepare) first`);
+  const dir = mkdtempSync(join(tmpdir(), 'storefront-bench-pglite-'));
+  cpSync(prepared, dir, { recursive: true });
+  return { env: { PGLITE_DIR: dir }, kind: 'embedded', drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -20,7 +20,8 @@ export interface ServerProcess {
 
 export interface ServiceProcessOptions {
   root: string;
-  databaseUrl: string;
+  /** DATABASE_URL or PGLITE_DIR. */
+  databaseEnv: Record<string, string>;
   /** Receives the service's stdout and stderr. */
   logFile: string;
   /** When set, the service writes a V8 CPU profile there as it exits. */
@@ -68,22 +69,33 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The node flags of the package's start script (`node <flags> dist/src/main.js`), so that the bench runs what `npm start` runs. */
+function startFlags(root: string): string[] {
+  const start = (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const match = /^node\s+(.*?)\s*dist\/src\/main\.js$/.exec(start.trim());
+  if (!match) throw new Error(`package.json's start script is not "node <flags> dist/src/main.js": ${start}`);
+  return match[1]!.split(/\s+/).filter(Boolean);
+}
+
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const log = openSync(options.logFile, 'w');
-  // The built service with the same V8 heap cap as `npm start` (`npm run bench` builds first).
-  const child = spawn(process.execPath, [...profiling, '--max-old-space-size=128', 'dist/src/main.js'], {
+  // The built service with the same V8 flags as `npm start` (`npm run bench` builds first).
+  const child = spawn(process.execPath, [...profiling, ...startFlags(options.root), 'dist/src/main.js'], {
     cwd: options.root,
     stdio: ['ignore', log, log],
     env: {
       ...process.env,
       NODE_ENV: 'production',
+      // Production refuses to start without a payment processor; the bench pays nothing, test mode suffices.
+      PAYMENTS_MODE: 'test',
       PORT: String(port),
       HOST: '127.0.0.1',
       BASE_URL: url,
-      DATABASE_URL: options.databaseUrl,
+      DATABASE_URL: '',
+      ...options.databaseEnv,
       LOG_LEVEL: 'warn',
       // The load comes from one address; the limiter must count it without ever answering 429.
       RATE_LIMIT_PER_MINUTE: '1000000',

@@ -58,7 +58,7 @@ export interface Report {
     /** 1-minute load average before the run: well above 0 means other processes competed for the cores. */
     loadAverageAtStart: number;
   };
-  settings: { connections: number; warmupSeconds: number; durationSeconds: number; smoke: boolean; database: 'given' | 'fresh' };
+  settings: { connections: number; warmupSeconds: number; durationSeconds: number; smoke: boolean; database: 'given' | 'fresh' | 'embedded' };
   rows: ReportRow[];
   peakRss: { serviceBytes: number; ceilingBytes: number; check: Check };
   /** Lines the service wrote (it logs at warn and above) during the run. */
@@ -138,7 +138,7 @@ export function formatReport(report: Report, resultsPath: string, logPath: strin
     '',
     `Service peak RSS over the whole run: ${megabytes(peakRss.serviceBytes)} ${verdict(peakRss.check)} (≤ ${megabytes(peakRss.check.limit)}); ceiling server: ${megabytes(peakRss.ceilingBytes)}.`,
     `${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; ` +
-      `${settings.database} PostgreSQL database; Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load average ${machine.loadAverageAtStart.toFixed(1)} at start. Results: ${resultsPath}`,
+      `${settings.database === 'embedded' ? 'embedded PGlite (a copy of ./.data)' : `${settings.database} PostgreSQL`} database; Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load average ${machine.loadAverageAtStart.toFixed(1)} at start. Results: ${resultsPath}`,
   ];
   if (report.serviceLogLines > 0) lines.push(`The service logged ${report.serviceLogLines} lines at warn or above: ${logPath}`);
   return lines.join('\n');

@@ -6,12 +6,13 @@
 //   --connections <n>  concurrent connections (default 32)
 //   --smoke            about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
+//   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CeilingRoute } from './ceiling.js';
-import { openDatabase } from './database.js';
+import { copyEmbeddedDatabase, openDatabase } from './database.js';
 import { measure, type LoadSettings } from './load.js';
 import { peakRss, resetPeakRss, startCeilingProcess, startServiceProcess, type ServerProcess } from './processes.js';
 import { formatReport, judgePeakRss, judgeRow, type Report, type ReportRow } from './report.js';
@@ -25,6 +26,7 @@ const profilesPath = 'bench/profiles';
 interface Options extends LoadSettings {
   smoke: boolean;
   cpuProf: boolean;
+  embedded: boolean;
 }
 
 function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
@@ -43,6 +45,7 @@ function parseOptions(args: string[]): Options {
       connections: { type: 'string' },
       smoke: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
+      embedded: { type: 'boolean', default: false },
     },
   });
   // Smoke: 0.1 s + 0.4 s against each server, about 1 s per row.
@@ -50,6 +53,7 @@ function parseOptions(args: string[]): Options {
   return {
     smoke,
     cpuProf: values['cpu-prof'],
+    embedded: values.embedded,
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
@@ -84,12 +88,12 @@ function countLines(path: string): number {
 
 async function bench(options: Options, cleanups: Array<() => Promise<void>>): Promise<Report> {
   const [loadAverageAtStart = 0] = loadavg(); // other work on this small machine skews every figure
-  const database = await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
+  const database = options.embedded ? copyEmbeddedDatabase(root) : await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
   cleanups.push(database.drop);
   if (options.cpuProf) mkdirSync(`${root}/${profilesPath}`, { recursive: true });
   const service = await startServiceProcess({
     root,
-    databaseUrl: database.url,
+    databaseEnv: database.env,
     logFile: `${root}/${logPath}`,
     cpuProfileDir: options.cpuProf ? `${root}/${profilesPath}` : undefined,
   });
@@ -120,7 +124,7 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
       warmupSeconds: options.warmupSeconds,
       durationSeconds: options.durationSeconds,
       smoke: options.smoke,
-      database: database.fresh ? 'fresh' : 'given',
+      database: database.kind,
     },
     rows: reportRows,
     peakRss: judgePeakRss(servicePeak, peakRss(ceiling.pid)),

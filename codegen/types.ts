@@ -461,6 +461,201 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/ucp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the UCP business profile
+         * @description The UCP 2026-04-08 business profile: the REST endpoint (`{base_url}/ucp`) and the MCP endpoint
+         *     (`{base_url}/ucp/mcp`), the checkout and discount capabilities, and the informational `{namespace}.human_handoff`
+         *     payment handler. Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served only when the UCP
+         *     binding is on (a business namespace and https URLs; see the README).
+         */
+        get: operations["getUcpProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/payment-handlers/human-handoff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the human hand-off payment handler
+         * @description The specification of the `{namespace}.human_handoff` payment handler that the UCP profile and ACP sessions declare (Markdown).
+         */
+        get: operations["getHumanHandoffSpec"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schemas/payment-handlers/human-handoff.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the human hand-off handler config schema
+         * @description The JSON Schema of the human hand-off payment handler's `config`.
+         */
+        get: operations["getHumanHandoffSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/policies/returns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the returns policy
+         * @description The returns policy page the ACP and UCP checkouts link to.
+         */
+        get: operations["getReturnsPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/policies/shipping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the shipping policy
+         * @description The shipping policy page (rates and free-shipping thresholds per region) the ACP and UCP checkouts link to.
+         */
+        get: operations["getShippingPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a UCP checkout
+         * @description Creates a checkout from `line_items` (`{item: {id: variant_…}, quantity}`), with optional `buyer`,
+         *     `context.address_country` (chooses the market once: DE → EUR, JP → JPY, …) and `discounts.codes` (when the discount
+         *     capability is negotiated). Fields the protocol marks as response-only are ignored. Items that cannot be bought answer
+         *     200 with UCP's error_response, one message per failing line, and nothing is created. Payment is never taken: the
+         *     checkout is `requires_escalation`; the buyer pays at `continue_url`.
+         */
+        post: operations["createUcpCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a UCP checkout
+         * @description The checkout priced now (any surface's session, same id); an unknown id answers 200 with error_response `not_found`.
+         */
+        get: operations["getUcpCheckout"];
+        /**
+         * Replace a UCP checkout
+         * @description Full replacement: `line_items` (a known line `id` keeps its line), `buyer` (absent clears it) and `discounts.codes`
+         *     (absent clears them, when negotiated). The market never changes. An item that cannot be bought answers 200 with the
+         *     checkout unchanged and a recoverable error; a canceled or completed checkout answers 409 `checkout_not_modifiable`.
+         */
+        put: operations["updateUcpCheckout"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a UCP checkout
+         * @description This store never takes payment through the API: with a `payment` object the answer is 200 with the checkout still
+         *     `requires_escalation`, its `continue_url` and the `payment_handoff_required` message; no order is created and
+         *     nothing is charged. A canceled or completed checkout answers 409 `checkout_not_modifiable`.
+         */
+        post: operations["completeUcpCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a UCP checkout
+         * @description Cancels the checkout (permanent; no `continue_url` afterwards). Cancelling again with a new key answers 409 `checkout_not_modifiable`; the same key replays the first answer.
+         */
+        post: operations["cancelUcpCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -761,6 +956,28 @@ export interface paths {
          *     cart answers 404, like an unknown id. Needs the `cart:write` scope.
          */
         get: operations["getAgentCart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description An order made from one of the client's own carts (its id is the `order.id` of the paid checkout session). Orders
+         *     of other clients' carts, and of public checkout sessions, answer 404 like an unknown id. Needs the `orders:read`
+         *     scope. To be told instead of polling, register a `webhook_url` (see `POST /oauth/register`).
+         */
+        get: operations["getAgentOrder"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1361,6 +1578,166 @@ export interface components {
         /** @description The JSON-RPC 2.0 response to one request. Protocol-level errors (unknown method, invalid params) are JSON-RPC errors with HTTP 200; a tool's failure is a successful response whose result has `isError: true`. */
         JsonRpcResponse: components["schemas"]["JsonRpcResult"] | components["schemas"]["JsonRpcErrorResponse"];
         /**
+         * UcpBusinessProfile
+         * @description The UCP 2026-04-08 business profile. Valid against `{ucp: ucp.json#/$defs/business_schema}` of the protocol's own
+         *     schemas (copied in `protocols/ucp-2026-04-08/`), which are the normative definition; this schema names the parts
+         *     this business always sends.
+         */
+        UcpBusinessProfile: {
+            ucp: {
+                /** @constant */
+                version: "2026-04-08";
+                services: {
+                    [key: string]: {
+                        version: string;
+                        /** Format: uri */
+                        spec?: string;
+                        /** @enum {string} */
+                        transport: "rest" | "mcp";
+                        /** Format: uri */
+                        endpoint: string;
+                        /** Format: uri */
+                        schema?: string;
+                    }[];
+                };
+                capabilities: {
+                    [key: string]: {
+                        version: string;
+                    }[];
+                };
+                payment_handlers: {
+                    [key: string]: {
+                        id: string;
+                        version: string;
+                    }[];
+                };
+            };
+        };
+        /**
+         * UcpError
+         * @description A UCP protocol error (overview, Error Handling): `code`, human-readable `content`, the offending field or header in
+         *     `path` when one is to blame, and `continue_url`. Codes: `invalid_profile_url`, `request_id_required`,
+         *     `invalid_request_id`, `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json`, `invalid_request`,
+         *     `unknown_endpoint`, `method_not_allowed`, `checkout_not_modifiable`, `idempotency_conflict`,
+         *     `unsupported_media_type`, `payload_too_large`, `profile_malformed`, `version_unsupported`, `profile_unreachable`,
+         *     `rate_limited`, `idempotency_in_flight`, `service_unavailable`, `internal_error`.
+         */
+        UcpError: {
+            code: string;
+            content: string;
+            path?: string;
+            /** Format: uri */
+            continue_url?: string;
+        };
+        /** UcpTotal */
+        UcpTotal: {
+            /** @description `subtotal`, `items_discount` (negative), `fulfillment`, `tax` or `total`. */
+            type: string;
+            display_text?: string;
+            /** @description Integer minor units of the checkout currency (JPY has none). */
+            amount: number;
+        };
+        /** UcpMessage */
+        UcpMessage: {
+            /** @enum {string} */
+            type: "error" | "warning" | "info";
+            code?: string;
+            /** @enum {string} */
+            severity?: "recoverable" | "requires_buyer_input" | "requires_buyer_review" | "unrecoverable";
+            /** @description RFC 9535 JSONPath of the field concerned. */
+            path?: string;
+            /** @enum {string} */
+            content_type?: "plain" | "markdown";
+            content: string;
+        };
+        /**
+         * UcpCheckout
+         * @description A UCP 2026-04-08 checkout (`shopping/checkout.json`, plus `discount.json` when the discount capability is
+         *     negotiated). The protocol's own schemas, copied in `protocols/ucp-2026-04-08/`, are normative; every response is
+         *     tested against them. Amounts are integer minor units. A checkout that needs payment is `requires_escalation` with
+         *     `continue_url` (the store's payment page) and a `payment_handoff_required` message; a paid one is `completed` with
+         *     its `order`.
+         */
+        UcpCheckout: {
+            ucp: {
+                /** @constant */
+                version: "2026-04-08";
+                /** @constant */
+                status: "success";
+                capabilities: Record<string, never>;
+                payment_handlers: Record<string, never>;
+            };
+            id: string;
+            /** @enum {string} */
+            status: "incomplete" | "requires_escalation" | "completed" | "canceled";
+            /** @description ISO 4217, upper case. */
+            currency: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    title: string;
+                    price: number;
+                    /** Format: uri */
+                    image_url?: string;
+                };
+                quantity: number;
+                totals: components["schemas"]["UcpTotal"][];
+            }[];
+            buyer?: {
+                email?: string;
+                first_name?: string;
+                last_name?: string;
+                phone_number?: string;
+            };
+            totals: components["schemas"]["UcpTotal"][];
+            discounts?: {
+                codes?: string[];
+                applied?: Record<string, never>[];
+            };
+            messages?: components["schemas"]["UcpMessage"][];
+            links: {
+                type: string;
+                /** Format: uri */
+                url: string;
+                title?: string;
+            }[];
+            /** Format: uri */
+            continue_url?: string;
+            order?: {
+                id: string;
+                /** Format: uri */
+                permalink_url: string;
+                label?: string;
+            };
+            payment?: {
+                instruments?: Record<string, never>[];
+            };
+        };
+        /**
+         * UcpErrorResponse
+         * @description UCP's `error_response` (`shopping/types/error_response.json`): a business outcome with no checkout to show, answered
+         *     with 200 (or 201 never): an unknown checkout id (`not_found`), items that cannot be bought (one message per line),
+         *     or a platform without the checkout capability (`capabilities_incompatible`).
+         */
+        UcpErrorResponse: {
+            ucp: {
+                /** @constant */
+                version: "2026-04-08";
+                /** @constant */
+                status: "error";
+                capabilities?: Record<string, never>;
+            };
+            messages: components["schemas"]["UcpMessage"][];
+            /** Format: uri */
+            continue_url?: string;
+        };
+        /**
+         * UcpCheckoutResult
+         * @description A checkout, or UCP's error_response (rest.openapi.json `checkout_response`).
+         */
+        UcpCheckoutResult: components["schemas"]["UcpCheckout"] | components["schemas"]["UcpErrorResponse"];
+        /**
          * @description How a client authenticates at the token and revocation endpoints; HTTP Basic is preferred.
          * @example [
          *       "client_secret_basic",
@@ -1369,13 +1746,13 @@ export interface components {
          */
         ClientAuthMethods: ("client_secret_basic" | "client_secret_post")[];
         /**
-         * @description `catalog:read` reads products, collections, categories, regions and reviews; `cart:write` creates and updates carts and their line items.
+         * @description `catalog:read` reads products, collections, categories, regions and reviews; `cart:write` creates and updates carts and their line items; `orders:read` reads the orders the client's carts became (`GET /agent/orders/{id}`).
          * @example [
          *       "catalog:read",
          *       "cart:write"
          *     ]
          */
-        ScopesSupported: ("catalog:read" | "cart:write")[];
+        ScopesSupported: ("catalog:read" | "cart:write" | "orders:read")[];
         /**
          * @description How an agent authenticates. The only identity type is `anonymous`, with the `client_credentials` grant. Identity
          *     assertions (ID-JAG token exchange, `verified_email`) are not supported, and there is no `claim_uri`: no customer
@@ -1518,6 +1895,17 @@ export interface components {
              * @example client_secret_basic
              */
             token_endpoint_auth_method?: string;
+            /**
+             * @description Where to send order events (an extension of RFC 7591 metadata): `order.created` when a buyer pays for a session
+             *     made from one of this client's carts, `order.updated` when its status changes (refunds). https only (plain http
+             *     is accepted for localhost). Each event is a JSON POST `{id, type, created_at, data: {order}}` (`order` as
+             *     `GET /agent/orders/{id}` returns it) with `Webhook-Id` (the event id; dedupe on it: delivery is at-least-once)
+             *     and `Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over "<t>.<raw body>" keyed with webhook_secret>`.
+             *     Any 2xx acknowledges; anything else is retried with exponential backoff (1 s, 2 s, 4 s, … capped at an hour) for
+             *     12 attempts.
+             * @example https://agent.example/hooks/storefront
+             */
+            webhook_url?: string;
         } & {
             [key: string]: unknown;
         };
@@ -1557,6 +1945,16 @@ export interface components {
              * @example https://agent.storefront.example/oauth/token
              */
             token_endpoint: string;
+            /**
+             * Format: uri
+             * @description The registered order-events URL, when one was given.
+             */
+            webhook_url?: string;
+            /**
+             * @description The key of the `Webhook-Signature` HMAC on order events (prefix `sfwh_`); present when `webhook_url` is. Derived
+             *     by the service from a server key, never stored; keep it secret.
+             */
+            webhook_secret?: string;
         };
         /**
          * @description Client credentials in the form body (`client_secret_post`), for clients that cannot send HTTP Basic. Use one method
@@ -1717,6 +2115,44 @@ export interface components {
             available?: number;
             /** @description With a product handle that has several variants, the variant ids to choose from. */
             variant_ids?: string[];
+        };
+        /**
+         * @description An order: a checkout session a human paid. Every amount is as charged (never recomputed), in major units like the
+         *     rest of the agent API. The same object is the `data.order` of the `order.created` and `order.updated` webhook events.
+         */
+        AgentOrder: {
+            /**
+             * @description Order id, prefix `order_`.
+             * @example order_Pq8c2VnX0aLk4Wd7
+             */
+            id: string;
+            /** @constant */
+            object: "order";
+            /** @example SF-1001 */
+            order_number: string;
+            /** @description The session (and agent cart) the order was made from. */
+            checkout_session_id: string;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * @description Why the order needs review (empty otherwise): `amount_mismatch` or `currency_mismatch` (the processor charged
+             *     something other than the quote), `insufficient_stock`, `session_canceled` (paid after the session was cancelled).
+             */
+            review_reasons: ("amount_mismatch" | "currency_mismatch" | "insufficient_stock" | "session_canceled")[];
+            currency: string;
+            line_items: components["schemas"]["CheckoutLineItem"][];
+            totals: components["schemas"]["CheckoutTotals"];
+            promo_codes: string[];
+            amount_paid: components["schemas"]["Amount"];
+            amount_refunded: components["schemas"]["Amount"];
+            /**
+             * Format: uri
+             * @description The buyer's receipt page.
+             */
+            permalink_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
@@ -2461,6 +2897,63 @@ export interface components {
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
+        /** @description A UCP protocol error; `code` says which (see UcpError). 405 carries `Allow`; 429 and 503 carry `Retry-After`. */
+        UcpProtocolError: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_profile_url",
+                 *       "content": "UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile=\"https://…\".",
+                 *       "path": "UCP-Agent",
+                 *       "continue_url": "https://shop.example.com/"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UcpError"];
+            };
+        };
+        /** @description The checkout (or UCP's error_response for an unknown id, or items that cannot be bought). Integer minor units. */
+        UcpCheckoutOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCheckoutResult"];
+            };
+        };
+        /** @description The checkout was created (status requires_escalation; pay at continue_url). */
+        UcpCheckoutCreated: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCheckout"];
+            };
+        };
         /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
@@ -3011,6 +3504,23 @@ export interface components {
          *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
          */
         McpOrigin: string;
+        /**
+         * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+         *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+         *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+         *     (including `version`) are ignored.
+         */
+        UcpAgent: string;
+        /** @description A UUID identifying this request; echoed in the response. */
+        UcpRequestId: string;
+        /**
+         * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+         *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
+         *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+         */
+        UcpIdempotencyKey: string;
+        /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
+        UcpCheckoutId: string;
         /** @description Text search over product titles and descriptions, case-insensitive; every word must appear. */
         AgentSearchQuery: string;
         /** @description Only products in this collection, by id or handle (from `GET /agent/collections`). An unknown collection is a 400. */
@@ -3054,6 +3564,12 @@ export interface components {
         Link: string;
         /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key and body. */
         "Idempotent-Replayed": "true";
+        /** @description The UCP business profile may be cached for 5 minutes. */
+        "Cache-Control-Ucp-Profile": "public, max-age=300";
+        /** @description The `Request-Id` of the request, echoed (UCP). Absent only when the request failed before its `Request-Id` was read. */
+        "Request-Id": string;
+        /** @description Seconds to wait before retrying (an integer); sent with 429 and 503. */
+        "Retry-After-Optional": number;
         /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
         "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
@@ -3854,6 +4370,367 @@ export interface operations {
             429: components["responses"]["ReadRateLimited"];
         };
     };
+    getUcpProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The business profile. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Ucp-Profile"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpBusinessProfile"];
+                };
+            };
+            405: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getHumanHandoffSpec: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handler specification. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    getHumanHandoffSchema: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The config schema. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    getReturnsPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy page. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    getShippingPolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier response; when it still matches, the answer is `304 Not Modified` with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy page. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    createUcpCheckout: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+                 *     (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCheckoutOk"];
+            201: components["responses"]["UcpCheckoutCreated"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getUcpCheckout: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+                 *     (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path: {
+                /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
+                id: components["parameters"]["UcpCheckoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["UcpCheckoutOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    updateUcpCheckout: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+                 *     (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
+                id: components["parameters"]["UcpCheckoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCheckoutOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    completeUcpCheckout: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+                 *     (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
+                id: components["parameters"]["UcpCheckoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Accepted and ignored; no instrument is ever charged. */
+                    payment: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCheckoutOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    cancelUcpCheckout: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
+                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
+                 *     (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
+                id: components["parameters"]["UcpCheckoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["UcpCheckoutOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
     getAuthorizationServerMetadata: {
         parameters: {
             query?: never;
@@ -4515,6 +5392,40 @@ export interface operations {
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentCartNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    getAgentOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

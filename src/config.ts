@@ -24,7 +24,26 @@ export interface Config {
   checkoutUrlTemplate: string;
   mcpAllowedOrigins: string[];
   logLevel: string;
+  protocols: ProtocolConfig;
   payments: PaymentsConfig;
+  /** Derives each agent's order-webhook signing secret; undefined: agents cannot register webhooks. */
+  agentWebhookKey: string | undefined;
+}
+
+/** The ACP and UCP bindings (see README, "ACP and UCP"). */
+export interface ProtocolConfig {
+  /** The business's reverse-DNS namespace (`UCP_NAMESPACE`, or BASE_URL's host reversed); without one, both bindings are off. */
+  namespace: string | undefined;
+  /** Why the UCP binding is off, when it is (logged at start). */
+  ucpDisabledReason: string | undefined;
+  /** `strict` negotiates from the platform profile; `lenient` proceeds when the profile cannot be used (official suite). */
+  profilePolicy: 'strict' | 'lenient';
+  /** Hosts whose platform profiles may be fetched over plain http (tests). */
+  insecureProfileHosts: string[];
+  termsUrl: string | undefined;
+  privacyUrl: string | undefined;
+  /** `psp` of the ACP payment handler. */
+  paymentPsp: string;
 }
 
 /** Who takes payment behind checkout_url: Stripe, or the built-in test processor (no money moves). */
@@ -52,6 +71,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function boolean(env: Env, name: string): boolean {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function absoluteUrl(env: Env, name: string, fallback: string): string {
@@ -92,6 +118,46 @@ function origins(env: Env, defaults: string[]): string[] {
   return [...new Set(listed.map((origin) => new URL(absoluteUrl({ MCP_ALLOWED_ORIGINS: origin }, 'MCP_ALLOWED_ORIGINS', '')).origin))];
 }
 
+const NAMESPACE_PATTERN = /^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)+$/;
+
+/** `shop.example.com` → `com.example.shop` (`-` → `_`); none for an IP address or a single-label host such as localhost. */
+function namespaceOf(env: Env, baseUrl: string): string | undefined {
+  const explicit = read(env, 'UCP_NAMESPACE');
+  if (explicit !== undefined) {
+    if (!NAMESPACE_PATTERN.test(explicit)) throw new ConfigError(`UCP_NAMESPACE must be a reverse-DNS name such as com.example.shop, got "${explicit}"`);
+    return explicit;
+  }
+  const host = new URL(baseUrl).hostname;
+  if (/^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[')) return undefined;
+  const derived = host.split('.').reverse().join('.').replaceAll('-', '_');
+  return NAMESPACE_PATTERN.test(derived) ? derived : undefined;
+}
+
+function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): ProtocolConfig {
+  const namespace = namespaceOf(env, baseUrl);
+  const policy = read(env, 'UCP_PLATFORM_PROFILE_POLICY') ?? 'strict';
+  if (policy !== 'strict' && policy !== 'lenient') throw new ConfigError(`UCP_PLATFORM_PROFILE_POLICY must be strict or lenient, got "${policy}"`);
+  const insecure = boolean(env, 'UCP_ALLOW_INSECURE_URLS');
+  // UCP requires https for continue_url and endpoints; UCP_ALLOW_INSECURE_URLS is for loopback tests only.
+  const plainHttp = [baseUrl, checkoutTemplate.replaceAll('{id}', 'id')].some((url) => new URL(url).protocol !== 'https:');
+  let ucpDisabledReason: string | undefined;
+  if (!namespace) ucpDisabledReason = 'no business namespace: set UCP_NAMESPACE (BASE_URL is an IP address or localhost)';
+  else if (plainHttp && !insecure) {
+    if (read(env, 'UCP_NAMESPACE')) throw new ConfigError('UCP needs https: BASE_URL and CHECKOUT_URL_TEMPLATE must be https URLs (UCP_ALLOW_INSECURE_URLS=true is for tests only)');
+    ucpDisabledReason = 'BASE_URL or CHECKOUT_URL_TEMPLATE is not https';
+  }
+  const optionalUrl = (name: string) => (read(env, name) === undefined ? undefined : absoluteUrl(env, name, ''));
+  return {
+    namespace,
+    ucpDisabledReason,
+    profilePolicy: policy,
+    insecureProfileHosts: (read(env, 'UCP_INSECURE_PROFILE_HOSTS') ?? '').split(',').map((host) => host.trim().toLowerCase()).filter(Boolean),
+    termsUrl: optionalUrl('TERMS_URL'),
+    privacyUrl: optionalUrl('PRIVACY_URL'),
+    paymentPsp: read(env, 'PAYMENT_PSP') ?? 'external',
+  };
+}
+
 const PAYMENT_MODES = ['stripe', 'test'];
 
 /**
@@ -114,6 +180,18 @@ function payments(env: Env): PaymentsConfig {
     );
   }
   return { mode: 'test' };
+}
+
+/**
+ * Webhook secrets are derived from this key and never stored. Outside production a fixed development key stands in,
+ * so webhooks work out of the box; production must set its own (or agents cannot register webhook URLs).
+ */
+const DEVELOPMENT_WEBHOOK_KEY = 'storefront-development-webhook-key-not-for-production';
+
+function agentWebhookKey(env: Env): string | undefined {
+  const key = read(env, 'AGENT_WEBHOOK_KEY');
+  if (key !== undefined && key.length < 32) throw new ConfigError(`AGENT_WEBHOOK_KEY must be at least 32 characters, got ${key.length}`);
+  return key ?? (read(env, 'NODE_ENV') === 'production' ? undefined : DEVELOPMENT_WEBHOOK_KEY);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -147,8 +225,10 @@ export function loadConfig(env: Env = process.env): Config {
     httpKeepAliveTimeoutMs: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 600_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5_000, 0, 120_000),
     checkoutUrlTemplate: checkoutUrlTemplate(env, baseUrl),
+    protocols: protocolConfig(env, baseUrl, checkoutUrlTemplate(env, baseUrl)),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),
     logLevel,
     payments: payments(env),
+    agentWebhookKey: agentWebhookKey(env),
   };
 }

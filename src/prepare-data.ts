@@ -9,7 +9,7 @@ import { createLogger } from './log.js';
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
   if (config.databaseUrl || config.pgliteDir.startsWith('memory://')) return;
-  const db = createDatabase(config, createLogger(config.logLevel));
+  const db = await createDatabase(config, createLogger(config.logLevel));
   try {
     await prepareDatabase(db);
   } finally {

@@ -12,10 +12,12 @@ import { agentAuthentication } from './http/agent-auth.js';
 import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { mcpRoutes } from './mcp/index.js';
+import { protocolRoutes } from './http/protocols.js';
 import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startIdempotencyJanitor } from './services/idempotency.js';
+import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
@@ -77,7 +79,7 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = createDatabase(config, log);
+  const db = await createDatabase(config, log);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
@@ -92,18 +94,23 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopJanitor = startIdempotencyJanitor(deps);
+  const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
+  const { ucpDisabledReason } = config.protocols;
+  if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
+  const limiter = createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis);
   const app = createApp({
     deps,
     contract,
-    limiter: createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis),
+    limiter,
     registrationLimiter: createRateLimiter(
       { limit: config.registrationsPerHour, windowSeconds: 3600, keyPrefix: 'registrations', unit: 'client registrations per hour from this address' },
       redis,
     ),
     readCache: deps.readCache,
     mcp: mcpRoutes(deps),
+    protocols: protocolRoutes(deps, limiter),
   });
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
@@ -140,6 +147,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await closed;
       clearInterval(sweep);
       stopJanitor();
+      await stopWebhooks();
       await db.destroy();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

@@ -51,8 +51,40 @@ describe('Idempotency-Key', () => {
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe('idempotency_in_flight');
     expect(busy.headers.get('retry-after')).toBe('1');
-    clock += 61_000; // an in-flight record this old belongs to a request that died: the key can be taken over
+    clock += 61_000; // a claim this old (written before claims were leases) belongs to a request that died
     expect((await create('key-busy')).status).toBe(201);
+  });
+
+  it('frees the key of a request that crashed holding it within the 5 s lease', async () => {
+    const { claimIdempotencyKey, LEASE_MS } = await import('../src/services/idempotency.js');
+    // The claim a request makes before its process is killed: it is never renewed, completed or released.
+    expect((await claimIdempotencyKey(api.service.deps, { scope: 'createCheckoutSession', key: 'key-orphan', body })).kind).toBe('run');
+    clock += LEASE_MS - 1_000;
+    expect((await create('key-orphan')).status).toBe(409);
+    clock += 1_000;
+    const retried = await create('key-orphan');
+    expect(retried.status).toBe(201);
+    // The completed record is then kept for its 24 h.
+    const record = await api.service.deps.db('idempotency_keys').where({ key: 'key-orphan' }).first();
+    expect(new Date(record.expires_at).getTime()).toBe(clock + 86_400_000);
+  });
+
+  it('renews the lease while the request holding it is still working', async () => {
+    const { claimIdempotencyKey, whileClaimed, LEASE_MS } = await import('../src/services/idempotency.js');
+    const deps = api.service.deps;
+    const request = { scope: 'createCheckoutSession', key: 'key-slow', body };
+    const claim = await claimIdempotencyKey(deps, request);
+    const claimedAt = (claim as { claimedAt: Date }).claimedAt;
+    const expiry = async () => new Date((await deps.db('idempotency_keys').where({ key: 'key-slow' }).first()).expires_at).getTime();
+    const firstExpiry = await expiry();
+    let finish!: () => void;
+    const working = whileClaimed(deps, request, claimedAt, () => new Promise<void>((resolve) => (finish = resolve)));
+    clock += LEASE_MS - 1_000;
+    await expect.poll(expiry, { timeout: 10_000 }).toBeGreaterThan(firstExpiry); // renewed by the real timer
+    clock += 2_000; // past the first lease, inside the renewed one
+    expect((await create('key-slow')).status).toBe(409);
+    finish();
+    await working;
   });
 
   it('releases only its own claim: a key taken over by a later request keeps the later claim', async () => {

@@ -18,8 +18,8 @@ async function fresh(): Promise<TestDatabase> {
   return database;
 }
 
-function open(database: TestDatabase): Db {
-  const db = createDatabase({ databaseUrl: database.env.DATABASE_URL, pgliteDir: database.env.PGLITE_DIR ?? '' }, createLogger('silent'));
+async function open(database: TestDatabase): Promise<Db> {
+  const db = await createDatabase({ databaseUrl: database.env.DATABASE_URL, pgliteDir: database.env.PGLITE_DIR ?? '' }, createLogger('silent'));
   opened.push(db);
   return db;
 }
@@ -34,7 +34,7 @@ async function rowCounts(db: Db): Promise<Record<string, number>> {
 
 describe('start-up migrations and seed', () => {
   it('can run twice without duplicating anything', async () => {
-    const db = open(await fresh());
+    const db = await open(await fresh());
     await prepareDatabase(db);
     const first = await rowCounts(db);
     await prepareDatabase(db);
@@ -44,7 +44,7 @@ describe('start-up migrations and seed', () => {
 
   it.skipIf(!serverUrl).each([1, 2, 3])('runs from three instances at once on a fresh database (round %i)', async () => {
     const database = await fresh();
-    const instances = [open(database), open(database), open(database)];
+    const instances = await Promise.all([open(database), open(database), open(database)]);
     const results = await Promise.allSettled(instances.map((db) => prepareDatabase(db)));
     expect(results.map((result) => (result.status === 'rejected' ? String(result.reason) : 'ok'))).toEqual(['ok', 'ok', 'ok']);
     expect(await rowCounts(instances[0]!)).toMatchObject({ regions: 5, products: 2, reviews: 9 });

@@ -49,7 +49,7 @@ describe('discovery', () => {
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: ['catalog:read', 'cart:write'],
+      scopes_supported: ['catalog:read', 'cart:write', 'orders:read'],
       response_types_supported: [],
       service_documentation: `${BASE}/docs`,
       agent_auth: {
@@ -73,7 +73,7 @@ describe('discovery', () => {
       resource: AGENT,
       resource_name: 'Storefront agent API',
       authorization_servers: [AGENT],
-      scopes_supported: ['catalog:read', 'cart:write'],
+      scopes_supported: ['catalog:read', 'cart:write', 'orders:read'],
       bearer_methods_supported: ['header'],
       resource_documentation: `${AGENT}/oauth/skill.md`,
     });
@@ -143,7 +143,7 @@ describe('POST /oauth/register', () => {
   });
 
   it.each([
-    ['an unknown scope', { scope: 'catalog:read orders:read' }, 'invalid_scope', 'orders:read'],
+    ['an unknown scope', { scope: 'catalog:read orders:write' }, 'invalid_scope', 'orders:write'],
     ['another grant', { grant_types: ['client_credentials', 'authorization_code'] }, 'invalid_client_metadata', 'authorization_code'],
     ['no grant at all', { grant_types: [] }, 'invalid_client_metadata', 'client_credentials'],
     ['an unsupported auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', 'private_key_jwt'],

@@ -3,7 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BadRequest, InvalidClient } from './errors.js';
 
-export const SCOPES = ['catalog:read', 'cart:write'] as const;
+export const SCOPES = ['catalog:read', 'cart:write', 'orders:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Registration without a `scope` gets the least privilege: reading the catalogue. */
@@ -31,7 +31,7 @@ export function invalidClient(message: string): InvalidClient {
 }
 
 function invalidScope(message: string): BadRequest {
-  return new BadRequest('invalid_scope', `${message} Use only ${SCOPES.join(' or ')}.`);
+  return new BadRequest('invalid_scope', `${message} Use only ${SCOPES.join(', ')}.`);
 }
 
 /** application/x-www-form-urlencoded decoding of one value; undefined when the percent-encoding is broken. */

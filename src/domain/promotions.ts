@@ -26,11 +26,18 @@ export type PromoRejection =
   | 'promo_code_not_combinable'
   | 'promo_code_duplicate';
 
+/** Why `promo_code_not_applicable` applies, which the ACP and UCP bindings report as two different codes. */
+export type NotApplicableCause = 'wrong_currency' | 'minimum_not_met';
+
 export interface PromoMessage {
   type: 'warning';
   code: PromoRejection;
   param: string;
   message: string;
+  /** The requested code's position and text, as sent. */
+  index: number;
+  requested: string;
+  cause?: NotApplicableCause;
 }
 
 export interface PromoOutcome {
@@ -48,16 +55,16 @@ export function canonicalCode(code: string): string {
   return code.trim().toUpperCase();
 }
 
-function rejectionOf(promotion: Promotion | undefined, context: PromoContext): [PromoRejection, string] | null {
+function rejectionOf(promotion: Promotion | undefined, context: PromoContext): [PromoRejection, string, NotApplicableCause?] | null {
   if (!promotion) return ['promo_code_invalid', 'is not a valid promo code'];
   if (promotion.endsAt && context.now >= promotion.endsAt) return ['promo_code_expired', `expired on ${promotion.endsAt.toISOString().slice(0, 10)}`];
   if (promotion.startsAt && context.now < promotion.startsAt) return ['promo_code_not_yet_active', `is not active until ${promotion.startsAt.toISOString().slice(0, 10)}`];
   if (promotion.usageLimit !== null && promotion.timesRedeemed >= promotion.usageLimit) return ['promo_code_exhausted', 'has reached its usage limit'];
   if (promotion.currencyCode && promotion.currencyCode !== context.currencyCode) {
-    return ['promo_code_not_applicable', `applies only to ${promotion.currencyCode.toUpperCase()} carts`];
+    return ['promo_code_not_applicable', `applies only to ${promotion.currencyCode.toUpperCase()} carts`, 'wrong_currency'];
   }
   if (promotion.minSubtotal !== null && context.subtotal < promotion.minSubtotal) {
-    return ['promo_code_not_applicable', `needs a subtotal of at least ${toMajorUnits(promotion.minSubtotal, context.currencyCode)} ${context.currencyCode.toUpperCase()}`];
+    return ['promo_code_not_applicable', `needs a subtotal of at least ${toMajorUnits(promotion.minSubtotal, context.currencyCode)} ${context.currencyCode.toUpperCase()}`, 'minimum_not_met'];
   }
   return null;
 }
@@ -72,8 +79,16 @@ export function applyPromoCodes(requested: string[], stored: Map<string, Promoti
   requested.forEach((raw, index) => {
     const code = canonicalCode(raw);
     const param = `promo_codes[${index}]`;
-    const reject = (rejection: PromoRejection, why: string) =>
-      outcome.messages.push({ type: 'warning', code: rejection, param, message: `Promo code ${raw.trim()} ${why}; it was not applied.` });
+    const reject = (rejection: PromoRejection, why: string, cause?: NotApplicableCause) =>
+      outcome.messages.push({
+        type: 'warning',
+        code: rejection,
+        param,
+        message: `Promo code ${raw.trim()} ${why}; it was not applied.`,
+        index,
+        requested: raw,
+        ...(cause ? { cause } : {}),
+      });
     if (seen.has(code)) return reject('promo_code_duplicate', 'was already given');
     seen.add(code);
     const promotion = stored.get(code);

@@ -4,10 +4,12 @@ import type { Deps } from '../deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
+import { agentOrderHandlers } from './agent/orders.js';
 import { catalogHandlers } from './catalog/index.js';
 import { checkoutHandlers } from './checkout/index.js';
 import { oauthHandlers } from './oauth/index.js';
 import { operationsHandlers } from './operations/index.js';
+import { protocolResourceHandlers } from './protocols/resources.js';
 import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
@@ -21,5 +23,7 @@ export function createHandlers(deps: Deps, document: Document): OperationHandler
     ...oauthHandlers(deps),
     ...agentCatalogHandlers(deps),
     ...agentCartHandlers(deps),
+    ...protocolResourceHandlers(deps),
+    ...agentOrderHandlers(deps),
   };
 }

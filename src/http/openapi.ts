@@ -7,13 +7,14 @@ import { LRUCache } from 'lru-cache';
 import { OpenAPIBackend, type Context, type Document, type Handler, type Operation, type Request } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
+import type { ProtocolOperationId } from './protocols.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { BadRequest, MethodNotAllowed, Unauthorized, UnknownEndpoint, type BadRequestReason } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
-export type OperationId = Exclude<keyof operations, McpOperationId>;
+export type OperationId = Exclude<keyof operations, McpOperationId | ProtocolOperationId>;
 export type OperationHandler = (c: Context, ctx: AppContext) => Promise<void> | void;
 export type OperationHandlers = Record<OperationId, OperationHandler>;
 export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => unknown>;

@@ -88,7 +88,8 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLim
   };
 }
 
-const byAddress = (ctx: AppContext) => `ip:${ctx.ip}`;
+/** The key that counts a request against its client's address. */
+export const byAddress = (ctx: AppContext) => `ip:${ctx.ip}`;
 
 /** Counts the request against the client's address. */
 export function limitByAddress(limiter: RateLimiter): AppMiddleware {

@@ -22,7 +22,8 @@ interface SurfaceRoutes {
   paths: string[];
   /** Only these methods (all when absent); other methods on the paths fall to the next surface that has them. */
   methods?: HTTPMethod[];
-  errors: ErrorShape;
+  /** The documented shape its errors take; absent for a surface that renders its own (the protocol bindings). */
+  errors?: ErrorShape;
 }
 
 const SURFACES = {
@@ -33,6 +34,8 @@ const SURFACES = {
   mcp: { paths: ['/catalog/mcp', '/checkout/mcp'], errors: 'read' },
   pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'], errors: 'page' },
   webhooks: { paths: ['/webhooks/*'], errors: 'read' },
+  /** The ACP/UCP bindings (src/http/protocols.ts): each checks, counts and answers errors in its protocol's order and shape. */
+  protocols: { paths: ['/ucp', '/ucp/*', '/.well-known/ucp'] },
   liveness: { paths: ['/healthz'], errors: 'read' },
   /** Everything else: the public catalogue, the changelog, health, the published contract, and unknown paths. */
   reads: { paths: [], errors: 'read' },
@@ -50,10 +53,12 @@ export interface SurfaceParts {
   readCache: ReadCache;
   /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
   mcp: AppMiddleware;
+  /** The protocol bindings; one that is switched off passes its paths on to the reads surface (a 404). */
+  protocols: AppMiddleware;
 }
 
 /** The steps of each surface, in order, after its error rendering; the last one answers. */
-function pipelines({ deps, contract, limiter, registrationLimiter, readCache, mcp }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
+function pipelines({ deps, contract, limiter, registrationLimiter, readCache, mcp, protocols }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
   const operation = dispatchContract(contract);
   const notices = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
   const byAddress = limitByAddress(limiter);
@@ -70,6 +75,7 @@ function pipelines({ deps, contract, limiter, registrationLimiter, readCache, mc
     pages: [cors, byAddress, notices, parseBodies(), operation],
     // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers.
     webhooks: [byAddress, notices, parseBodies(), operation],
+    protocols: [protocols],
     // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
     liveness: [operation],
   };
@@ -90,15 +96,16 @@ export function surfaceOf(method: string, path: string): SurfaceName {
 }
 
 /** The error shape of the surface a request belongs to (tests check unrouted responses against it). */
-export function errorShapeOf(method: string, path: string): ErrorShape {
-  return SURFACES[surfaceOf(method, path)].errors;
+export function errorShapeOf(method: string, path: string): ErrorShape | undefined {
+  const routes: SurfaceRoutes = SURFACES[surfaceOf(method, path)];
+  return routes.errors;
 }
 
-/** Routes each request to its surface's pipeline. */
+/** Routes each request to its surface's pipeline; a request a pipeline passes on goes to the reads surface. */
 export function routeToSurfaces(parts: SurfaceParts): AppMiddleware {
   const steps = pipelines(parts);
   const composed = Object.fromEntries(
-    (Object.keys(SURFACES) as SurfaceName[]).map((name) => [name, compose([renderErrorsAs(SURFACES[name].errors), ...steps[name]])]),
+    (Object.entries(SURFACES) as Array<[SurfaceName, SurfaceRoutes]>).map(([name, { errors }]) => [name, compose(errors ? [renderErrorsAs(errors), ...steps[name]] : steps[name])]),
   ) as Record<SurfaceName, AppMiddleware>;
-  return (ctx, next) => composed[surfaceOf(ctx.method, ctx.path)](ctx, next);
+  return (ctx, next) => composed[surfaceOf(ctx.method, ctx.path)](ctx, () => composed.reads(ctx, next));
 }

@@ -44,8 +44,12 @@ function describe(error: ErrorObject): ValidationProblem {
 
 // When several errors are reported, the most specific one is the most useful: a `required` or type error inside
 // an `anyOf` branch says less than the anyOf itself, so branch errors are skipped in favour of their parent.
-export function firstProblem(errors: ErrorObject[]): ValidationProblem {
+export function mostSpecificError(errors: ErrorObject[]): ErrorObject {
   const composite = errors.find((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
   const direct = errors.find((error) => !composite || !error.schemaPath.startsWith(composite.schemaPath.replace(/\/(anyOf|oneOf)$/, '/$1/')));
-  return describe(direct ?? composite ?? errors[0]!);
+  return direct ?? composite ?? errors[0]!;
+}
+
+export function firstProblem(errors: ErrorObject[]): ValidationProblem {
+  return describe(mostSpecificError(errors));
 }

@@ -18,7 +18,7 @@ const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
 const ACCEPTED_PROTOCOL_VERSIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version <= NEGOTIATED_PROTOCOL_VERSION);
 
 /** Largest request body, in bytes; the same 100 kB as the REST API's JSON bodies. */
-const MCP_BODY_LIMIT = 100 * 1024;
+export const MCP_BODY_LIMIT = 100 * 1024;
 
 // JSON-RPC 2.0 error codes: -32700 parse error, -32600 invalid request; -32000 is the SDK's code for transport refusals.
 const PARSE_ERROR = -32700;
@@ -53,10 +53,10 @@ function protocolVersionAccepted(ctx: AppContext): boolean {
   return !version || ACCEPTED_PROTOCOL_VERSIONS.includes(version);
 }
 
-type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
+export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
 
 /** Reads the raw body up to `limit` bytes; stops reading as soon as it is known to be larger. */
-async function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
+export async function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
   if (Number(req.headers['content-length']) > limit) return { outcome: 'too_large' };
   const chunks: Buffer[] = [];
   let size = 0;
@@ -72,7 +72,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> 
   return { outcome: 'read', text: Buffer.concat(chunks).toString('utf8') };
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {

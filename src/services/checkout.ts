@@ -11,7 +11,7 @@ import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type PaidSessi
 import { newId } from '../domain/ids.js';
 import type { Quote } from '../domain/orders.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
-import { applyPromoCodes, canonicalCode, type PromoMessage, type Promotion } from '../domain/promotions.js';
+import { applyPromoCodes, canonicalCode, type AppliedPromotion, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
@@ -89,17 +89,17 @@ function regionTerms(region: RegionRow) {
 }
 
 /** Promotion definitions are configuration, like regions: kept 60 s (their time windows are still checked per request). */
-function storedPromotionsFor(deps: Deps, codes: string[]): Promise<Map<string, Promotion>> {
+function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
   const canonical = [...new Set(codes.map(canonicalCode))].sort();
   if (canonical.length === 0) return Promise.resolve(new Map());
-  return cachedQuery(deps.db, `promotions:${canonical.join(',')}`, () => findPromotions(deps.db, canonical));
+  return cachedQuery(db, `promotions:${canonical.join(',')}`, () => findPromotions(db, canonical));
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
-function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[], stored: Map<string, Promotion>): { priced: PricedCart; applied: string[]; messages: PromoMessage[] } {
+function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[], stored: Map<string, Promotion>): { priced: PricedCart; applied: string[]; promotion: AppliedPromotion | null; messages: PromoMessage[] } {
   const subtotal = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
   const outcome = applyPromoCodes(codes, stored, { now: new Date(deps.now()), currencyCode: region.currency_code, subtotal });
-  return { priced: priceCart(lines, regionTerms(region), outcome.applied), applied: outcome.applied ? [outcome.applied.code] : [], messages: outcome.messages };
+  return { priced: priceCart(lines, regionTerms(region), outcome.applied), applied: outcome.applied ? [outcome.applied.code] : [], promotion: outcome.applied, messages: outcome.messages };
 }
 
 export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput, options: CreateOptions = {}): Promise<CheckoutSession> {
@@ -107,7 +107,7 @@ export async function createCheckoutSession(deps: Deps, input: CheckoutSessionIn
   // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
   const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
     newCart(deps, input, { status, client_id: null }),
-    storedPromotionsFor(deps, requestedPromoCodes(input)),
+    storedPromotionsFor(deps.db, requestedPromoCodes(input)),
   ]);
   const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
   const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
@@ -138,6 +138,32 @@ function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice &
   return { lines, messages };
 }
 
+export interface PricedStoredCart {
+  region: RegionRow;
+  /** The lines that could be priced, in order, as stored. */
+  rows: carts.CartLineRow[];
+  lineMessages: SessionMessage[];
+  priced: PricedCart;
+  applied: string[];
+  promotion: AppliedPromotion | null;
+  messages: PromoMessage[];
+}
+
+/**
+ * A stored cart priced now: current prices, current promotion rules. Its lines are read unless already at hand.
+ * `db` may be a transaction (the protocol bindings price what they are about to store under an idempotency key).
+ */
+export async function priceStoredCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[], db: Db = deps.db): Promise<PricedStoredCart> {
+  const [region, rows, stored] = await Promise.all([
+    resolveRegion(db, cart.region_id),
+    cartLines ?? carts.listCartLines(db, cart),
+    storedPromotionsFor(db, cart.promo_codes),
+  ]);
+  const { lines, messages: lineMessages } = priceableLines(rows);
+  const pricedLineIds = new Set(lines.map((line) => line.id));
+  return { region, rows: rows.filter((row) => pricedLineIds.has(row.id)), lineMessages, ...priceWithPromotions(deps, lines, region, cart.promo_codes, stored) };
+}
+
 export interface QuotedSession {
   session: CheckoutSession;
   /** The same numbers in minor units: what the buyer is asked to pay. */
@@ -146,26 +172,20 @@ export interface QuotedSession {
 
 /** A stored cart priced now (current prices, current promotion rules), as the API shows it and as a quote to pay. */
 export async function quoteCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<QuotedSession> {
-  const [region, rows, stored] = await Promise.all([
-    resolveRegion(deps.db, cart.region_id),
-    cartLines ?? carts.listCartLines(deps.db, cart),
-    storedPromotionsFor(deps, cart.promo_codes),
-  ]);
-  const { lines, messages: lineMessages } = priceableLines(rows);
-  const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
+  const { region, rows, lineMessages, priced, applied, messages } = await priceStoredCart(deps, cart, cartLines);
   const session = toCheckoutSession(
     {
       id: cart.id,
       status: cart.status as CheckoutSession['status'],
       regionId: region.id,
-      lineIds: lines.map((line) => line.id),
+      lineIds: rows.map((line) => line.id),
       appliedCodes: applied,
       messages: [...lineMessages, ...messages],
       checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
     },
     priced,
   );
-  const quote: Quote = { currencyCode: priced.currencyCode, regionId: region.id, lines: priced.lines.map((line, index) => ({ ...line, id: lines[index]!.id })), totals: priced.totals, promoCodes: applied };
+  const quote: Quote = { currencyCode: priced.currencyCode, regionId: region.id, lines: priced.lines.map((line, index) => ({ ...line, id: rows[index]!.id })), totals: priced.totals, promoCodes: applied };
   return { session, quote };
 }
 

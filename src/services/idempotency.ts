@@ -6,9 +6,17 @@ import type { Knex } from 'knex';
 import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
+import { purgeExpiredProtocolKeys } from './protocol-idempotency.js';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
-/** An in-flight record older than this belongs to a request that died mid-way; a retry may take the key over. */
+/**
+ * An in-flight claim is a lease: it expires this long after it was last renewed, and the request holding it renews it
+ * every RENEW_EVERY_MS while it works. A request that died (its process killed) stops renewing, so a retry can take
+ * the key over within LEASE_MS instead of waiting for a fixed age.
+ */
+export const LEASE_MS = 5_000;
+const RENEW_EVERY_MS = 1_500;
+/** Backstop for in-flight records written before claims were leases (their expiry is the 24 h retention). */
 const ABANDONED_AFTER_MS = 60 * 1000;
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -74,7 +82,7 @@ export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest
       key: request.key,
       request_hash: hash,
       created_at: claimedAt,
-      expires_at: new Date(now + RETENTION_MS),
+      expires_at: new Date(now + LEASE_MS),
     });
     if (claimed) return { kind: 'run', claimedAt };
     const existing = await repo.findRecord(deps.db, request.scope, request.key);
@@ -87,9 +95,24 @@ export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest
   }
 }
 
-/** The write that stores the successful answer; run it atomically with the write that created what it describes. */
+/** Runs `work` while renewing this request's lease on the key, so the key stays claimed however long it takes. */
+export async function whileClaimed<T>(deps: Deps, request: IdempotentRequest, claimedAt: Date, work: () => Promise<T>): Promise<T> {
+  const renew = setInterval(() => {
+    repo
+      .renewInFlightRecord(deps.db, { scope: request.scope, key: request.key, created_at: claimedAt }, new Date(deps.now() + LEASE_MS))
+      .catch((error) => deps.log.warn({ err: error }, 'could not renew idempotency claim'));
+  }, RENEW_EVERY_MS);
+  renew.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(renew);
+  }
+}
+
+/** The write that stores the successful answer (kept 24 h); run it atomically with the write that created what it describes. */
 export function idempotentResultStatement(deps: Deps, request: IdempotentRequest, result: StoredResult): Knex.QueryBuilder {
-  return repo.completeRecordStatement(deps.db, request.scope, request.key, result);
+  return repo.completeRecordStatement(deps.db, request.scope, request.key, result, new Date(deps.now() + RETENTION_MS));
 }
 
 /**
@@ -103,7 +126,7 @@ export async function releaseIdempotencyKey(deps: Deps, request: IdempotentReque
 /** Deletes records past their retention, hourly, so the table stays small. */
 export function startIdempotencyJanitor(deps: Deps): () => void {
   const timer = setInterval(() => {
-    repo.deleteExpired(deps.db, new Date(deps.now())).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
+    Promise.all([repo.deleteExpired(deps.db, new Date(deps.now())), purgeExpiredProtocolKeys(deps)]).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
   }, 60 * 60 * 1000);
   timer.unref();
   return () => clearInterval(timer);

@@ -23,6 +23,7 @@ import {
   type FormCredentials,
 } from '../domain/auth.js';
 import { newId } from '../domain/ids.js';
+import { webhookSecret, webhookUrlProblem } from '../domain/webhooks.js';
 import { BadRequest } from '../domain/errors.js';
 
 type Schemas = components['schemas'];
@@ -90,16 +91,27 @@ function registrationAuthMethod(requested: string | undefined): Schemas['ClientR
   return method;
 }
 
+/** The order-events URL asked for, checked, with the key its secret is derived from. */
+function registrationWebhook(deps: Deps, url: string | undefined): { url: string; key: string } | undefined {
+  if (url === undefined) return undefined;
+  const key = deps.config.agentWebhookKey;
+  if (!key) throw invalidClientMetadata('Order webhooks are not enabled on this store (AGENT_WEBHOOK_KEY is not set); register without webhook_url and poll instead.');
+  const problem = webhookUrlProblem(url);
+  if (problem) throw new BadRequest('invalid_client_metadata', problem, { param: 'webhook_url' });
+  return { url, key };
+}
+
 export async function registerClient(deps: Deps, metadata: Schemas['ClientRegistrationRequest']): Promise<Schemas['ClientRegistration']> {
   const unsupported = (metadata.grant_types ?? []).filter((grant) => grant !== 'client_credentials');
   if (unsupported.length || metadata.grant_types?.length === 0) {
     throw invalidClientMetadata(`Only the client_credentials grant can be registered${unsupported.length ? `, not "${unsupported.join('", "')}"` : ''}.`);
   }
   const authMethod = registrationAuthMethod(metadata.token_endpoint_auth_method);
+  const webhook = registrationWebhook(deps, metadata.webhook_url);
   const scope = formatScope(registrableScopes(parseScope(metadata.scope)));
   const clientSecret = newSecret(CLIENT_SECRET_PREFIX);
   const createdAt = new Date(deps.now());
-  const client: repo.ClientRow = { id: newId('client'), secret_hash: hashSecret(clientSecret), name: metadata.client_name ?? null, scope, created_at: createdAt };
+  const client: repo.ClientRow = { id: newId('client'), secret_hash: hashSecret(clientSecret), name: metadata.client_name ?? null, scope, webhook_url: webhook?.url ?? null, created_at: createdAt };
   await repo.insertClient(deps.db, client);
   deps.log.info({ clientId: client.id, scope }, 'OAuth client registered');
   return {
@@ -112,6 +124,7 @@ export async function registerClient(deps: Deps, metadata: Schemas['ClientRegist
     grant_types: ['client_credentials'],
     token_endpoint_auth_method: authMethod,
     token_endpoint: agentUrls(deps.config).token,
+    ...(webhook ? { webhook_url: webhook.url, webhook_secret: webhookSecret(webhook.key, client.id) } : {}),
   };
 }
 

@@ -5,11 +5,17 @@
 import * as carts from '../db/repositories/carts.js';
 import * as orders from '../db/repositories/orders.js';
 import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
+import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { NotFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { initialStatus, orderNumber, paymentProblems, planStock, statusAfterRefund, type Quote, type ReviewReason } from '../domain/orders.js';
-import { quoteCart } from './checkout.js';
+import type { components } from '../../codegen/types.js';
+import { toMajorUnits } from '../domain/money.js';
+import { orderSummary, presentPaidSession, quoteCart } from './checkout.js';
+import { enqueueOrderEvent, wantsOrderEvents, type OrderEventType } from './order-webhooks.js';
+
+export type AgentOrder = components['schemas']['AgentOrder'];
 
 export interface PaymentReport {
   processor: Processor;
@@ -97,6 +103,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     };
     await orders.insertOrder(trx, order, quote);
     await carts.completeSession(trx, cart.id, at);
+    await tellAgent(trx, deps, order, 'order.created');
     return { kind: 'created', order };
   });
   if (outcome.kind === 'created' && outcome.order.review_reasons.length) {
@@ -128,8 +135,47 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
     // Refund events may arrive out of order: the running total only grows.
     const refunded = Math.max(order.amount_refunded, report.amountRefunded);
     const status = statusAfterRefund(order.status, order.amount_paid, refunded);
-    return { kind: 'updated', order: await orders.updateOrder(trx, order.id, { status, amount_refunded: refunded, updated_at: at }) };
+    const updated = await orders.updateOrder(trx, order.id, { status, amount_refunded: refunded, updated_at: at });
+    if (updated.status !== order.status || updated.amount_refunded !== order.amount_refunded) await tellAgent(trx, deps, updated, 'order.updated');
+    return { kind: 'updated', order: updated };
   });
+}
+
+/** The order as agents see it (GET /agent/orders/{id} and the webhook events): every amount as charged. */
+export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
+  const { order } = paid;
+  const session = presentPaidSession(deps, paid);
+  const paidAmount = (value: number) => ({ amount: toMajorUnits(value, order.paid_currency), currency: order.paid_currency });
+  return {
+    id: order.id,
+    object: 'order',
+    order_number: order.order_number,
+    checkout_session_id: order.session_id,
+    status: order.status,
+    review_reasons: order.review_reasons,
+    currency: order.currency,
+    line_items: session.line_items,
+    totals: session.totals,
+    promo_codes: order.promo_codes,
+    amount_paid: paidAmount(order.amount_paid),
+    amount_refunded: paidAmount(order.amount_refunded),
+    permalink_url: orderSummary(deps, order).permalink_url,
+    created_at: new Date(order.created_at).toISOString(),
+    updated_at: new Date(order.updated_at).toISOString(),
+  };
+}
+
+/** Queues the event for the agent whose cart this was, inside the order's transaction (a transactional outbox). */
+async function tellAgent(trx: Db, deps: Deps, order: OrderRow, type: OrderEventType): Promise<void> {
+  if (!order.client_id || !(await wantsOrderEvents(trx, order.client_id))) return;
+  const paid = await orders.findOrderBySession(trx, order.session_id);
+  await enqueueOrderEvent(trx, deps, order.client_id, type, agentOrderView(deps, paid!));
+}
+
+export async function getAgentOrder(deps: Deps, clientId: string, id: string): Promise<AgentOrder> {
+  const paid = await orders.findClientOrder(deps.db, id, clientId);
+  if (!paid) throw new NotFound(`No order with id ${id} for this client.`, { param: 'id' });
+  return agentOrderView(deps, paid);
 }
 
 export async function findOrderByToken(deps: Deps, token: string): Promise<OrderWithLines | undefined> {

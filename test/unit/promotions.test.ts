@@ -38,13 +38,13 @@ describe('applyPromoCodes', () => {
   ])('reports %s as %s, naming its position', (code, reason) => {
     const outcome = applyPromoCodes(['10OFF', code], stored, context);
     expect(outcome.applied?.code).toBe('10OFF');
-    expect(outcome.messages).toEqual([{ type: 'warning', code: reason, param: 'promo_codes[1]', message: expect.stringContaining(code) }]);
+    expect(outcome.messages).toEqual([{ type: 'warning', code: reason, param: 'promo_codes[1]', message: expect.stringContaining(code), index: 1, requested: code }]);
   });
 
   it('checks currency and minimum subtotal of fixed codes', () => {
     expect(applyPromoCodes(['WELCOME5'], stored, context).applied?.code).toBe('WELCOME5');
-    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, currencyCode: 'eur' }).messages[0]!.code).toBe('promo_code_not_applicable');
-    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, subtotal: 1999 }).messages[0]!.message).toContain('at least 20 USD');
+    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, currencyCode: 'eur' }).messages[0]).toMatchObject({ code: 'promo_code_not_applicable', cause: 'wrong_currency' });
+    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, subtotal: 1999 }).messages[0]).toMatchObject({ cause: 'minimum_not_met', message: expect.stringContaining('at least 20 USD') });
   });
 
   it('applies one code per cart and reports the rest', () => {

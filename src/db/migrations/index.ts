@@ -4,6 +4,7 @@ import * as catalog from './001_catalog.js';
 import * as oauth from './002_oauth.js';
 import * as checkout from './003_checkout.js';
 import * as orders from './005_orders.js';
+import * as protocols from './006_protocols.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '002_oauth': oauth,
   '003_checkout': checkout,
   '005_orders': orders,
+  '006_protocols': protocols,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -19,6 +19,10 @@ export interface CartRow {
   updated_at: Date;
   canceled_at: Date | null;
   completed_at: Date | null;
+  /** Buyer names and phone given through the ACP/UCP bindings (`buyer_email` holds the email). */
+  buyer_details?: Record<string, string> | null;
+  /** ACP `fulfillment_details`, stored and echoed as sent. */
+  fulfillment_details?: unknown;
 }
 
 /** A stored line joined with its variant's current title, stock and price in the cart's region. */
@@ -29,6 +33,9 @@ export interface CartLineRow {
   title: string;
   product_title: string;
   price_amount: number | null;
+  product_id: string;
+  sku: string | null;
+  thumbnail: string | null;
 }
 
 export interface NewLine {
@@ -37,12 +44,18 @@ export interface NewLine {
   quantity: number;
 }
 
+/** jsonb columns are written as JSON text: the driver would send an array as a PostgreSQL array. */
+function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
+  const json = (value: unknown) => (value === undefined || value === null ? value : JSON.stringify(value));
+  return { ...row, ...('buyer_details' in row ? { buyer_details: json(row.buyer_details) } : {}), ...('fulfillment_details' in row ? { fulfillment_details: json(row.fulfillment_details) } : {}) };
+}
+
 /**
  * Stores a cart and its lines, and optionally one more write (`alongside`), in a single statement: data-modifying
  * CTEs commit or fail together, in one round trip instead of a transaction's four or five.
  */
 export async function insertCart(db: Db, cart: Omit<CartRow, 'canceled_at' | 'completed_at'>, lines: NewLine[], alongside?: Knex.QueryBuilder): Promise<void> {
-  let statement = db.queryBuilder().with('new_cart', db('carts').insert(cart));
+  let statement = db.queryBuilder().with('new_cart', db('carts').insert(withJsonColumns(cart)));
   if (lines.length) statement = statement.with('new_lines', db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))));
   if (alongside) statement = statement.with('alongside', alongside);
   await statement.select(db.raw('1 as stored'));
@@ -52,7 +65,7 @@ export async function findCart(db: Db, id: string): Promise<CartRow | undefined>
   return (await db('carts').where({ id }).first()) as CartRow | undefined;
 }
 
-const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at', 'completed_at'] as const;
+const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at', 'completed_at', 'buyer_details', 'fulfillment_details'] as const;
 
 /** A cart and its lines, each with its variant's current title and price in the cart's region, in one query. */
 export async function findCartWithLines(db: Db, id: string): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
@@ -68,18 +81,49 @@ export async function findCartWithLines(db: Db, id: string): Promise<{ cart: Car
     .select(
       ...CART_COLUMNS.map((column) => `c.${column}`),
       { line_id: 'l.id', variant_id: 'l.variant_id', quantity: 'l.quantity', title: 'v.title', product_title: 'p.title', price_amount: 'vp.amount' },
+      { product_id: 'v.product_id', sku: 'v.sku', thumbnail: 'p.thumbnail' },
     );
   const [first] = rows;
   if (!first) return undefined;
   const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
   const lines = rows
     .filter((row) => row.line_id !== null)
-    .map((row): CartLineRow => ({ id: row.line_id, variant_id: row.variant_id, quantity: row.quantity, title: row.title, product_title: row.product_title, price_amount: row.price_amount }));
+    .map(
+      (row): CartLineRow => ({
+        id: row.line_id,
+        variant_id: row.variant_id,
+        quantity: row.quantity,
+        title: row.title,
+        product_title: row.product_title,
+        price_amount: row.price_amount,
+        product_id: row.product_id,
+        sku: row.sku,
+        thumbnail: row.thumbnail,
+      }),
+    );
   return { cart, lines };
 }
 
 export async function listCartLines(db: Db, cart: Pick<CartRow, 'id'>): Promise<CartLineRow[]> {
   return (await findCartWithLines(db, cart.id))?.lines ?? [];
+}
+
+/** A checkout session's cart, locked until the transaction ends, so changes to one session happen one at a time. */
+export async function findCartForUpdate(db: Db, id: string): Promise<CartRow | undefined> {
+  return (await db('carts').where({ id }).forUpdate().first()) as CartRow | undefined;
+}
+
+/** The fields of a session the protocol bindings change (always with `updated_at`). */
+export type CartChange = Partial<Pick<CartRow, 'status' | 'buyer_email' | 'buyer_details' | 'fulfillment_details' | 'promo_codes' | 'canceled_at'>> & { updated_at: Date };
+
+export async function updateCart(db: Db, id: string, change: CartChange): Promise<void> {
+  await db('carts').where({ id }).update(withJsonColumns(change));
+}
+
+/** Replaces every line of a cart (full replacement; kept lines keep their id). */
+export async function replaceLines(db: Db, cartId: string, lines: NewLine[]): Promise<void> {
+  await db('cart_line_items').where({ cart_id: cartId }).delete();
+  if (lines.length) await db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cartId, position })));
 }
 
 /** Cancels a checkout session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */

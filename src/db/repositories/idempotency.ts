@@ -34,11 +34,16 @@ export async function deleteInFlightRecord(db: Db, record: Pick<IdempotencyRecor
   await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' }).delete();
 }
 
-/** The statement that marks the record completed with its answer (run alongside the write it describes). */
-export function completeRecordStatement(db: Db, scope: string, key: string, result: { status: number; body: unknown; apiVersion: string }): Knex.QueryBuilder {
+/** Extends the lease of an in-flight record, only the one created at that time (a completed record is left alone). */
+export async function renewInFlightRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>, expiresAt: Date): Promise<void> {
+  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' }).update({ expires_at: expiresAt });
+}
+
+/** The statement that marks the record completed with its answer, kept until `expiresAt` (run alongside the write it describes). */
+export function completeRecordStatement(db: Db, scope: string, key: string, result: { status: number; body: unknown; apiVersion: string }, expiresAt: Date): Knex.QueryBuilder {
   return db('idempotency_keys')
     .where({ scope, key, state: 'in_flight' })
-    .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion });
+    .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion, expires_at: expiresAt });
 }
 
 export async function deleteExpired(db: Db, now: Date): Promise<number> {

@@ -6,6 +6,8 @@ export interface ClientRow {
   secret_hash: string;
   name: string | null;
   scope: string;
+  /** Where the client's order events go (see services/order-webhooks.ts). */
+  webhook_url: string | null;
   created_at: Date;
 }
 

@@ -19,7 +19,7 @@ type AgentCartOperation =
   | 'createAgentCartCheckoutSession';
 
 /** The authenticated client. Every cart operation requires a token, so a missing one is a wiring bug, never "no owner". */
-function clientOf(ctx: AppContext): string {
+export function clientOf(ctx: AppContext): string {
   const { grant } = ctx.state;
   if (grant === undefined) throw new Error('A cart operation ran without an authenticated client.');
   return grant.clientId;

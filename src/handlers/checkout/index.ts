@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { AppContext } from '../../http/context.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
 import * as checkout from '../../services/checkout.js';
-import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, type IdempotentRequest } from '../../services/idempotency.js';
+import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, whileClaimed, type IdempotentRequest } from '../../services/idempotency.js';
 
 type SessionPath = operations['getCheckoutSession']['parameters']['path'];
 type CheckoutOperation =
@@ -33,9 +33,11 @@ async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.C
   }
   const apiVersion = ctx.response.get('API-Version');
   try {
-    ctx.body = await checkout.createCheckoutSession(deps, input, {
-      alongside: (session) => idempotentResultStatement(deps, request, { status: 201, body: session, apiVersion }),
-    });
+    ctx.body = await whileClaimed(deps, request, claim.claimedAt, () =>
+      checkout.createCheckoutSession(deps, input, {
+        alongside: (session) => idempotentResultStatement(deps, request, { status: 201, body: session, apiVersion }),
+      }),
+    );
     ctx.status = 201;
   } catch (error) {
     await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError) => ctx.state.log.warn({ err: releaseError }, 'could not release idempotency key'));

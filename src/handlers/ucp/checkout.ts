@@ -1,0 +1,143 @@
+// The UCP checkout operations (A.3–A.7 of the design), run after the binding's header, profile and idempotency steps
+// (src/http/ucp.ts) inside the transaction that records their answer. Business outcomes are 200/201 bodies (a
+// checkout, or UCP's error_response); protocol errors are ApiErrors, rendered by the binding.
+import type { Db } from '../../db/knex.js';
+import type { Deps } from '../../deps.js';
+import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
+import { toUcpCheckout, ucpErrorResponse, ucpMessage, type UcpLink, type UcpMessage } from '../../domain/ucp-checkout.js';
+import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
+import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
+import { resolveRegion } from '../../services/catalog.js';
+import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
+import * as sessions from '../../services/protocol-sessions.js';
+import type { Negotiated } from '../../services/ucp-profiles.js';
+
+export type UcpOperation = 'create' | 'get' | 'update' | 'complete' | 'cancel';
+
+export interface UcpCall {
+  op: UcpOperation;
+  id?: string;
+  body: unknown;
+  negotiated: Negotiated;
+  /** Info messages of this request (the lenient policy's `profile_not_negotiated`). */
+  notes: UcpMessage[];
+}
+
+interface UcpLineInput {
+  id?: string;
+  item: { id: string };
+  quantity: number;
+}
+
+interface UcpCheckoutInput {
+  line_items: UcpLineInput[];
+  buyer?: BuyerDetails;
+  context?: { address_country?: string };
+  discounts?: { codes?: string[] };
+}
+
+export function ucpLinks(deps: Deps): UcpLink[] {
+  const { baseUrl, protocols } = deps.config;
+  return [
+    { type: 'refund_policy', url: `${baseUrl}/policies/returns`, title: 'Returns' },
+    { type: 'shipping_policy', url: `${baseUrl}/policies/shipping`, title: 'Shipping' },
+    ...(protocols.termsUrl ? [{ type: 'terms_of_service', url: protocols.termsUrl, title: 'Terms of service' }] : []),
+    ...(protocols.privacyUrl ? [{ type: 'privacy_policy', url: protocols.privacyUrl, title: 'Privacy policy' }] : []),
+  ];
+}
+
+function validated<T>(name: RequestSchemaName, body: unknown): T {
+  const problem = requestProblem(name, body ?? {});
+  if (problem) throw new ProtocolError(400, 'invalid_request', problem.message, { param: problem.path });
+  return (body ?? {}) as T;
+}
+
+const BUYER_FIELDS = ['email', 'first_name', 'last_name', 'phone_number'] as const;
+
+function buyerOf(input: UcpCheckoutInput): BuyerDetails | null {
+  const buyer = Object.fromEntries(BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])));
+  return Object.keys(buyer).length ? buyer : null;
+}
+
+function requestedLines(input: UcpCheckoutInput): sessions.RequestedProtocolLine[] {
+  return input.line_items.map((line, index) => ({
+    itemId: line.item.id,
+    quantity: line.quantity,
+    lineId: line.id,
+    idPath: `$.line_items[${index}].item.id`,
+    quantityPath: `$.line_items[${index}].quantity`,
+  }));
+}
+
+/** The codes a request sets (only when discount is negotiated), and the warning for codes sent without it. */
+function discountCodes(input: UcpCheckoutInput, call: UcpCall): { codes?: string[]; notes: UcpMessage[] } {
+  if (call.negotiated.discount) return { codes: input.discounts?.codes ?? [], notes: [] };
+  if (input.discounts === undefined) return { notes: [] };
+  return {
+    notes: [ucpMessage({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts', content: 'Discount codes were ignored: the platform profile does not declare dev.ucp.shopping.discount.' })],
+  };
+}
+
+function problemMessages(problems: sessions.LineProblem[], severity: 'recoverable' | 'unrecoverable'): UcpMessage[] {
+  return problems.map((problem) => ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }));
+}
+
+export function createUcpOperations(deps: Deps) {
+  const rendering = { namespace: deps.config.protocols.namespace!, baseUrl: deps.config.baseUrl, links: ucpLinks(deps) };
+  const checkout = (status: number, session: ProtocolSession, call: UcpCall, extra: UcpMessage[] = []): ProtocolResponse =>
+    jsonResponse(status, toUcpCheckout(session, { ...rendering, discountNegotiated: call.negotiated.discount, extraMessages: [...extra, ...call.notes] }));
+  const notFound = (id: string): ProtocolResponse =>
+    jsonResponse(200, ucpErrorResponse([ucpMessage({ type: 'error', code: 'not_found', severity: 'unrecoverable', content: `No checkout session with id ${id}.` })], rendering.baseUrl));
+  const notModifiable = (session: ProtocolSession) =>
+    new ProtocolError(409, 'checkout_not_modifiable', `Checkout ${session.id} is ${session.state} and can no longer change.`);
+
+  async function create(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+    const input = validated<UcpCheckoutInput>('ucp.create', call.body);
+    const notes: UcpMessage[] = [];
+    const country = input.context?.address_country;
+    let regionId = country ? await sessions.regionForCountry(db, country) : undefined;
+    if (country && !regionId) {
+      notes.push(ucpMessage({ type: 'info', code: 'market_defaulted', path: '$.context.address_country', content: `This store does not sell to ${country}; prices are in the default market.` }));
+    }
+    regionId ??= (await resolveRegion(db, undefined)).id;
+    const discounts = discountCodes(input, call);
+    const outcome = await sessions.createProtocolSession(deps, db, { regionId, lines: requestedLines(input), codes: discounts.codes ?? [], buyer: buyerOf(input) });
+    if (outcome.kind === 'rejected') return jsonResponse(200, ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl));
+    return checkout(201, outcome.session, call, [...discounts.notes, ...notes]);
+  }
+
+  async function get(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+    const session = await sessions.loadProtocolSession(deps, db, call.id!);
+    return session ? checkout(200, session, call) : notFound(call.id!);
+  }
+
+  async function update(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+    const input = validated<UcpCheckoutInput>('ucp.update', call.body);
+    const discounts = discountCodes(input, call);
+    // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
+    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, { lines: requestedLines(input), buyer: buyerOf(input), codes: discounts.codes });
+    if (outcome.kind === 'not_found') return notFound(call.id!);
+    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
+    if (outcome.kind === 'rejected') return checkout(200, outcome.session, call, [...problemMessages(outcome.problems, 'recoverable'), ...discounts.notes]);
+    return checkout(200, outcome.session, call, discounts.notes);
+  }
+
+  /** Completion never takes payment here: the answer is the checkout, still requires_escalation, with the hand-off. */
+  async function complete(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+    validated('ucp.complete', call.body);
+    const session = await sessions.loadProtocolSession(deps, db, call.id!);
+    if (!session) return notFound(call.id!);
+    if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
+    return checkout(200, session, call);
+  }
+
+  async function cancel(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+    const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
+    if (outcome.kind === 'not_found') return notFound(call.id!);
+    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
+    return checkout(200, outcome.session, call);
+  }
+
+  const operations: Record<UcpOperation, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = { create, get, update, complete, cancel };
+  return operations;
+}

@@ -1,0 +1,175 @@
+// The UCP 2026-04-08 REST binding at /ucp and its business profile at /.well-known/ucp (3.A of the design). The checks
+// run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
+// intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
+import type { Deps } from '../deps.js';
+import { ucpErrorResponse, ucpMessage, UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION, type UcpMessage } from '../domain/ucp-checkout.js';
+import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
+import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import { runIdempotently } from '../services/protocol-idempotency.js';
+import { createProfileResolver, negotiate, profileUrlOf, type Negotiated, type ProfileResolver } from '../services/ucp-profiles.js';
+import type { AppContext } from './context.js';
+import { isUuid, jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
+import { byAddress, type RateLimiter } from './rate-limit.js';
+
+export const UCP_PROFILE_PATH = '/.well-known/ucp';
+const PROFILE_CACHE_CONTROL = 'public, max-age=300';
+
+const ROUTES: ProtocolRoute<UcpOperation>[] = [
+  { pattern: /^\/ucp\/checkout-sessions$/, methods: { POST: 'create' } },
+  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)$/, methods: { GET: 'get', PUT: 'update' } },
+  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)\/complete$/, methods: { POST: 'complete' } },
+  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)\/cancel$/, methods: { POST: 'cancel' } },
+];
+
+export function isUcpPath(path: string): boolean {
+  return path === UCP_PROFILE_PATH || /^\/ucp(\/|$)/.test(path);
+}
+
+/** The business profile (A.1): what this business offers, on which endpoints. */
+export function businessProfile(deps: Deps) {
+  const { baseUrl, protocols } = deps.config;
+  const service = (transport: 'rest' | 'mcp', endpoint: string, schema: string) => ({
+    version: UCP_VERSION,
+    spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`,
+    transport,
+    endpoint,
+    schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/${schema}`,
+  });
+  return {
+    ucp: {
+      version: UCP_VERSION,
+      services: { 'dev.ucp.shopping': [service('rest', `${baseUrl}/ucp`, 'rest.openapi.json')] },
+      capabilities: {
+        [UCP_CHECKOUT]: [{ version: UCP_VERSION, spec: `https://ucp.dev/${UCP_VERSION}/specification/checkout`, schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/checkout.json` }],
+        [UCP_DISCOUNT]: [
+          {
+            version: UCP_VERSION,
+            spec: `https://ucp.dev/${UCP_VERSION}/specification/discount`,
+            schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/discount.json`,
+            extends: UCP_CHECKOUT,
+          },
+        ],
+      },
+      payment_handlers: {
+        [`${protocols.namespace}.human_handoff`]: [
+          {
+            id: 'human_handoff',
+            version: UCP_VERSION,
+            spec: `${baseUrl}/docs/payment-handlers/human-handoff`,
+            schema: `${baseUrl}/schemas/payment-handlers/human-handoff.json`,
+            available_instruments: [{ type: 'hosted_checkout' }],
+            config: { instruments_accepted: false, handoff: 'continue_url' },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
+function renderError(error: ProtocolError, baseUrl: string): ProtocolResponse {
+  const headers = { ...error.options.headers };
+  return jsonResponse(error.status, { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}), continue_url: `${baseUrl}/` }, headers);
+}
+
+/** The 200 error_response when the platform cannot do checkout with this business. */
+function incompatible(baseUrl: string): ProtocolResponse {
+  const message = ucpMessage({
+    type: 'error',
+    code: 'capabilities_incompatible',
+    severity: 'unrecoverable',
+    content: `This business offers ${UCP_CHECKOUT} ${UCP_VERSION}; the platform profile does not.`,
+  });
+  return jsonResponse(200, ucpErrorResponse([message], baseUrl, { emptyCapabilities: true }));
+}
+
+const NOT_NEGOTIATED = ucpMessage({
+  type: 'info',
+  code: 'profile_not_negotiated',
+  content: 'The platform profile could not be used; this request proceeded as if it declared every capability of this business (lenient policy).',
+});
+
+interface Negotiation {
+  negotiated: Negotiated;
+  notes: UcpMessage[];
+}
+
+/** Steps 6–7: the platform profile, its version and the capability intersection (or the lenient fallback). */
+async function negotiateWith(deps: Deps, profiles: ProfileResolver, profileUrl: string): Promise<Negotiation | ProtocolResponse> {
+  const lenient = deps.config.protocols.profilePolicy === 'lenient';
+  const result = await profiles(profileUrl);
+  if (!result.ok) {
+    if (result.problem.code === 'invalid_profile_url' || !lenient) {
+      throw new ProtocolError(result.problem.status, result.problem.code, result.content);
+    }
+    return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
+  }
+  const negotiated = negotiate(result.profile);
+  if (negotiated.checkout) return { negotiated, notes: [] };
+  if (lenient) return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
+  return incompatible(deps.config.baseUrl);
+}
+
+function requiredUuidHeader(ctx: AppContext, name: string, codes: { missing: string; invalid: string }): string {
+  const value = ctx.get(name);
+  if (!value) throw new ProtocolError(400, codes.missing, `The ${name} header is required.`, { param: name });
+  if (!isUuid(value)) throw new ProtocolError(400, codes.invalid, `${name} must be a UUID.`, { param: name });
+  return value;
+}
+
+export function ucpRoutes(deps: Deps, limiter: RateLimiter): (ctx: AppContext) => Promise<void> {
+  const operations = createUcpOperations(deps);
+  const profiles = createProfileResolver(deps.config.protocols);
+  const { baseUrl } = deps.config;
+
+  async function serveCheckout(ctx: AppContext): Promise<void> {
+    const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
+    const profileUrl = profileUrlOf(ctx.get('UCP-Agent'));
+    if (!profileUrl) {
+      throw new ProtocolError(400, 'invalid_profile_url', 'UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile="https://…".', { param: 'UCP-Agent' });
+    }
+    const requestId = requiredUuidHeader(ctx, 'Request-Id', { missing: 'request_id_required', invalid: 'invalid_request_id' });
+    ctx.set('Request-Id', requestId);
+    const mutating = ctx.method === 'POST' || ctx.method === 'PUT';
+    const key = mutating ? requiredUuidHeader(ctx, 'Idempotency-Key', { missing: 'idempotency_key_required', invalid: 'invalid_idempotency_key' }) : undefined;
+    const body = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
+    const negotiation = await negotiateWith(deps, profiles, profileUrl);
+    if ('status' in negotiation) return sendProtocolResponse(ctx, negotiation);
+
+    const call: UcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined, ...negotiation };
+    const scope = key === undefined ? undefined : { scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, key, body: call.body };
+    const outcome = await runIdempotently(deps, scope, async (db) => {
+      try {
+        return await operations[route.op](db, call);
+      } catch (error) {
+        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
+        throw error;
+      }
+    });
+    switch (outcome.kind) {
+      case 'ran':
+        return sendProtocolResponse(ctx, outcome.response);
+      case 'replayed':
+        return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
+      case 'conflict':
+        throw new ProtocolError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
+      case 'in_flight':
+        throw new ProtocolError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+    }
+  }
+
+  return async (ctx) => {
+    try {
+      // Counted here rather than by a pipeline step, so that a 429 is answered in UCP's error shape.
+      await limiter.consume(ctx, byAddress(ctx));
+      if (ctx.path === UCP_PROFILE_PATH) {
+        matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
+        sendProtocolResponse(ctx, jsonResponse(200, businessProfile(deps)), { 'Cache-Control': PROFILE_CACHE_CONTROL });
+        return;
+      }
+      await serveCheckout(ctx);
+    } catch (error) {
+      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' }), baseUrl), { 'Cache-Control': 'no-store' });
+    }
+  };
+}

@@ -1,0 +1,115 @@
+// The bindings' request schemas. UCP: derived from shopping/checkout.json with its `ucp_request` annotations applied
+// by hand (A.4 of the design): fields the protocol marks `omit`, and unknown fields, are ignored, never rejected.
+// ACP: the published request schemas (B.4), closed as published, with one correction: a line is `{id, quantity?}` or
+// `{item: {id}, quantity}` (the published `Item` has no quantity). Problems come back as RFC 9535 JSONPaths.
+import type { ErrorObject } from 'ajv';
+import { jsonPath } from '../domain/protocol-session.js';
+import { ACP_SCHEMA_ID, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
+
+const quantity = { type: 'integer', minimum: 1, maximum: 100 };
+const codes = { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 64 } };
+
+const ucpBuyer = {
+  type: 'object',
+  properties: {
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    first_name: { type: 'string', maxLength: 100 },
+    last_name: { type: 'string', maxLength: 100 },
+    phone_number: { type: 'string', maxLength: 32 },
+  },
+};
+
+const ucpLines = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: {
+    type: 'object',
+    required: ['item', 'quantity'],
+    properties: { id: { type: 'string' }, item: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } }, quantity },
+  },
+};
+
+const ucpCheckoutRequest = {
+  type: 'object',
+  required: ['line_items'],
+  properties: {
+    line_items: ucpLines,
+    buyer: ucpBuyer,
+    context: { type: 'object', properties: { address_country: { type: 'string', maxLength: 64 } } },
+    discounts: { type: 'object', properties: { codes } },
+  },
+};
+
+const ACP_DEFS = `${ACP_SCHEMA_ID}#/$defs/`;
+
+const acpLine = {
+  oneOf: [
+    { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 }, quantity } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['item', 'quantity'],
+      properties: { item: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } }, quantity },
+    },
+  ],
+};
+
+/** A published ACP request schema, with the corrected `line_items` and bounded discount codes. */
+function acpRequest(name: string, required: string[] = []) {
+  const schema = acpDefinition(name);
+  schema.properties.line_items = { type: 'array', minItems: 1, maxItems: 100, items: acpLine };
+  schema.properties.discounts = { type: 'object', additionalProperties: false, properties: { codes } };
+  schema.properties.coupons = codes;
+  schema.required = [...new Set([...(schema.required ?? []), ...required])];
+  return schema;
+}
+
+export const REQUEST_SCHEMAS = {
+  'ucp.create': ucpCheckoutRequest,
+  'ucp.update': ucpCheckoutRequest,
+  'ucp.complete': { type: 'object', required: ['payment'], properties: { payment: { type: 'object', properties: { instruments: { type: 'array' } } } } },
+  'acp.create': acpRequest('CheckoutSessionCreateRequest', ['line_items', 'currency', 'capabilities']),
+  'acp.update': acpRequest('CheckoutSessionUpdateRequest'),
+  'acp.complete': { $ref: `${ACP_DEFS}CheckoutSessionCompleteRequest` },
+  'acp.cancel': { $ref: `${ACP_DEFS}CancelSessionRequest` },
+} as const satisfies Record<string, object>;
+
+export type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
+
+export interface RequestProblem {
+  kind: 'missing' | 'unknown' | 'invalid';
+  /** RFC 9535 JSONPath of the offending field. */
+  path: string;
+  message: string;
+}
+
+function segmentsOf(instancePath: string): Array<string | number> {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+}
+
+function describe(error: ErrorObject): RequestProblem {
+  const segments = segmentsOf(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') {
+    const path = jsonPath([...segments, String(params.missingProperty)]);
+    return { kind: 'missing', path, message: `${path} is required.` };
+  }
+  if (error.keyword === 'additionalProperties') {
+    const path = jsonPath([...segments, String(params.additionalProperty)]);
+    return { kind: 'unknown', path, message: `${path} is not a field of this request.` };
+  }
+  const path = jsonPath(segments);
+  if (error.keyword === 'oneOf' || error.keyword === 'anyOf') return { kind: 'invalid', path, message: `${path} matches none of the accepted forms.` };
+  return { kind: 'invalid', path, message: `${path} ${error.message ?? 'is invalid'}.` };
+}
+
+/** The first problem of a request body against the binding's schema, or undefined when it is valid. */
+export function requestProblem(name: RequestSchemaName, body: unknown): RequestProblem | undefined {
+  const error = firstSchemaError(schemaByRef(`request:${name}`, REQUEST_SCHEMAS[name]), body);
+  return error && describe(error);
+}

@@ -1,0 +1,25 @@
+// Which protocol schema a response body of the bindings must satisfy, by path and status: the yardstick the tests and
+// the conformance runner apply to every body they receive (A.13 and B.12 of the design).
+import { protocolSchemaProblems, type ProtocolSchemaName, type SchemaProblem } from './schemas.js';
+
+/** The schemas a body must pass; none for answers whose shape the protocol defines only in prose (UCP protocol errors). */
+export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
+  const object = (body ?? {}) as Record<string, any>;
+  if (path === '/.well-known/ucp') return status === 200 ? ['ucp.business_profile'] : [];
+  if (path === '/.well-known/acp.json') return status === 200 ? ['acp.DiscoveryResponse'] : ['acp.Error'];
+  if (/^\/ucp\/checkout-sessions(\/|$)/.test(path)) {
+    if (status !== 200 && status !== 201) return [];
+    const discount = Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']) && object.ucp?.status === 'success';
+    return discount ? ['ucp.checkout_response', 'ucp.checkout_with_discount'] : ['ucp.checkout_response'];
+  }
+  if (/^\/acp(\/|$)/.test(path)) {
+    if (status >= 300) return ['acp.Error'];
+    return object.order ? ['acp.CheckoutSessionWithOrder'] : ['acp.CheckoutSession'];
+  }
+  return [];
+}
+
+/** Every problem of a body against its protocol schemas, each prefixed with the schema's name. */
+export function protocolBodyProblems(path: string, status: number, body: unknown): SchemaProblem[] {
+  return protocolSchemasFor(path, status, body).flatMap((name) => protocolSchemaProblems(name, body).map((problem) => ({ ...problem, path: `${name} ${problem.path}` })));
+}

@@ -1,0 +1,94 @@
+// The protocols' own JSON Schemas (copied verbatim into protocols/), compiled once per process with Ajv 2020-12 +
+// formats. The bindings validate requests and profiles with them, and tests and the conformance runner validate every
+// response body with them: a body claimed to be UCP or ACP is checked against the protocol's text, not a copy of it.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { mostSpecificError } from '../http/validation-errors.js';
+import { projectPath } from '../paths.js';
+
+const UCP_SCHEMAS = projectPath('protocols', 'ucp-2026-04-08', 'source', 'schemas');
+const ACP_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-17', 'json-schema', 'schema.agentic_checkout.json');
+
+export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
+export const ACP_SCHEMA_ID = 'https://example.com/schemas/agentic-checkout/bundle.schema.json';
+
+function jsonFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? jsonFiles(join(dir, entry.name)) : entry.name.endsWith('.json') ? [join(dir, entry.name)] : [],
+  );
+}
+
+const acpBundle = JSON.parse(readFileSync(ACP_SCHEMA, 'utf8')) as { $defs: Record<string, object> };
+
+/** A definition of the ACP bundle as a standalone schema (its `#/$defs/…` references made absolute), to adapt. */
+export function acpDefinition(name: string): Record<string, any> {
+  return JSON.parse(JSON.stringify(acpBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`)) as Record<string, any>;
+}
+
+function createAjv(): Ajv2020 {
+  // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats.default(ajv);
+  for (const file of jsonFiles(UCP_SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
+  ajv.addSchema(acpBundle);
+  return ajv;
+}
+
+const ajv = createAjv();
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: object, key: string): ValidateFunction {
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
+const ucp = (ref: string) => ({ $ref: `${UCP_SCHEMA_BASE}${ref}` });
+const acp = (name: string) => ({ $ref: `${ACP_SCHEMA_ID}#/$defs/${name}` });
+
+/** The yardsticks, by name. */
+export const PROTOCOL_SCHEMAS = {
+  /** UCP REST create/get/update/complete/cancel answer (rest.openapi.json `checkout_response`). */
+  'ucp.checkout_response': { oneOf: [ucp('shopping/checkout.json'), ucp('shopping/types/error_response.json')] },
+  'ucp.checkout': ucp('shopping/checkout.json'),
+  'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp.error_response': ucp('shopping/types/error_response.json'),
+  'ucp.business_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/business_schema') } },
+  'ucp.platform_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/platform_schema') } },
+  'acp.CheckoutSession': acp('CheckoutSession'),
+  'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
+  'acp.Error': acp('Error'),
+  'acp.DiscoveryResponse': acp('DiscoveryResponse'),
+} as const;
+
+export type ProtocolSchemaName = keyof typeof PROTOCOL_SCHEMAS;
+
+export interface SchemaProblem {
+  path: string;
+  message: string;
+}
+
+function problemsOf(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
+  return (errors ?? []).map((error) => ({ path: error.instancePath || '/', message: `${error.message ?? 'invalid'}${error.params ? ` ${JSON.stringify(error.params)}` : ''}` }));
+}
+
+/** Validates `value` against a protocol schema; an empty list means valid. */
+export function protocolSchemaProblems(name: ProtocolSchemaName, value: unknown): SchemaProblem[] {
+  const validate = validatorFor(PROTOCOL_SCHEMAS[name], name);
+  return validate(value) ? [] : problemsOf(validate.errors);
+}
+
+/** A validator for a schema written over the protocol schemas (by `$ref`), compiled once per `key`. */
+export function schemaByRef(key: string, schema: object): ValidateFunction {
+  return validatorFor(schema, key);
+}
+
+/** The most telling error of `value` against `validate`, or undefined when it is valid. */
+export function firstSchemaError(validate: ValidateFunction, value: unknown): ErrorObject | undefined {
+  return validate(value) ? undefined : mostSpecificError(validate.errors ?? []);
+}

@@ -1,0 +1,230 @@
+// Checkout sessions as the ACP and UCP bindings use them: one session store (a session is a legacy checkout session,
+// a cart in `ready_for_payment`, `canceled` or `completed`), read, created and changed here, priced by the checkout
+// module. Every function takes the `db` to work in: the bindings run each change in one transaction with the write
+// that records its answer under the request's idempotency key.
+import { listRegionsWithCountries, findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
+import * as carts from '../db/repositories/carts.js';
+import type { Db } from '../db/knex.js';
+import { MAX_QUANTITY } from '../domain/cart-items.js';
+import { checkoutUrlFor } from '../domain/checkout-session.js';
+import { newId } from '../domain/ids.js';
+import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../domain/protocol-session.js';
+import type { Deps } from '../deps.js';
+import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
+import { findOrderBySession } from '../db/repositories/orders.js';
+import { cachedQuery } from './query-cache.js';
+
+/** One requested line, with where its fields are in the request (for problems). */
+export interface RequestedProtocolLine {
+  itemId: string;
+  quantity: number;
+  /** A line id the request names (UCP update): kept when it is one of the session's lines. */
+  lineId?: string;
+  idPath: string;
+  quantityPath: string;
+}
+
+export type LineProblemCode = 'not_found' | 'item_unavailable' | 'out_of_stock' | 'quantity_exceeded';
+
+export interface LineProblem {
+  code: LineProblemCode;
+  path: string;
+  content: string;
+}
+
+interface ResolvedLine {
+  variant: PurchasableVariantRow;
+  quantity: number;
+  lineId?: string;
+  first: RequestedProtocolLine;
+}
+
+/**
+ * Resolves requested lines to variants, merging repeats of one variant (quantities summed, the first line id kept),
+ * and collects every problem, one per failing line, rather than stopping at the first. Only `variant_…` ids name items.
+ */
+export async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow): Promise<{ lines: ResolvedLine[]; problems: LineProblem[] }> {
+  const variantIds = [...new Set(requested.map((line) => line.itemId).filter((id) => id.startsWith('variant_')))];
+  const candidates = variantIds.length ? await findPurchasableVariants(db, { variantIds, skus: [], productHandles: [] }, region.id) : [];
+  const byId = new Map(candidates.map((variant) => [variant.id, variant]));
+  const problems: LineProblem[] = [];
+  const merged = new Map<string, ResolvedLine>();
+  for (const line of requested) {
+    const variant = byId.get(line.itemId);
+    if (!variant) {
+      problems.push({ code: 'not_found', path: line.idPath, content: `No purchasable item '${line.itemId}' in this store; items are named by variant id (variant_…).` });
+      continue;
+    }
+    const existing = merged.get(variant.id);
+    if (existing) existing.quantity += line.quantity;
+    else merged.set(variant.id, { variant, quantity: line.quantity, lineId: line.lineId, first: line });
+  }
+  const currency = region.currency_code.toUpperCase();
+  for (const { variant, quantity, first } of merged.values()) {
+    if (variant.price_amount === null) {
+      problems.push({ code: 'item_unavailable', path: first.idPath, content: `${variant.id} is not sold in ${currency}.` });
+    } else if (quantity > MAX_QUANTITY) {
+      problems.push({ code: 'quantity_exceeded', path: first.quantityPath, content: `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.` });
+    } else if (variant.manage_inventory && !variant.allow_backorder && quantity > variant.inventory_quantity) {
+      problems.push({ code: 'out_of_stock', path: first.quantityPath, content: `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.` });
+    }
+  }
+  return { lines: [...merged.values()], problems };
+}
+
+/** The region serving an ISO 3166-1 alpha-2 country (case-insensitive), if any. */
+export async function regionForCountry(db: Db, country: string): Promise<string | undefined> {
+  const { countries } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  return countries.find((row) => row.iso_2.toLowerCase() === country.toLowerCase())?.region_id;
+}
+
+/** The region whose currency this is (each currency has exactly one region). */
+export async function regionForCurrency(db: Db, currency: string): Promise<string | undefined> {
+  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  return regions.find((region) => region.currency_code === currency.toLowerCase())?.id;
+}
+
+export async function supportedCurrencies(db: Db): Promise<string[]> {
+  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  return regions.map((region) => region.currency_code);
+}
+
+function buyerColumns(buyer: BuyerDetails | null): Pick<carts.CartRow, 'buyer_email' | 'buyer_details'> {
+  if (!buyer) return { buyer_email: null, buyer_details: null };
+  const { email, ...details } = buyer;
+  return { buyer_email: email ?? null, buyer_details: Object.keys(details).length ? (details as Record<string, string>) : null };
+}
+
+function buyerOf(cart: carts.CartRow): BuyerDetails | null {
+  const details = cart.buyer_details ?? {};
+  const buyer = { ...(cart.buyer_email ? { email: cart.buyer_email } : {}), ...details };
+  return Object.keys(buyer).length ? buyer : null;
+}
+
+/** A stored session in the protocols' terms, priced now, or once paid as its order was charged; undefined for an unknown id or an agent's open cart. */
+export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promise<ProtocolSession | undefined> {
+  const found = await carts.findCartWithLines(db, id);
+  if (!found || found.cart.status === 'open') return undefined;
+  const { cart, lines: allLines } = found;
+  const current = await priceStoredCart(deps, cart, allLines, db);
+  const paid = cart.status === 'completed' ? await findOrderBySession(db, id) : undefined;
+  // A paid session shows what was charged: the order's lines and amounts, never recomputed.
+  const priced = paid ? orderAsPricedCart(paid) : current.priced;
+  const rowOf = (variantId: string) => allLines.find((row) => row.variant_id === variantId)!;
+  const rows = priced.lines.map((line) => rowOf(line.variantId));
+  return toProtocolSession(
+    {
+      id: cart.id,
+      storedStatus: cart.status,
+      lines: rows.map((row) => ({ id: row.id, productId: row.product_id, sku: row.sku, imageUrl: row.thumbnail })),
+      unavailableLines: paid ? 0 : allLines.length - rows.length,
+      codes: cart.promo_codes,
+      applied: current.promotion,
+      promoMessages: paid ? [] : current.messages,
+      buyer: buyerOf(cart),
+      fulfillmentDetails: cart.fulfillment_details ?? null,
+      createdAt: new Date(cart.created_at),
+      updatedAt: new Date(cart.updated_at),
+      continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
+      order: paid
+        ? { id: paid.order.id, orderNumber: paid.order.order_number, status: paid.order.status, permalinkUrl: orderPermalink(deps, paid.order.permalink_token) }
+        : null,
+    },
+    { ...priced, lines: priced.lines.map((line, index) => ({ ...line, title: rows[index]!.product_title })) },
+  );
+}
+
+export interface NewProtocolSession {
+  regionId: string;
+  lines: RequestedProtocolLine[];
+  codes: string[];
+  buyer: BuyerDetails | null;
+  fulfillmentDetails?: unknown;
+}
+
+export type CreateOutcome = { kind: 'created'; session: ProtocolSession } | { kind: 'rejected'; problems: LineProblem[] };
+
+/** Creates a session, unless a line cannot be bought (then nothing is stored and every failing line is reported). */
+export async function createProtocolSession(deps: Deps, db: Db, input: NewProtocolSession): Promise<CreateOutcome> {
+  const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === input.regionId)!;
+  const { lines, problems } = await resolveProtocolLines(db, input.lines, region);
+  if (problems.length) return { kind: 'rejected', problems };
+  const now = new Date(deps.now());
+  const cart = {
+    id: newId('cart'),
+    region_id: region.id,
+    status: 'ready_for_payment' as const,
+    client_id: null,
+    promo_codes: input.codes,
+    ...buyerColumns(input.buyer),
+    fulfillment_details: input.fulfillmentDetails ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await carts.insertCart(db, cart, lines.map((line) => ({ id: newId('cali'), variant_id: line.variant.id, quantity: line.quantity })));
+  return { kind: 'created', session: (await loadProtocolSession(deps, db, cart.id))! };
+}
+
+/** What an update changes; an absent field is left as it is. */
+export interface ProtocolSessionChange {
+  lines?: RequestedProtocolLine[];
+  codes?: string[];
+  buyer?: BuyerDetails | null;
+  fulfillmentDetails?: unknown;
+}
+
+export type ChangeOutcome =
+  | { kind: 'changed'; session: ProtocolSession }
+  /** A line cannot be bought: the session is unchanged; the problems are reported with it. */
+  | { kind: 'rejected'; session: ProtocolSession; problems: LineProblem[] }
+  | { kind: 'not_found' }
+  | { kind: 'not_modifiable'; session: ProtocolSession };
+
+/** Locks the session for this transaction; what state it is in decides whether it may change. */
+async function lockSession(deps: Deps, db: Db, id: string): Promise<{ cart: carts.CartRow; session: ProtocolSession } | undefined> {
+  const cart = await carts.findCartForUpdate(db, id);
+  if (!cart || cart.status === 'open') return undefined;
+  return { cart, session: (await loadProtocolSession(deps, db, id))! };
+}
+
+export async function changeProtocolSession(deps: Deps, db: Db, id: string, change: ProtocolSessionChange): Promise<ChangeOutcome> {
+  const locked = await lockSession(deps, db, id);
+  if (!locked) return { kind: 'not_found' };
+  const { cart, session } = locked;
+  if (cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session };
+  if (change.lines) {
+    const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
+    const { lines, problems } = await resolveProtocolLines(db, change.lines, region);
+    if (problems.length) return { kind: 'rejected', session, problems };
+    // A line keeps its id when the request names it, or when its variant stays in the session.
+    const current = await carts.listLineRows(db, id);
+    const currentIds = new Set(current.map((line) => line.id));
+    const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
+    const used = new Set<string>();
+    const next = lines.map((line) => {
+      const kept = [line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined, idOfVariant.get(line.variant.id)].find((candidate) => candidate && !used.has(candidate));
+      const lineId = kept ?? newId('cali');
+      used.add(lineId);
+      return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
+    });
+    await carts.replaceLines(db, id, next);
+  }
+  await carts.updateCart(db, id, {
+    updated_at: new Date(deps.now()),
+    ...(change.codes === undefined ? {} : { promo_codes: change.codes }),
+    ...(change.buyer === undefined ? {} : buyerColumns(change.buyer)),
+    ...(change.fulfillmentDetails === undefined ? {} : { fulfillment_details: change.fulfillmentDetails }),
+  });
+  return { kind: 'changed', session: (await loadProtocolSession(deps, db, id))! };
+}
+
+export type CancelOutcome = { kind: 'canceled'; session: ProtocolSession } | { kind: 'not_found' } | { kind: 'not_modifiable'; session: ProtocolSession };
+
+export async function cancelProtocolSession(deps: Deps, db: Db, id: string): Promise<CancelOutcome> {
+  const locked = await lockSession(deps, db, id);
+  if (!locked) return { kind: 'not_found' };
+  if (locked.cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session: locked.session };
+  const now = new Date(deps.now());
+  await carts.updateCart(db, id, { status: 'canceled', canceled_at: now, updated_at: now });
+  return { kind: 'canceled', session: (await loadProtocolSession(deps, db, id))! };
+}

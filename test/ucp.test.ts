@@ -1,0 +1,354 @@
+// The UCP 2026-04-08 REST binding over the real service and database: discovery, negotiation from the platform
+// profile, the checkout operations, money in integer minor units, and idempotency. Every body is validated against the
+// OpenAPI document and the protocol's own schemas (protocolFetch).
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentToken, bearer } from './support/agent.js';
+import { payWithTestProcessor } from './support/payments.js';
+import { startTestService, type TestService } from './support/service.js';
+import { cartCount, PROTOCOL_BASE_URL, PROTOCOL_ENV, protocolFetch, startProfileServer, ucpHeaders, type ProfileServer } from './support/protocols.js';
+
+let api: TestService;
+let profiles: ProfileServer;
+let full: string;
+beforeAll(async () => {
+  profiles = await startProfileServer();
+  full = profiles.url('/full.json');
+  api = await startTestService({ env: PROTOCOL_ENV });
+});
+afterAll(async () => {
+  await api?.close();
+  await profiles?.close();
+});
+
+const TWO_PACK = 'variant_01tongue2pack';
+const json = (body: unknown) => JSON.stringify(body);
+
+function create(body: unknown, headers: Record<string, string> = ucpHeaders(full)) {
+  return protocolFetch(api, '/ucp/checkout-sessions', { method: 'POST', headers, body: typeof body === 'string' ? body : json(body) });
+}
+
+function amounts(totals: Array<{ type: string; amount: number }>): Array<[string, number]> {
+  return totals.map((total) => [total.type, total.amount]);
+}
+
+/** U-C2: the arithmetic every checkout must satisfy. */
+function expectConsistent(checkout: any): void {
+  const check = (totals: Array<{ type: string; amount: number }>) => {
+    expect(totals.filter((total) => total.type === 'subtotal')).toHaveLength(1);
+    expect(totals.filter((total) => total.type === 'total')).toHaveLength(1);
+    for (const total of totals) {
+      expect(Number.isInteger(total.amount)).toBe(true);
+      if (total.type === 'items_discount') expect(total.amount).toBeLessThan(0);
+      if (['subtotal', 'fulfillment', 'tax'].includes(total.type)) expect(total.amount).toBeGreaterThanOrEqual(0);
+    }
+    const sum = totals.filter((total) => total.type !== 'total').reduce((acc, total) => acc + total.amount, 0);
+    expect(sum).toBe(totals.find((total) => total.type === 'total')!.amount);
+  };
+  check(checkout.totals);
+  for (const line of checkout.line_items) check(line.totals);
+  const lineDiscount = checkout.line_items.flatMap((line: any) => line.totals).filter((total: any) => total.type === 'items_discount').reduce((acc: number, total: any) => acc + total.amount, 0);
+  expect(lineDiscount).toBe(checkout.totals.find((total: any) => total.type === 'items_discount')?.amount ?? 0);
+  for (const applied of checkout.discounts?.applied ?? []) {
+    expect(applied.allocations.reduce((acc: number, allocation: any) => acc + allocation.amount, 0)).toBe(applied.amount);
+    expect(applied.amount).toBe(-lineDiscount);
+  }
+}
+
+describe('UCP discovery', () => {
+  it('U-D1/U-D2: serves the business profile, identical whatever UCP-Agent says, cacheable for 5 minutes', async () => {
+    const { response, body, text } = await protocolFetch(api, '/.well-known/ucp');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(body.ucp.version).toBe('2026-04-08');
+    expect(body.ucp.services['dev.ucp.shopping'].map((service: any) => [service.transport, service.endpoint])).toContainEqual(['rest', `${PROTOCOL_BASE_URL}/ucp`]);
+    expect(Object.keys(body.ucp.capabilities).sort()).toEqual(['dev.ucp.shopping.checkout', 'dev.ucp.shopping.discount']);
+    expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
+    const [handlerName] = Object.keys(body.ucp.payment_handlers);
+    expect(handlerName).toBe('com.example.shop.human_handoff');
+    const [handler] = body.ucp.payment_handlers[handlerName!];
+    for (const url of [handler.spec, handler.schema, `${PROTOCOL_BASE_URL}/policies/returns`, `${PROTOCOL_BASE_URL}/policies/shipping`]) {
+      expect(url.startsWith(`${PROTOCOL_BASE_URL}/`)).toBe(true);
+      expect((await api.http(url.slice(PROTOCOL_BASE_URL.length))).status, url).toBe(200);
+    }
+    const again = await protocolFetch(api, '/.well-known/ucp', { headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' } });
+    expect(again.text).toBe(text);
+    expect((await api.http('/.well-known/ucp', { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('UCP negotiation', () => {
+  it('U-N1: a missing, unparsable, relative or plain-http UCP-Agent is 400 invalid_profile_url and creates nothing', async () => {
+    const before = await cartCount(api);
+    const body = { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] };
+    for (const agent of [undefined, 'garbage;;', 'profile=/relative', 'profile="not a url"', 'profile="http://platform.example/profile.json"']) {
+      const headers = ucpHeaders(full);
+      if (agent === undefined) delete headers['UCP-Agent'];
+      else headers['UCP-Agent'] = agent;
+      const { response, body: error } = await create(body, headers);
+      expect(response.status, agent).toBe(400);
+      expect(error).toMatchObject({ code: 'invalid_profile_url', continue_url: `${PROTOCOL_BASE_URL}/` });
+    }
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('U-N2: unreachable, redirected, oversized, malformed and other-version profiles get 424 / 422', async () => {
+    const cases: Array<[string, number, string]> = [
+      ['/missing.json', 424, 'profile_unreachable'],
+      ['/redirect.json', 424, 'profile_unreachable'],
+      ['/huge.json', 424, 'profile_unreachable'],
+      ['/not-json', 422, 'profile_malformed'],
+      ['/invalid.json', 422, 'profile_malformed'],
+      ['/old-version.json', 422, 'version_unsupported'],
+    ];
+    for (const [path, status, code] of cases) {
+      const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profiles.url(path)));
+      expect([path, response.status, body.code]).toEqual([path, status, code]);
+      expect(body.content).toEqual(expect.any(String));
+      expect(body.continue_url).toBe(`${PROTOCOL_BASE_URL}/`);
+    }
+  });
+
+  it('U-N3: a profile without checkout is a 200 capabilities_incompatible error_response and creates nothing', async () => {
+    const before = await cartCount(api);
+    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profiles.url('/no-checkout.json')));
+    expect(response.status).toBe(200);
+    expect(body.ucp).toEqual({ version: '2026-04-08', status: 'error', capabilities: {} });
+    expect(body.messages).toEqual([expect.objectContaining({ type: 'error', code: 'capabilities_incompatible', severity: 'unrecoverable' })]);
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('U-N4: without the discount capability, codes are ignored with a warning and no discounts object', async () => {
+    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } }, ucpHeaders(profiles.url('/no-discount.json')));
+    expect(response.status).toBe(201);
+    expect(Object.keys(body.ucp.capabilities)).toEqual(['dev.ucp.shopping.checkout']);
+    expect(body.discounts).toBeUndefined();
+    expect(body.totals.map((total: any) => total.type)).not.toContain('items_discount');
+    expect(body.messages).toContainEqual(expect.objectContaining({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts' }));
+  });
+
+  it('U-H1: Request-Id and Idempotency-Key must be UUIDs and are required; Request-Id is echoed', async () => {
+    const body = { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] };
+    const cases: Array<[Record<string, string | undefined>, string]> = [
+      [{ 'Request-Id': undefined }, 'request_id_required'],
+      [{ 'Request-Id': 'abc' }, 'invalid_request_id'],
+      [{ 'Idempotency-Key': undefined }, 'idempotency_key_required'],
+      [{ 'Idempotency-Key': 'not-a-uuid' }, 'invalid_idempotency_key'],
+    ];
+    for (const [change, code] of cases) {
+      const headers = ucpHeaders(full);
+      for (const [name, value] of Object.entries(change)) {
+        if (value === undefined) delete headers[name];
+        else headers[name] = value;
+      }
+      const { response, body: error } = await create(body, headers);
+      expect([response.status, error.code]).toEqual([400, code]);
+    }
+    const requestId = randomUUID();
+    const { response } = await create(body, ucpHeaders(full, { 'Request-Id': requestId }));
+    expect(response.headers.get('request-id')).toBe(requestId);
+  });
+});
+
+describe('UCP checkout', () => {
+  it('U-C1/U-C6: create with 10OFF prices in integer minor units, with the hand-off', async () => {
+    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] }, buyer: { email: 'buyer@example.com' } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(body).toMatchObject({ status: 'requires_escalation', currency: 'USD', buyer: { email: 'buyer@example.com' }, payment: { instruments: [] } });
+    const [line] = body.line_items;
+    expect(line.item).toMatchObject({ id: TWO_PACK, price: 1299 });
+    expect(amounts(line.totals)).toEqual([['subtotal', 2598], ['items_discount', -260], ['tax', 170], ['total', 2508]]);
+    expect(amounts(body.totals)).toEqual([['subtotal', 2598], ['items_discount', -260], ['fulfillment', 495], ['tax', 170], ['total', 3003]]);
+    expect(body.discounts.applied).toEqual([
+      { code: '10OFF', title: '10% off', amount: 260, automatic: false, method: 'across', priority: 1, allocations: [{ path: '$.line_items[0]', amount: 260 }] },
+    ]);
+    expect(body.continue_url).toBe(`${PROTOCOL_BASE_URL}/pay/${body.id}`);
+    expect(body.messages[0]).toMatchObject({ type: 'error', code: 'payment_handoff_required', severity: 'requires_buyer_input', path: '$.continue_url' });
+    expectConsistent(body);
+  });
+
+  it('U-C3: the market comes from context.address_country; JPY amounts are whole yen', async () => {
+    const eur = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], context: { address_country: 'de' }, discounts: { codes: ['10OFF'] } })).body;
+    expect(eur.currency).toBe('EUR');
+    expectConsistent(eur);
+    const jpy = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'JP' }, discounts: { codes: ['10OFF'] } })).body;
+    expect(jpy.currency).toBe('JPY');
+    expect(amounts(jpy.totals)).toEqual([['subtotal', 1900], ['items_discount', -190], ['fulfillment', 600], ['tax', 171], ['total', 2481]]);
+    const unknown = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'ZZ' } })).body;
+    expect(unknown.currency).toBe('USD');
+    expect(unknown.messages).toContainEqual(expect.objectContaining({ type: 'info', code: 'market_defaulted', path: '$.context.address_country' }));
+  });
+
+  it('U-C4/U-C5: rejected codes are warnings at their index, mapped as the design says; codes are echoed as sent', async () => {
+    const codes = ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'];
+    const { body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes } });
+    expect(body.discounts.codes).toEqual(codes);
+    const warnings = body.messages.filter((message: any) => message.type === 'warning').map((message: any) => [message.path, message.code]);
+    expect(warnings).toEqual([
+      ['$.discounts.codes[0]', 'discount_code_invalid'],
+      ['$.discounts.codes[1]', 'discount_code_expired'],
+      ['$.discounts.codes[2]', 'discount_code_usage_limit_reached'],
+      ['$.discounts.codes[3]', 'discount_code_invalid'],
+      ['$.discounts.codes[5]', 'discount_code_already_applied'],
+      ['$.discounts.codes[6]', 'discount_code_combination_disallowed'],
+    ]);
+    const jpy = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], context: { address_country: 'JP' }, discounts: { codes: ['WELCOME5'] } })).body;
+    expect(jpy.messages).toContainEqual(expect.objectContaining({ code: 'discount_code_user_ineligible', path: '$.discounts.codes[0]' }));
+    expect(jpy.discounts.applied).toEqual([]);
+  });
+
+  it('U-C7: items that cannot be bought answer 200 error_response, one message per line, and create nothing', async () => {
+    const before = await cartCount(api);
+    const { response, body } = await create({
+      line_items: [
+        { item: { id: 'variant_nope' }, quantity: 1 },
+        { item: { id: 'tongue-scraper' }, quantity: 1 },
+        { item: { id: TWO_PACK }, quantity: 60 },
+        { item: { id: TWO_PACK }, quantity: 60 },
+      ],
+    });
+    expect(response.status).toBe(200);
+    expect(body.ucp.status).toBe('error');
+    expect(body.messages.map((message: any) => [message.code, message.path, message.severity])).toEqual([
+      ['not_found', '$.line_items[0].item.id', 'unrecoverable'],
+      ['not_found', '$.line_items[1].item.id', 'unrecoverable'],
+      ['quantity_exceeded', '$.line_items[2].quantity', 'unrecoverable'],
+    ]);
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('U-C8/U-C9: invalid bodies are 400 with a path; response-only fields in a request are ignored', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ line_items: [{ item: { id: TWO_PACK }, quantity: 0 }] }, '$.line_items[0].quantity'],
+      [{ line_items: [{ item: { id: TWO_PACK }, quantity: 101 }] }, '$.line_items[0].quantity'],
+      [{ line_items: [] }, '$.line_items'],
+      [{ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], discounts: { codes: Array.from({ length: 21 }, (_, i) => `C${i}`) } }, '$.discounts.codes'],
+    ];
+    for (const [body, path] of cases) {
+      const { response, body: error } = await create(body);
+      expect([response.status, error.code, error.path]).toEqual([400, 'invalid_request', path]);
+    }
+    const malformed = await create('{"line_items":');
+    expect([malformed.response.status, malformed.body.code]).toEqual([400, 'invalid_json']);
+    const plain = await create('hello', ucpHeaders(full, { 'Content-Type': 'text/plain' }));
+    expect([plain.response.status, plain.body.code]).toEqual([415, 'unsupported_media_type']);
+    const ignored = await create({ id: 'mine', status: 'completed', currency: 'EUR', totals: [], ucp: {}, line_items: [{ id: 'x', item: { id: TWO_PACK, price: 1 }, quantity: 1, totals: [] }] });
+    expect(ignored.response.status).toBe(201);
+    expect(ignored.body).toMatchObject({ status: 'requires_escalation', currency: 'USD' });
+    expect(ignored.body.id).not.toBe('mine');
+    expect(ignored.body.line_items[0].item.price).toBe(1299);
+  });
+
+  it('U-G1: get answers what create answered; unknown ids and open agent carts are not_found; legacy sessions are readable', async () => {
+    const created = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } });
+    const read = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, { headers: ucpHeaders(full) });
+    expect(read.text).toBe(created.text);
+    const unknown = await protocolFetch(api, '/ucp/checkout-sessions/cart_nope', { headers: ucpHeaders(full) });
+    expect(unknown.response.status).toBe(200);
+    expect(unknown.body.messages).toEqual([expect.objectContaining({ code: 'not_found', severity: 'unrecoverable' })]);
+    const token = await agentToken(api, 'cart:write');
+    const openCart = await api.http('/agent/carts', { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: json({ items: [{ id: TWO_PACK }] }) });
+    const openId = ((await openCart.json()) as { id: string }).id;
+    const asUcp = await protocolFetch(api, `/ucp/checkout-sessions/${openId}`, { headers: ucpHeaders(full) });
+    expect(asUcp.body.messages[0].code).toBe('not_found');
+    const legacy = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json({ items: [{ id: TWO_PACK, quantity: 1 }] }) });
+    const legacyId = ((await legacy.json()) as { id: string }).id;
+    const viaUcp = await protocolFetch(api, `/ucp/checkout-sessions/${legacyId}`, { headers: ucpHeaders(full) });
+    expect(viaUcp.body).toMatchObject({ id: legacyId, status: 'requires_escalation' });
+  });
+
+  it('U-U1/U-U2/U-R1: PUT replaces lines, buyer and codes, keeping line ids; an unknown item leaves the checkout unchanged', async () => {
+    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], discounts: { codes: ['10OFF'] }, buyer: { email: 'a@example.com', first_name: 'Ada' } })).body;
+    const path = `/ucp/checkout-sessions/${created.id}`;
+    const lineId = created.line_items[0].id;
+    const updated = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ id: lineId, item: { id: TWO_PACK }, quantity: 3 }], discounts: { codes: ['10OFF'] } }) });
+    expect(updated.response.status).toBe(200);
+    expect(updated.body.line_items).toEqual([expect.objectContaining({ id: lineId, quantity: 3 })]);
+    expect(updated.body.buyer).toBeUndefined();
+    expect(amounts(updated.body.totals)[0]).toEqual(['subtotal', 3897]);
+    expectConsistent(updated.body);
+    const fresh = await protocolFetch(api, path, { headers: ucpHeaders(full) });
+    expect(fresh.text).toBe(updated.text);
+    const cleared = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }) });
+    expect(cleared.body.discounts).toEqual({ codes: [], applied: [] });
+    expect(cleared.body.line_items[0].id).toBe(lineId);
+    const rejected = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] }) });
+    expect(rejected.response.status).toBe(200);
+    expect(rejected.body.line_items).toEqual(cleared.body.line_items);
+    expect(rejected.body.messages).toContainEqual(expect.objectContaining({ type: 'error', code: 'not_found', severity: 'recoverable', path: '$.line_items[0].item.id' }));
+  });
+
+  it('U-P1/U-X1/U-U3: complete keeps the hand-off; cancel is final; every change after it is 409; a same-key cancel replays', async () => {
+    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] })).body;
+    const path = `/ucp/checkout-sessions/${created.id}`;
+    const completed = await protocolFetch(api, `${path}/complete`, { method: 'POST', headers: ucpHeaders(full), body: json({ payment: { instruments: [] } }) });
+    expect(completed.response.status).toBe(200);
+    expect(completed.body).toMatchObject({ status: 'requires_escalation', continue_url: created.continue_url });
+    expect(completed.body.order).toBeUndefined();
+    const noPayment = await protocolFetch(api, `${path}/complete`, { method: 'POST', headers: ucpHeaders(full), body: json({}) });
+    expect([noPayment.response.status, noPayment.body.code, noPayment.body.path]).toEqual([400, 'invalid_request', '$.payment']);
+
+    const cancelHeaders = ucpHeaders(full);
+    const canceled = await protocolFetch(api, `${path}/cancel`, { method: 'POST', headers: cancelHeaders });
+    expect(canceled.response.status).toBe(200);
+    expect(canceled.body.status).toBe('canceled');
+    expect(canceled.body.continue_url).toBeUndefined();
+    expect(canceled.body.messages.map((message: any) => message.code)).not.toContain('payment_handoff_required');
+    const legacy = (await (await api.http(`/checkout_sessions/${created.id}`)).json()) as { status: string };
+    expect(legacy.status).toBe('canceled');
+
+    const replay = await protocolFetch(api, `${path}/cancel`, { method: 'POST', headers: { ...cancelHeaders, 'Request-Id': randomUUID() } });
+    expect(replay.response.status).toBe(200);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(canceled.text);
+    for (const [method, suffix, body] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
+      const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: body && json(body) });
+      expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
+    }
+  });
+});
+
+describe('UCP after payment', () => {
+  it('a session paid on the pay page is completed with its order; it can no longer change', async () => {
+    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } })).body;
+    await payWithTestProcessor(api, created.id);
+    const path = `/ucp/checkout-sessions/${created.id}`;
+    const { body } = await protocolFetch(api, path, { headers: ucpHeaders(full) });
+    expect(body.status).toBe('completed');
+    expect(body.order).toEqual({ id: expect.stringMatching(/^order_/), permalink_url: expect.stringMatching(/^https:\/\/shop\.example\.com\/orders\//), label: expect.any(String) });
+    expect(body.continue_url).toBeUndefined();
+    expect(body.messages.map((message: any) => message.code)).not.toContain('payment_handoff_required');
+    expect(amounts(body.totals)).toEqual(amounts(created.totals));
+    for (const [method, suffix, payload] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
+      const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: payload && json(payload) });
+      expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
+    }
+  });
+});
+
+describe('UCP idempotency', () => {
+  it('U-I1: same key and same parameters (keys reordered) replay byte for byte; other parameters are 409; no second cart', async () => {
+    const headers = ucpHeaders(full);
+    const first = await create('{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}],"discounts":{"codes":["10OFF"]}}', headers);
+    const before = await cartCount(api);
+    const replay = await create('{"discounts":{"codes":["10OFF"]},"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}', { ...headers, 'Request-Id': randomUUID() });
+    expect(replay.response.status).toBe(201);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(first.text);
+    const conflict = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }, { ...headers, 'Request-Id': randomUUID() });
+    expect([conflict.response.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('stores 4xx answers after the claim under the key, and the answer is recorded with the cart in one transaction', async () => {
+    const headers = ucpHeaders(full);
+    const invalid = await create({ line_items: [] }, headers);
+    expect(invalid.response.status).toBe(400);
+    const replay = await create({ line_items: [] }, { ...headers, 'Request-Id': randomUUID() });
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    const created = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] });
+    const record = await api.service.deps.db('protocol_idempotency').where('response_body', 'like', `%${created.body.id}%`).first();
+    expect(record).toMatchObject({ state: 'completed', status_code: 201, response_body: created.text });
+  });
+});
