@@ -588,6 +588,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ucp/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the UCP MCP binding
+         * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocol 2025-06-18, stateless, JSON responses): the tools
+         *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
+         *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
+         *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
+         *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
+         *     and as text; protocol errors are JSON-RPC errors with the REST status.
+         */
+        post: operations["callUcpMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ucp/checkout-sessions/{id}": {
         parameters: {
             query?: never;
@@ -650,6 +675,117 @@ export interface paths {
          * @description Cancels the checkout (permanent; no `continue_url` afterwards). Cancelling again with a new key answers 409 `checkout_not_modifiable`; the same key replays the first answer.
          */
         post: operations["cancelUcpCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/acp.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the ACP discovery document
+         * @description ACP 2026-04-17 discovery, no authentication; `api_base_url` is `{base_url}/acp`, the currencies are the regions'.
+         */
+        get: operations["getAcpDiscovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an ACP checkout session
+         * @description `line_items` (`{id, quantity}` or `{item: {id}, quantity}`; variant ids), `currency` (chooses the region: usd, eur,
+         *     gbp, cad, jpy), `capabilities`, optional `buyer`, `fulfillment_details`, `discounts.codes`. Unknown fields are 400.
+         *     The session is `requires_escalation`: the buyer pays at `continue_url`.
+         */
+        post: operations["createAcpCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an ACP checkout session
+         * @description The session priced now (any surface's session, same id); 404 `session_not_found` otherwise.
+         */
+        get: operations["getAcpCheckoutSession"];
+        put?: never;
+        /**
+         * Update an ACP checkout session
+         * @description Partial update: only the fields sent change (`line_items` replaces every line, a variant kept keeps its line id;
+         *     `discounts.codes` replaces the codes; `buyer`; `fulfillment_details`). An item that cannot be bought, or a
+         *     fulfillment option other than standard shipping, answers 200 with the session unchanged and a MessageError. A
+         *     canceled session is 405 `session_canceled`, a paid one 405 `session_completed`.
+         */
+        post: operations["updateAcpCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an ACP checkout session
+         * @description Never succeeds: this store takes no payment through the API. With a valid `payment_data` an open session answers
+         *     422 `delegated_payment_not_supported` (param `$.payment_data`) and stays `requires_escalation`; send the buyer to
+         *     `continue_url`. Canceled: 405 `session_canceled`; paid: 405 `session_completed`.
+         */
+        post: operations["completeAcpCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an ACP checkout session
+         * @description Cancels the session (no `continue_url` afterwards). Cancelling again with a new key is 405 `session_already_canceled`; the same key replays the first answer.
+         */
+        post: operations["cancelAcpCheckoutSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1737,6 +1873,111 @@ export interface components {
          * @description A checkout, or UCP's error_response (rest.openapi.json `checkout_response`).
          */
         UcpCheckoutResult: components["schemas"]["UcpCheckout"] | components["schemas"]["UcpErrorResponse"];
+        /**
+         * AcpDiscovery
+         * @description ACP's `DiscoveryResponse` (the protocol's JSON Schema, copied in `protocols/acp-2026-04-17/`, is normative).
+         */
+        AcpDiscovery: {
+            protocol: {
+                /** @constant */
+                name: "acp";
+                /** @constant */
+                version: "2026-04-17";
+                supported_versions?: string[];
+                /** Format: uri */
+                documentation_url?: string;
+            };
+            /** Format: uri */
+            api_base_url: string;
+            transports: string[];
+            capabilities: {
+                services?: string[];
+                extensions?: Record<string, never>[];
+                supported_currencies?: string[];
+                supported_locales?: string[];
+            };
+        };
+        /**
+         * AcpError
+         * @description ACP's flat `Error`. `type` is `invalid_request` (4xx), `service_unavailable` (429 and 503; ACP has no rate-limit
+         *     type) or `processing_error` (500). Codes: `missing_api_version`, `unsupported_api_version` (with
+         *     `supported_versions`), `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json`, `missing_field`,
+         *     `invalid_field`, `unknown_field`, `conflicting_fields`, `unsupported_currency`, `item_not_found`, `region_restricted`,
+         *     `out_of_stock`, `quantity_exceeded`, `unauthorized`, `invalid_token`, `insufficient_scope`, `session_not_found`,
+         *     `unknown_endpoint`, `method_not_allowed`, `session_canceled`, `session_already_canceled`, `session_completed`,
+         *     `idempotency_in_flight`, `unsupported_media_type`, `payload_too_large`, `idempotency_conflict`,
+         *     `delegated_payment_not_supported`, `rate_limit_exceeded`, `service_unavailable`, `internal_error`.
+         */
+        AcpError: {
+            /** @enum {string} */
+            type: "invalid_request" | "processing_error" | "service_unavailable";
+            code: string;
+            message: string;
+            /** @description RFC 9535 JSONPath of a body field, or the header's name. */
+            param?: string;
+            supported_versions?: string[];
+        };
+        /** AcpTotal */
+        AcpTotal: {
+            /** @description `items_base_amount`, `items_discount` (positive), `subtotal` (after discount), `fulfillment`, `tax`, `total`. */
+            type: string;
+            display_text: string;
+            /** @description Integer minor units. */
+            amount: number;
+        };
+        /**
+         * AcpCheckoutSession
+         * @description An ACP 2026-04-17 `CheckoutSession` (with the discount extension; `CheckoutSessionWithOrder` once paid). The
+         *     protocol's JSON Schema, copied in `protocols/acp-2026-04-17/`, is normative; every response is tested against it.
+         *     Statuses: `requires_escalation` (pay at `continue_url`), `not_ready_for_payment` (no line can be priced),
+         *     `canceled`, `completed` (with `order`).
+         */
+        AcpCheckoutSession: {
+            id: string;
+            protocol?: {
+                version?: string;
+            };
+            capabilities?: Record<string, never>;
+            buyer?: Record<string, never>;
+            /** @enum {string} */
+            status: "requires_escalation" | "not_ready_for_payment" | "canceled" | "completed";
+            /** @description ISO 4217, lower case. */
+            currency: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    name?: string;
+                    unit_amount?: number;
+                };
+                quantity: number;
+                totals: components["schemas"]["AcpTotal"][];
+            }[];
+            fulfillment_details?: Record<string, never>;
+            fulfillment_options?: Record<string, never>[];
+            selected_fulfillment_options?: Record<string, never>[];
+            totals: components["schemas"]["AcpTotal"][];
+            discounts?: Record<string, never>;
+            messages?: {
+                type: string;
+                code?: string;
+                param?: string;
+                content: string;
+            }[];
+            links?: Record<string, never>[];
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            updated_at?: string;
+            /** Format: uri */
+            continue_url?: string;
+            order?: {
+                id: string;
+                checkout_session_id: string;
+                /** Format: uri */
+                permalink_url: string;
+            };
+        };
         /**
          * @description How a client authenticates at the token and revocation endpoints; HTTP Basic is preferred.
          * @example [
@@ -2954,6 +3195,71 @@ export interface components {
                 "application/json": components["schemas"]["UcpCheckout"];
             };
         };
+        /** @description A JSON-RPC error with the REST status of the same condition (A.10): `-32001` profile negotiation (400/422/424), `-32000` conflicts, not modifiable, rate limit, in flight, unavailable (409/429/503), `-32602` invalid arguments (400); `data` carries UCP's `{code, content, path, continue_url}`. Transport refusals as on the other MCP servers. */
+        UcpMcpError: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. */
+        AcpError: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Version": components["headers"]["Acp-API-Version"];
+                "Request-Id": components["headers"]["Request-Id-Echo"];
+                "Idempotency-Key": components["headers"]["Idempotency-Key-Echo"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Optional"];
+                Allow: components["headers"]["Allow-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "unsupported_api_version",
+                 *       "message": "API-Version 2026-01-30 is not supported.",
+                 *       "param": "API-Version",
+                 *       "supported_versions": [
+                 *         "2026-04-17"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AcpError"];
+            };
+        };
+        /** @description The checkout session. */
+        AcpCheckoutSessionOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Version": components["headers"]["Acp-API-Version"];
+                "Request-Id": components["headers"]["Request-Id-Echo"];
+                "Idempotency-Key": components["headers"]["Idempotency-Key-Echo"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AcpCheckoutSession"];
+            };
+        };
         /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
@@ -3521,6 +3827,17 @@ export interface components {
         UcpIdempotencyKey: string;
         /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
         UcpCheckoutId: string;
+        /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+        AcpApiVersion: string;
+        /**
+         * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+         *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+         *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
+         *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+         */
+        AcpIdempotencyKey: string;
+        /** @description The session id (`cart_…`), the same on every surface. */
+        AcpCheckoutSessionId: string;
         /** @description Text search over product titles and descriptions, case-insensitive; every word must appear. */
         AgentSearchQuery: string;
         /** @description Only products in this collection, by id or handle (from `GET /agent/collections`). An unknown collection is a 400. */
@@ -3570,6 +3887,18 @@ export interface components {
         "Request-Id": string;
         /** @description Seconds to wait before retrying (an integer); sent with 429 and 503. */
         "Retry-After-Optional": number;
+        /** @description The ACP discovery document may be cached for an hour. */
+        "Cache-Control-Acp-Discovery": "public, max-age=3600";
+        /** @description The ACP version of this answer. */
+        "Acp-API-Version": "2026-04-17";
+        /** @description The request's `Request-Id`, echoed when one was sent (ACP). */
+        "Request-Id-Echo": string;
+        /** @description The request's Idempotency-Key, echoed on POST responses. */
+        "Idempotency-Key-Echo": string;
+        /** @description The RFC 6750 challenge, with 401 and 403 (`resource_metadata` names the protected resource metadata). */
+        "WWW-Authenticate-Optional": string;
+        /** @description The methods the path supports, with a 405 for a method the path does not serve. */
+        "Allow-Optional": string;
         /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
         "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
@@ -4565,6 +4894,72 @@ export interface operations {
             503: components["responses"]["UcpProtocolError"];
         };
     };
+    callUcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
+                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "create_checkout",
+                 *         "arguments": {
+                 *           "meta": {
+                 *             "ucp-agent": {
+                 *               "profile": "https://platform.example/profile.json"
+                 *             }
+                 *           },
+                 *           "checkout": {
+                 *             "line_items": [
+                 *               {
+                 *                 "item": {
+                 *                   "id": "variant_01tongue2pack"
+                 *                 },
+                 *                 "quantity": 2
+                 *               }
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["UcpMcpError"];
+            403: components["responses"]["McpForbidden"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpMcpError"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            422: components["responses"]["UcpMcpError"];
+            424: components["responses"]["UcpMcpError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpMcpError"];
+        };
+    };
     getUcpCheckout: {
         parameters: {
             query?: never;
@@ -4729,6 +5124,218 @@ export interface operations {
             429: components["responses"]["UcpProtocolError"];
             500: components["responses"]["UcpProtocolError"];
             503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getAcpDiscovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discovery document. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Acp-Discovery"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpDiscovery"];
+                };
+            };
+            405: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    createAcpCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
+                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            201: components["responses"]["AcpCheckoutSessionOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    getAcpCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+            };
+            path: {
+                /** @description The session id (`cart_…`), the same on every surface. */
+                id: components["parameters"]["AcpCheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AcpCheckoutSessionOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    updateAcpCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
+                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The session id (`cart_…`), the same on every surface. */
+                id: components["parameters"]["AcpCheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["AcpCheckoutSessionOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    completeAcpCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
+                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The session id (`cart_…`), the same on every surface. */
+                id: components["parameters"]["AcpCheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    payment_data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    cancelAcpCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
+                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The session id (`cart_…`), the same on every surface. */
+                id: components["parameters"]["AcpCheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AcpCheckoutSessionOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
         };
     };
     getAuthorizationServerMetadata: {

@@ -4,6 +4,7 @@ import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { ReadCache } from './http/caching.js';
 import type { Lifecycle } from './http/draining.js';
+import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
 
 /** What handlers, services and MCP servers are built from. */
@@ -13,6 +14,8 @@ export interface Deps {
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
+  /** Requests per address and client per minute; the protocol bindings count their requests through it themselves. */
+  rateLimiter: RateLimiter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
   /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */

@@ -88,6 +88,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     db,
     log,
     now: options.now ?? Date.now,
+    rateLimiter: createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),
@@ -99,18 +100,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
-  const limiter = createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis);
   const app = createApp({
     deps,
     contract,
-    limiter,
+    limiter: deps.rateLimiter,
     registrationLimiter: createRateLimiter(
       { limit: config.registrationsPerHour, windowSeconds: 3600, keyPrefix: 'registrations', unit: 'client registrations per hour from this address' },
       redis,
     ),
     readCache: deps.readCache,
     mcp: mcpRoutes(deps),
-    protocols: protocolRoutes(deps, limiter),
+    protocols: protocolRoutes(deps),
   });
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner

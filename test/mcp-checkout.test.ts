@@ -3,6 +3,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, connectMcp, contractShape, schemaShape } from './support/mcp.js';
+import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -68,15 +69,38 @@ describe('tools/list', () => {
     }
   });
 
-  it('takes the REST request body as the arguments of create_checkout_session', async () => {
+  it('takes the REST request body, plus idempotency_key, as the arguments of create_checkout_session', async () => {
     const { tools } = await checkout.listTools();
     const create = tools.find((tool) => tool.name === 'create_checkout_session')!;
-    expect(schemaShape(create.inputSchema)).toEqual(contractShape('CheckoutSessionCreateRequest'));
+    const body = contractShape('CheckoutSessionCreateRequest') as { properties: Record<string, unknown> };
+    expect(schemaShape(create.inputSchema)).toEqual({ ...body, properties: { ...body.properties, idempotency_key: 'scalar' } });
     expect(Object.keys(create.inputSchema.properties!)).toEqual(expect.arrayContaining(['items', 'promo_codes', 'region_id', 'buyer']));
   });
 });
 
 describe('create_checkout_session', () => {
+  it('honours idempotency_key as REST honours Idempotency-Key, sharing its keys', async () => {
+    const args = { items: [{ id: TRAVEL, quantity: 2 }] };
+    const key = `mcp-key-${Date.now()}`;
+    const { session: first } = await session('create_checkout_session', { ...args, idempotency_key: key });
+    const { session: again } = await session('create_checkout_session', { ...args, idempotency_key: key });
+    expect(again).toEqual(first);
+    const overRest = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key }, body: JSON.stringify(args) });
+    expect(overRest.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await overRest.json()) as any).id).toBe(first.id);
+    await failure('create_checkout_session', { items: [{ id: TWO_PACK }], idempotency_key: key }, 'Idempotency-Key');
+    expect(Number((await api.service.deps.db('carts').where({ id: first.id }).count({ n: '*' }))[0]!.n)).toBe(1);
+  });
+
+  it('shows a paid session as completed with its order', async () => {
+    const { session: created } = await session('create_checkout_session', { items: [{ id: TRAVEL }] });
+    await payWithTestProcessor(api, created.id);
+    const { session: paid, next } = await session('get_checkout_session', { id: created.id });
+    expect(paid).toMatchObject({ status: 'completed', order: { order_number: expect.stringMatching(/^SF-/), status: 'paid' }, totals: created.totals });
+    expect(next).toMatch(/Paid/);
+    expect(next).toContain(paid.order.permalink_url);
+  });
+
   it('creates the session REST then shows, with the hand-off to a human in plain words', async () => {
     const { session: created, next } = await session('create_checkout_session', { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }], promo_codes: ['10off'] });
     expect(created).toMatchObject({ object: 'checkout_session', status: 'ready_for_payment', currency: 'usd', promo_codes: ['10OFF'] });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
+import { protocolBodyProblems } from '../src/protocols/responses.js';
 import { cartCount, PROTOCOL_BASE_URL, PROTOCOL_ENV, protocolFetch, startProfileServer, ucpHeaders, type ProfileServer } from './support/protocols.js';
 
 let api: TestService;
@@ -61,7 +62,10 @@ describe('UCP discovery', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');
     expect(body.ucp.version).toBe('2026-04-08');
-    expect(body.ucp.services['dev.ucp.shopping'].map((service: any) => [service.transport, service.endpoint])).toContainEqual(['rest', `${PROTOCOL_BASE_URL}/ucp`]);
+    expect(body.ucp.services['dev.ucp.shopping'].map((service: any) => [service.transport, service.endpoint])).toEqual([
+      ['rest', `${PROTOCOL_BASE_URL}/ucp`],
+      ['mcp', `${PROTOCOL_BASE_URL}/ucp/mcp`],
+    ]);
     expect(Object.keys(body.ucp.capabilities).sort()).toEqual(['dev.ucp.shopping.checkout', 'dev.ucp.shopping.discount']);
     expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
     const [handlerName] = Object.keys(body.ucp.payment_handlers);
@@ -324,6 +328,71 @@ describe('UCP after payment', () => {
       const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: payload && json(payload) });
       expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
     }
+  });
+});
+
+/** One tools/call on /ucp/mcp; a result's structuredContent is checked against the protocol schemas like a REST body. */
+async function mcpCall(name: string, args: unknown, rpcId: number | string = 1) {
+  const response = await api.http('/ucp/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: json({ jsonrpc: '2.0', id: rpcId, method: 'tools/call', params: { name, arguments: args } }) });
+  const body = (await response.json()) as any;
+  if (body.result) {
+    const restPath = name === 'create_checkout' ? '/ucp/checkout-sessions' : '/ucp/checkout-sessions/x';
+    expect(protocolBodyProblems(restPath, 200, body.result.structuredContent)).toEqual([]);
+    expect(JSON.parse(body.result.content[0].text)).toEqual(body.result.structuredContent);
+    expect(body.result.isError).toBe(false);
+  }
+  return { status: response.status, body };
+}
+
+describe('UCP over MCP', () => {
+  const meta = (extra: Record<string, unknown> = {}) => ({ 'ucp-agent': { profile: full }, ...extra });
+
+  it('U-M1: lists the five tools; meta.ucp-agent is required, and idempotency-key on complete and cancel', async () => {
+    const list = await api.http('/ucp/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const tools = ((await list.json()) as any).result.tools;
+    expect(tools.map((tool: any) => tool.name)).toEqual(['create_checkout', 'get_checkout', 'update_checkout', 'complete_checkout', 'cancel_checkout']);
+    const noAgent = await mcpCall('create_checkout', { meta: {}, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] } });
+    expect([noAgent.status, noAgent.body.error.code]).toEqual([400, -32602]);
+    for (const name of ['complete_checkout', 'cancel_checkout']) {
+      const noKey = await mcpCall(name, { meta: meta(), id: 'cart_x', checkout: { payment: {} } });
+      expect([noKey.status, noKey.body.error.code, noKey.body.error.data.path]).toEqual([400, -32602, "$.meta['idempotency-key']"]);
+    }
+  });
+
+  it('U-M2: every tool answers the REST body for the same state', async () => {
+    const created = await mcpCall('create_checkout', { meta: meta(), checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } } });
+    const checkout = created.body.result.structuredContent;
+    expect(checkout.status).toBe('requires_escalation');
+    const rest = await protocolFetch(api, `/ucp/checkout-sessions/${checkout.id}`, { headers: ucpHeaders(full) });
+    expect(checkout).toEqual(rest.body);
+    const got = await mcpCall('get_checkout', { meta: meta(), id: checkout.id });
+    expect(got.body.result.structuredContent).toEqual(rest.body);
+    const updated = await mcpCall('update_checkout', { meta: meta(), id: checkout.id, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] } });
+    expect(updated.body.result.structuredContent.line_items[0].quantity).toBe(3);
+    const withId = await mcpCall('update_checkout', { meta: meta(), id: checkout.id, checkout: { id: checkout.id, line_items: [] } });
+    expect(withId.body.error.code).toBe(-32602);
+    const completed = await mcpCall('complete_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id, checkout: { payment: {} } });
+    expect(completed.body.result.structuredContent.status).toBe('requires_escalation');
+    const canceled = await mcpCall('cancel_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id });
+    expect(canceled.body.result.structuredContent.status).toBe('canceled');
+    const again = await mcpCall('cancel_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id });
+    expect([again.status, again.body.error.code, again.body.error.data.code]).toEqual([409, -32000, 'checkout_not_modifiable']);
+  });
+
+  it('U-M3: negotiation failures are -32001 with the REST status; same key and arguments with another JSON-RPC id replay', async () => {
+    const unreachable = await mcpCall('get_checkout', { meta: { 'ucp-agent': { profile: profiles.url('/missing.json') } }, id: 'cart_x' });
+    expect([unreachable.status, unreachable.body.error.code, unreachable.body.error.data.code]).toEqual([424, -32001, 'profile_unreachable']);
+    const old = await mcpCall('get_checkout', { meta: { 'ucp-agent': { profile: profiles.url('/old-version.json') } }, id: 'cart_x' });
+    expect([old.status, old.body.error.code]).toEqual([422, -32001]);
+    const key = randomUUID();
+    const args = { meta: meta({ 'idempotency-key': key }), checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] } };
+    const first = await mcpCall('create_checkout', args, 1);
+    const before = await cartCount(api);
+    const replay = await mcpCall('create_checkout', { checkout: args.checkout, meta: meta({ 'idempotency-key': key }) }, 'other-id');
+    expect(replay.body.result.content[0].text).toBe(first.body.result.content[0].text);
+    expect(await cartCount(api)).toBe(before);
+    const conflict = await mcpCall('create_checkout', { ...args, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }] } }, 3);
+    expect([conflict.status, conflict.body.error.code, conflict.body.error.data.code]).toEqual([409, -32000, 'idempotency_conflict']);
   });
 });
 

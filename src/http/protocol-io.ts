@@ -1,5 +1,6 @@
 // What the ACP and UCP bindings share on the wire: their own routing (each protocol orders its checks itself, so the
 // contract dispatcher does not route them), reading JSON bodies, the rate limit, and sending an answer as exact bytes.
+import type { Deps } from '../deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { exceedsDepth } from './body.js';
 import type { AppContext } from './context.js';
@@ -15,7 +16,7 @@ export class ProtocolError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly options: { param?: string; headers?: Record<string, string> } = {},
+    readonly options: { param?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
   ) {
     super(message);
   }
@@ -101,4 +102,9 @@ export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLi
   }
   ctx.state.log.error({ err: error }, 'request failed');
   return new ProtocolError(500, 'internal_error', 'An unexpected error occurred; nothing was charged.');
+}
+
+/** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
+export async function rateLimit(ctx: AppContext, deps: Deps): Promise<void> {
+  await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
 }

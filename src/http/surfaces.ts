@@ -35,7 +35,7 @@ const SURFACES = {
   pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'], errors: 'page' },
   webhooks: { paths: ['/webhooks/*'], errors: 'read' },
   /** The ACP/UCP bindings (src/http/protocols.ts): each checks, counts and answers errors in its protocol's order and shape. */
-  protocols: { paths: ['/ucp', '/ucp/*', '/.well-known/ucp'] },
+  protocols: { paths: ['/ucp', '/ucp/*', '/.well-known/ucp', '/acp', '/acp/*', '/.well-known/acp.json'] },
   liveness: { paths: ['/healthz'], errors: 'read' },
   /** Everything else: the public catalogue, the changelog, health, the published contract, and unknown paths. */
   reads: { paths: [], errors: 'read' },

@@ -4,12 +4,12 @@
 import type { Deps } from '../deps.js';
 import { ucpErrorResponse, ucpMessage, UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION, type UcpMessage } from '../domain/ucp-checkout.js';
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
+import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { runIdempotently } from '../services/protocol-idempotency.js';
 import { createProfileResolver, negotiate, profileUrlOf, type Negotiated, type ProfileResolver } from '../services/ucp-profiles.js';
 import type { AppContext } from './context.js';
-import { isUuid, jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
-import { byAddress, type RateLimiter } from './rate-limit.js';
+import { isUuid, jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
@@ -38,7 +38,7 @@ export function businessProfile(deps: Deps) {
   return {
     ucp: {
       version: UCP_VERSION,
-      services: { 'dev.ucp.shopping': [service('rest', `${baseUrl}/ucp`, 'rest.openapi.json')] },
+      services: { 'dev.ucp.shopping': [service('rest', `${baseUrl}/ucp`, 'rest.openapi.json'), service('mcp', `${baseUrl}${UCP_MCP_PATH}`, 'mcp.openrpc.json')] },
       capabilities: {
         [UCP_CHECKOUT]: [{ version: UCP_VERSION, spec: `https://ucp.dev/${UCP_VERSION}/specification/checkout`, schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/checkout.json` }],
         [UCP_DISCOUNT]: [
@@ -117,9 +117,56 @@ function requiredUuidHeader(ctx: AppContext, name: string, codes: { missing: str
   return value;
 }
 
-export function ucpRoutes(deps: Deps, limiter: RateLimiter): (ctx: AppContext) => Promise<void> {
+/** One UCP operation after its transport's own checks (REST headers, MCP arguments): steps 6–12 of A.3. */
+export interface UcpExecution {
+  profileUrl: string;
+  op: UcpOperation;
+  id?: string;
+  body: unknown;
+  /** The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers. */
+  idempotency?: { key: string; scope: string; hashed: unknown };
+}
+
+export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
+
+/** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
+export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
   const operations = createUcpOperations(deps);
   const profiles = createProfileResolver(deps.config.protocols);
+  const { baseUrl } = deps.config;
+  return async ({ profileUrl, op, id, body, idempotency }) => {
+    const negotiation = await negotiateWith(deps, profiles, profileUrl);
+    if ('status' in negotiation) return { response: negotiation, replayed: false };
+    const call: UcpCall = { op, id, body, ...negotiation };
+    const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
+    const outcome = await runIdempotently(deps, scope, async (db) => {
+      try {
+        return await operations[op](db, call);
+      } catch (error) {
+        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
+        throw error;
+      }
+    });
+    switch (outcome.kind) {
+      case 'ran':
+        return { response: outcome.response, replayed: false };
+      case 'replayed':
+        return { response: outcome.response, replayed: true };
+      case 'conflict':
+        throw new ProtocolError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
+      case 'in_flight':
+        throw new ProtocolError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+    }
+  };
+}
+
+/** Renders any failure on a UCP surface as UCP's protocol error. */
+export function ucpFailure(error: unknown, ctx: AppContext, baseUrl: string): ProtocolResponse {
+  return renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' }), baseUrl);
+}
+
+export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
+  const execute = createUcpExecutor(deps);
   const { baseUrl } = deps.config;
 
   async function serveCheckout(ctx: AppContext): Promise<void> {
@@ -132,44 +179,25 @@ export function ucpRoutes(deps: Deps, limiter: RateLimiter): (ctx: AppContext) =
     ctx.set('Request-Id', requestId);
     const mutating = ctx.method === 'POST' || ctx.method === 'PUT';
     const key = mutating ? requiredUuidHeader(ctx, 'Idempotency-Key', { missing: 'idempotency_key_required', invalid: 'invalid_idempotency_key' }) : undefined;
-    const body = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
-    const negotiation = await negotiateWith(deps, profiles, profileUrl);
-    if ('status' in negotiation) return sendProtocolResponse(ctx, negotiation);
-
-    const call: UcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined, ...negotiation };
-    const scope = key === undefined ? undefined : { scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, key, body: call.body };
-    const outcome = await runIdempotently(deps, scope, async (db) => {
-      try {
-        return await operations[route.op](db, call);
-      } catch (error) {
-        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
-        throw error;
-      }
-    });
-    switch (outcome.kind) {
-      case 'ran':
-        return sendProtocolResponse(ctx, outcome.response);
-      case 'replayed':
-        return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
-      case 'conflict':
-        throw new ProtocolError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
-      case 'in_flight':
-        throw new ProtocolError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
-    }
+    const read = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
+    const body = read.kind === 'json' ? read.value : undefined;
+    const idempotency = key === undefined ? undefined : { key, scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, hashed: body };
+    const answer = await execute({ profileUrl, op: route.op, id: route.id, body, idempotency });
+    sendProtocolResponse(ctx, answer.response, answer.replayed ? { 'Idempotent-Replayed': 'true' } : {});
   }
 
   return async (ctx) => {
     try {
-      // Counted here rather than by a pipeline step, so that a 429 is answered in UCP's error shape.
-      await limiter.consume(ctx, byAddress(ctx));
+      await rateLimit(ctx, deps);
       if (ctx.path === UCP_PROFILE_PATH) {
         matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
         sendProtocolResponse(ctx, jsonResponse(200, businessProfile(deps)), { 'Cache-Control': PROFILE_CACHE_CONTROL });
         return;
       }
+      if (ctx.path === UCP_MCP_PATH) return await serveUcpMcp(ctx, deps, execute);
       await serveCheckout(ctx);
     } catch (error) {
-      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' }), baseUrl), { 'Cache-Control': 'no-store' });
+      sendProtocolResponse(ctx, ucpFailure(error, ctx, baseUrl), { 'Cache-Control': 'no-store' });
     }
   };
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
-import { contractSchema } from './schemas.js';
+import { contractParameter, contractSchema } from './schemas.js';
 import { storePolicies, storePoliciesSchema } from './store-policies.js';
 import { jsonSchemaValidator, registerTool } from './tools.js';
 
@@ -18,26 +18,27 @@ const INSTRUCTIONS =
   'Prices depend on the region: list_regions gives the ids, and every tool defaults to the United States (USD). ' +
   'To buy, use the checkout MCP server (/checkout/mcp) with the variant ids found here.';
 
-const regionId = z.string().min(1).max(64).describe('Region whose currency and prices apply, from list_regions (e.g. reg_eu). Default: United States (USD).');
+const regionId = contractParameter('RegionId').describe('Region whose currency and prices apply, from list_regions (e.g. reg_eu). Default: United States (USD).');
 
 // Inputs are strict, as the REST API rejects unknown query parameters: a misspelt `region` must not silently price
-// in the default region.
+// in the default region. Each argument has the schema of the agent API's parameter it stands for (same pattern,
+// lengths and range), so an MCP call accepts exactly what the REST call accepts.
 const searchInput = z.strictObject({
-  query: z.string().min(1).max(200).optional().describe('Free text; every word must occur in the product\'s title or description. Omit to list everything.'),
-  collection: z.string().min(1).max(200).optional().describe('Only products in this collection: a handle or id from list_collections.'),
+  query: contractParameter('AgentSearchQuery').optional().describe('Free text; every word must occur in the product\'s title or description. Omit to list everything.'),
+  collection: contractParameter('AgentCollectionFilter').optional().describe('Only products in this collection: a handle or id from list_collections.'),
   region_id: regionId.optional(),
-  limit: z.number().int().min(1).max(100).default(12).describe('Page size, 1 to 100.'),
-  offset: z.number().int().min(0).default(0).describe('Products to skip, for paging.'),
+  limit: contractParameter('Limit').describe('Page size, 1 to 100.'),
+  offset: contractParameter('Offset').describe('Products to skip, for paging.'),
 });
 
-const product = z.string().min(1).max(200).describe('The product\'s handle (URL slug, e.g. tongue-scraper-2-pack; preferred) or id (prefix prod_).');
+const product = contractParameter('AgentProductIdOrHandle').describe('The product\'s handle (URL slug, e.g. tongue-scraper-2-pack; preferred) or id (prefix prod_).');
 
 // Input schemas are built once per process: zod schemas are immutable, and building them for every request's fresh
 // server cost more than the rest of the server's set-up.
 const getProductInput = z.strictObject({ product, region_id: regionId.optional() });
-const listReviewsInput = z.strictObject({ product: product.optional().describe('Only this product\'s reviews: its handle or id. Omit for the whole store.') });
+const listReviewsInput = z.strictObject({ product: contractParameter('AgentReviewProductFilter').optional().describe('Only this product\'s reviews: its handle or id. Omit for the whole store.') });
 const noInput = z.strictObject({});
-const listCollectionsInput = z.strictObject({ handle: z.string().min(1).max(200).optional().describe('Only the collection with this handle.') });
+const listCollectionsInput = z.strictObject({ handle: contractParameter('CollectionHandleFilter').optional().describe('Only the collection with this handle.') });
 const storePoliciesInput = z.strictObject({ region_id: regionId.optional() });
 
 function registerCatalogTools(server: McpServer, deps: Deps): void {

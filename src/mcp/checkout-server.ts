@@ -3,8 +3,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { cancelCheckoutSession, createCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
-import { contractSchema } from './schemas.js';
+import { currentVersion } from '../domain/versioning.js';
+import { cancelCheckoutSession, createCheckoutSession, createCheckoutSessionIdempotently, getCheckoutSession, type CheckoutSession, type CheckoutSessionInput } from '../services/checkout.js';
+import { contractParameter, contractSchema } from './schemas.js';
 import { jsonSchemaValidator, registerTool } from './tools.js';
 
 const INSTRUCTIONS =
@@ -12,10 +13,16 @@ const INSTRUCTIONS =
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId = z.strictObject({ id: z.string().min(1).max(64).describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
+const sessionId = z.strictObject({ id: contractParameter('CheckoutSessionId').describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
 
 /** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
 function nextStep(session: CheckoutSession): string[] {
+  if (session.order) {
+    return [
+      `Paid: a human paid at checkout_url and this session became order ${session.order.order_number} (status ${session.order.status}); ` +
+        `the totals are the amounts charged. The buyer's receipt is at ${session.order.permalink_url}. Nothing more to do.`,
+    ];
+  }
   if (session.status === 'canceled') {
     return ['This session is canceled: nothing was charged, and it can no longer be paid. Create a new session to buy.'];
   }
@@ -34,17 +41,25 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
     description:
       'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
       'Arguments are those of POST /checkout-sessions: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
-      'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing.',
+      'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
+      'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused.',
     annotations: { title: 'Create a checkout session', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    inputSchema: contractSchema('CheckoutSessionCreateRequest'),
+    inputSchema: contractSchema('CheckoutSessionCreateRequest').extend({
+      idempotency_key: z.string().min(1).max(255).optional().describe('Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.'),
+    }),
     outputSchema: session,
     notes: nextStep,
-    run: (args) => createCheckoutSession(deps, args),
+    run: async ({ idempotency_key: key, ...args }) => {
+      const input = args as unknown as CheckoutSessionInput;
+      return key ? (await createCheckoutSessionIdempotently(deps, input, key as string, currentVersion())).session : createCheckoutSession(deps, input);
+    },
   });
   registerTool(server, log, {
     name: 'get_checkout_session',
     title: 'Get a checkout session',
-    description: 'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url.',
+    description:
+      'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
+      'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
     annotations: { title: 'Get a checkout session', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     inputSchema: sessionId,
     outputSchema: session,

@@ -46,7 +46,22 @@ function errorResult(error: unknown, definition: ToolDefinition<z.ZodObject, z.Z
   return { isError: true, content: [text('An unexpected error occurred. Retry later; if it persists, report it.')] };
 }
 
+/**
+ * Where in the arguments a string holds a NUL character, as an argument path (`items[0].sku`). PostgreSQL text cannot
+ * hold one: such a value must be refused before any query is built from it, as REST refuses it with a 400.
+ */
+function nulCharacterAt(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) return value.map((item, index) => nulCharacterAt(item, `${path}[${index}]`)).find(Boolean);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).map(([key, item]) => nulCharacterAt(item, path ? `${path}.${key}` : key)).find(Boolean);
+  }
+  return undefined;
+}
+
 async function runTool(definition: ToolDefinition<z.ZodObject, z.ZodObject>, args: unknown, log: Logger): Promise<CallToolResult> {
+  const nul = nulCharacterAt(args, '');
+  if (nul) return { isError: true, content: [text(`Argument ${nul}: must not contain the NUL character (U+0000). Remove it and call again.`)] };
   try {
     const output = definition.outputSchema.parse(await definition.run(args as z.output<z.ZodObject>)) as Record<string, unknown>;
     const notes = definition.notes?.(output) ?? [];

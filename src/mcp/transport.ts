@@ -12,10 +12,10 @@ import type { AppContext } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
 
 /** The revision these servers implement; initialize requests for any version we do not speak are answered with it. */
-const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
+export const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
 
 /** What a client may have negotiated: this revision and the older ones the SDK still speaks (date strings sort). */
-const ACCEPTED_PROTOCOL_VERSIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version <= NEGOTIATED_PROTOCOL_VERSION);
+export const ACCEPTED_PROTOCOL_VERSIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version <= NEGOTIATED_PROTOCOL_VERSION);
 
 /** Largest request body, in bytes; the same 100 kB as the REST API's JSON bodies. */
 export const MCP_BODY_LIMIT = 100 * 1024;
@@ -96,7 +96,7 @@ function normaliseAccept(req: IncomingMessage): void {
 }
 
 /** Checks the request line and headers; answers and returns false when the request must not reach the server. */
-function admit(ctx: AppContext, deps: Deps): boolean {
+export function admit(ctx: AppContext, deps: Deps): boolean {
   if (ctx.method !== 'POST') {
     // No server-initiated stream (GET) and no sessions to end (DELETE): this transport is POST only.
     throw new MethodNotAllowed(ctx.method, ctx.path, ['POST']);
@@ -118,7 +118,7 @@ function admit(ctx: AppContext, deps: Deps): boolean {
 }
 
 /** Reads and checks the JSON-RPC message; answers and returns undefined when it cannot be served. */
-async function readMessage(ctx: AppContext): Promise<object | undefined> {
+export async function readMessage(ctx: AppContext): Promise<object | undefined> {
   const body = await readBody(ctx.req, MCP_BODY_LIMIT);
   if (body.outcome === 'too_large') {
     ctx.set('Connection', 'close'); // the rest of the body is never read

@@ -110,6 +110,9 @@ function describe(error: ErrorObject): RequestProblem {
 
 /** The first problem of a request body against the binding's schema, or undefined when it is valid. */
 export function requestProblem(name: RequestSchemaName, body: unknown): RequestProblem | undefined {
-  const error = firstSchemaError(schemaByRef(`request:${name}`, REQUEST_SCHEMAS[name]), body);
-  return error && describe(error);
+  const validate = schemaByRef(`request:${name}`, REQUEST_SCHEMAS[name]);
+  const error = firstSchemaError(validate, body);
+  // A field the request may not have explains a missing one better (`items` sent for `line_items`).
+  const unknownTopLevel = validate.errors?.find((candidate) => candidate.keyword === 'additionalProperties' && candidate.instancePath === '');
+  return error && describe(unknownTopLevel ?? error);
 }

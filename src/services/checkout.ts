@@ -15,6 +15,7 @@ import { applyPromoCodes, canonicalCode, type AppliedPromotion, type PromoMessag
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
+import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, whileClaimed, type IdempotentRequest } from './idempotency.js';
 import { cachedQuery } from './query-cache.js';
 
 export type { CheckoutSession };
@@ -119,6 +120,35 @@ export async function createCheckoutSession(deps: Deps, input: CheckoutSessionIn
   );
   await carts.insertCart(deps.db, cart, newLines, options.alongside?.(session));
   return session;
+}
+
+/** Every surface shares one key space: a key used over REST replays over MCP, and the other way round. */
+const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
+
+export interface IdempotentCreation {
+  status: number;
+  session: CheckoutSession;
+  /** The API version the answer was first given under (a replay keeps it). */
+  apiVersion: string;
+  replayed: boolean;
+}
+
+/** Creates under an Idempotency-Key: replays a stored answer, or records this one atomically with the new session. */
+export async function createCheckoutSessionIdempotently(deps: Deps, input: CheckoutSessionInput, key: string, apiVersion: string): Promise<IdempotentCreation> {
+  const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
+  const claim = await claimIdempotencyKey(deps, request);
+  if (claim.kind === 'replay') return { status: claim.result.status, session: claim.result.body as CheckoutSession, apiVersion: claim.result.apiVersion, replayed: true };
+  try {
+    const session = await whileClaimed(deps, request, claim.claimedAt, () =>
+      createCheckoutSession(deps, input, {
+        alongside: (created) => idempotentResultStatement(deps, request, { status: 201, body: created, apiVersion }),
+      }),
+    );
+    return { status: 201, session, apiVersion, replayed: false };
+  } catch (error) {
+    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release idempotency key'));
+    throw error;
+  }
 }
 
 function sessionNotFound(id: string): NotFound {

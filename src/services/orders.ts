@@ -65,7 +65,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
   const at = new Date(deps.now());
   const outcome = await deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
     if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
-    const cart = await carts.lockCart(trx, report.sessionId);
+    const cart = await carts.findCartForUpdate(trx, report.sessionId);
     if (!cart || cart.status === 'open') throw unknownSession(report.sessionId);
     if (cart.status === 'completed') {
       const existing = await orders.findOrderBySession(trx, cart.id);

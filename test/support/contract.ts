@@ -5,6 +5,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { loadDocument } from '../../src/document.js';
 import { errorShapeOf } from '../../src/http/surfaces.js';
+import { isAcpPath } from '../../src/http/acp.js';
 import { isUcpPath } from '../../src/http/ucp.js';
 
 type Json = Record<string, any>;
@@ -91,7 +92,7 @@ function validateUnrouted(response: Response, text: string, method: string, path
   check([404, 405, 429].includes(response.status), `${where}: no documented operation, and the status ${response.status} is not 404/405/429`);
   if (response.status === 429) check(response.headers.has('retry-after'), `${where}: 429 without Retry-After`);
   // The protocol bindings answer in their own error shape.
-  const schemaName = isUcpPath(path) ? 'UcpError' : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
+  const schemaName = isUcpPath(path) ? 'UcpError' : isAcpPath(path) ? 'AcpError' : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
   const validate = validatorAt(`/components/schemas/${schemaName}`);
   check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
   if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);

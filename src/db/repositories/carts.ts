@@ -131,11 +131,6 @@ export async function cancelSession(db: Db, id: string, at: Date): Promise<void>
   await db('carts').where({ id, status: 'ready_for_payment' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
 }
 
-/** The cart, locked until the transaction ends: payments and cancellations of one session happen one at a time. */
-export async function lockCart(db: Db, id: string): Promise<CartRow | undefined> {
-  return (await db('carts').where({ id }).forUpdate().first()) as CartRow | undefined;
-}
-
 export async function completeSession(db: Db, id: string, at: Date): Promise<void> {
   await db('carts').where({ id }).update({ status: 'completed', completed_at: at, updated_at: at });
 }

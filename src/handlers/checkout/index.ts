@@ -5,7 +5,6 @@ import type { Deps } from '../../deps.js';
 import type { AppContext } from '../../http/context.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
 import * as checkout from '../../services/checkout.js';
-import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, whileClaimed, type IdempotentRequest } from '../../services/idempotency.js';
 
 type SessionPath = operations['getCheckoutSession']['parameters']['path'];
 type CheckoutOperation =
@@ -18,31 +17,15 @@ type CheckoutOperation =
   | 'cancelCheckoutSession'
   | 'cancelCheckoutSessionAlias';
 
-const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
-
-/** Creates under an Idempotency-Key: replays a stored answer, or records this one atomically with the new session. */
+/** Creates under an Idempotency-Key: a replay answers the stored status, body and API version. */
 async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.CheckoutSessionInput, key: string): Promise<void> {
-  const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
-  const claim = await claimIdempotencyKey(deps, request);
-  if (claim.kind === 'replay') {
-    ctx.status = claim.result.status;
-    ctx.set('API-Version', claim.result.apiVersion);
+  const created = await checkout.createCheckoutSessionIdempotently(deps, input, key, ctx.response.get('API-Version'));
+  if (created.replayed) {
+    ctx.set('API-Version', created.apiVersion);
     ctx.set('Idempotent-Replayed', 'true');
-    ctx.body = claim.result.body;
-    return;
   }
-  const apiVersion = ctx.response.get('API-Version');
-  try {
-    ctx.body = await whileClaimed(deps, request, claim.claimedAt, () =>
-      checkout.createCheckoutSession(deps, input, {
-        alongside: (session) => idempotentResultStatement(deps, request, { status: 201, body: session, apiVersion }),
-      }),
-    );
-    ctx.status = 201;
-  } catch (error) {
-    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError) => ctx.state.log.warn({ err: releaseError }, 'could not release idempotency key'));
-    throw error;
-  }
+  ctx.status = created.status;
+  ctx.body = created.session;
 }
 
 export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOperation> {

@@ -1,0 +1,168 @@
+// The ACP checkout operations (B.3–B.7 of the design), run after the binding's authentication, version and
+// idempotency steps (src/http/acp.ts) inside the transaction that records their answer. Protocol errors are
+// ProtocolErrors, rendered by the binding as ACP's flat Error.
+import type { Db } from '../../db/knex.js';
+import type { Deps } from '../../deps.js';
+import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
+import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
+import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
+import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
+import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
+import * as sessions from '../../services/protocol-sessions.js';
+
+export type AcpOperation = 'create' | 'retrieve' | 'update' | 'complete' | 'cancel';
+
+export interface AcpCall {
+  op: AcpOperation;
+  id?: string;
+  body: unknown;
+}
+
+type AcpLineInput = { id: string; quantity?: number } | { item: { id: string }; quantity: number };
+
+interface AcpSessionInput {
+  line_items?: AcpLineInput[];
+  currency?: string;
+  buyer?: BuyerDetails & Record<string, unknown>;
+  fulfillment_details?: unknown;
+  discounts?: { codes?: string[] };
+  coupons?: string[];
+  selected_fulfillment_options?: Array<{ type: string; option_id?: string; item_ids?: string[] }>;
+}
+
+const PROBLEM_CODES = { missing: 'missing_field', unknown: 'unknown_field', invalid: 'invalid_field' } as const;
+
+/** The ACP Error codes of the line problems (B.6), and the MessageError codes of an update's (B.7). */
+const LINE_ERROR_CODES: Record<sessions.LineProblemCode, string> = { not_found: 'item_not_found', item_unavailable: 'region_restricted', out_of_stock: 'out_of_stock', quantity_exceeded: 'quantity_exceeded' };
+const LINE_MESSAGE_CODES: Record<sessions.LineProblemCode, string> = { not_found: 'not_found', item_unavailable: 'region_restricted', out_of_stock: 'out_of_stock', quantity_exceeded: 'quantity_exceeded' };
+
+export function acpLinks(deps: Deps) {
+  const { baseUrl, protocols } = deps.config;
+  return [
+    { type: 'return_policy', url: `${baseUrl}/policies/returns`, title: 'Returns' },
+    { type: 'shipping_policy', url: `${baseUrl}/policies/shipping`, title: 'Shipping' },
+    ...(protocols.termsUrl ? [{ type: 'terms_of_use', url: protocols.termsUrl, title: 'Terms of use' }] : []),
+    ...(protocols.privacyUrl ? [{ type: 'privacy_policy', url: protocols.privacyUrl, title: 'Privacy policy' }] : []),
+  ];
+}
+
+function validated(name: RequestSchemaName, body: unknown): AcpSessionInput {
+  const problem = requestProblem(name, body ?? {});
+  if (problem) throw new ProtocolError(400, PROBLEM_CODES[problem.kind], problem.message, { param: problem.path });
+  const input = (body ?? {}) as AcpSessionInput;
+  if (input.discounts && input.coupons) {
+    throw new ProtocolError(400, 'conflicting_fields', 'Send discounts.codes or the deprecated coupons, not both.', { param: '$.coupons' });
+  }
+  return input;
+}
+
+function requestedLines(lines: AcpLineInput[]): sessions.RequestedProtocolLine[] {
+  return lines.map((line, index) => {
+    const byItem = 'item' in line;
+    return {
+      itemId: byItem ? line.item.id : line.id,
+      quantity: line.quantity ?? 1,
+      idPath: byItem ? `$.line_items[${index}].item.id` : `$.line_items[${index}].id`,
+      quantityPath: `$.line_items[${index}].quantity`,
+    };
+  });
+}
+
+/** Email, names and phone are kept (B.4); the other Buyer fields are accepted and dropped. */
+function buyerOf(buyer: AcpSessionInput['buyer']): BuyerDetails | null {
+  if (!buyer) return null;
+  const { email, first_name, last_name, phone_number } = buyer;
+  return Object.fromEntries(Object.entries({ email, first_name, last_name, phone_number }).filter(([, value]) => value !== undefined));
+}
+
+function codesOf(input: AcpSessionInput): string[] | undefined {
+  return input.discounts ? (input.discounts.codes ?? []) : input.coupons;
+}
+
+/** The only fulfillment option is standard shipping of every line (B.4). */
+function fulfillmentProblem(input: AcpSessionInput, session: ProtocolSession): AcpMessage | undefined {
+  const lineIds = new Set(session.lines.map((line) => line.id));
+  const index = (input.selected_fulfillment_options ?? []).findIndex(
+    (option) => option.type !== 'shipping' || option.option_id !== 'standard' || (option.item_ids ?? []).some((id) => !lineIds.has(id)),
+  );
+  if (index < 0) return undefined;
+  return acpMessage({ type: 'error', code: 'invalid', severity: 'high', resolution: 'recoverable', param: `$.selected_fulfillment_options[${index}]`, content: 'The only fulfillment option is standard shipping (option_id "standard") of this session\'s lines.' });
+}
+
+export function createAcpOperations(deps: Deps) {
+  const rendering = { namespace: deps.config.protocols.namespace!, baseUrl: deps.config.baseUrl, psp: deps.config.protocols.paymentPsp, links: acpLinks(deps) };
+  const present = (status: number, session: ProtocolSession, extraMessages: AcpMessage[] = []): ProtocolResponse =>
+    jsonResponse(status, toAcpCheckoutSession(session, { ...rendering, extraMessages }));
+  const notFound = (id: string) => new ProtocolError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: '$.id' });
+  const notModifiable = (session: ProtocolSession, canceledCode: string) =>
+    session.state === 'completed'
+      ? new ProtocolError(405, 'session_completed', `Checkout session ${session.id} is paid and became an order; it can no longer change.`)
+      : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
+
+  async function create(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+    const input = validated('acp.create', call.body);
+    const regionId = await sessions.regionForCurrency(db, input.currency!);
+    if (!regionId) throw new ProtocolError(400, 'unsupported_currency', `This store does not sell in ${input.currency}; use one of ${(await sessions.supportedCurrencies(db)).join(', ')}.`, { param: '$.currency' });
+    const outcome = await sessions.createProtocolSession(deps, db, {
+      regionId,
+      lines: requestedLines(input.line_items!),
+      codes: codesOf(input) ?? [],
+      buyer: buyerOf(input.buyer),
+      fulfillmentDetails: input.fulfillment_details,
+    });
+    if (outcome.kind === 'rejected') {
+      const [first] = outcome.problems;
+      throw new ProtocolError(400, LINE_ERROR_CODES[first!.code], first!.content, { param: first!.path });
+    }
+    return present(201, outcome.session);
+  }
+
+  async function retrieve(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+    const session = await sessions.loadProtocolSession(deps, db, call.id!);
+    if (!session) throw notFound(call.id!);
+    return present(200, session);
+  }
+
+  async function update(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+    const input = validated('acp.update', call.body);
+    const current = await sessions.loadProtocolSession(deps, db, call.id!);
+    if (!current) throw notFound(call.id!);
+    const invalidOption = fulfillmentProblem(input, current);
+    if (invalidOption && current.state !== 'canceled' && current.state !== 'completed') return present(200, current, [invalidOption]);
+    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
+      lines: input.line_items && requestedLines(input.line_items),
+      codes: codesOf(input),
+      buyer: input.buyer === undefined ? undefined : buyerOf(input.buyer),
+      fulfillmentDetails: input.fulfillment_details,
+    });
+    if (outcome.kind === 'not_found') throw notFound(call.id!);
+    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_canceled');
+    if (outcome.kind === 'rejected') {
+      const errors = outcome.problems.map((problem) => acpMessage({ type: 'error', code: LINE_MESSAGE_CODES[problem.code], severity: 'high', resolution: 'recoverable', param: problem.path, content: problem.content }));
+      return present(200, outcome.session, errors);
+    }
+    return present(200, outcome.session);
+  }
+
+  /** Completion never takes payment here (B.9 #4): 422 on an open session, which stays requires_escalation. */
+  async function complete(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+    validated('acp.complete', call.body);
+    const session = await sessions.loadProtocolSession(deps, db, call.id!);
+    if (!session) throw notFound(call.id!);
+    if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session, 'session_canceled');
+    throw new ProtocolError(422, 'delegated_payment_not_supported', "This store does not accept payment through the API. Send the buyer to the session's continue_url to pay.", {
+      param: '$.payment_data',
+    });
+  }
+
+  async function cancel(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+    validated('acp.cancel', call.body);
+    const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
+    if (outcome.kind === 'not_found') throw notFound(call.id!);
+    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_already_canceled');
+    return present(200, outcome.session);
+  }
+
+  const operations: Record<AcpOperation, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = { create, retrieve, update, complete, cancel };
+  return operations;
+}

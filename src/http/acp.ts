@@ -1,0 +1,142 @@
+// The ACP 2026-04-17 REST binding at /acp and its discovery document at /.well-known/acp.json (3.B of the design).
+// Checks in order: route, bearer token (this service's OAuth, scope cart:write), API-Version, Idempotency-Key on POST,
+// body, then the idempotency claim, after which every answer below 500 is stored under the key (scope: the client).
+import type { Deps } from '../deps.js';
+import { ACP_VERSION } from '../domain/acp-checkout.js';
+import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
+import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
+import { agentUrls, findActiveGrant } from '../services/oauth.js';
+import { runIdempotently, type ProtocolResponse } from '../services/protocol-idempotency.js';
+import { supportedCurrencies } from '../services/protocol-sessions.js';
+import type { AppContext } from './context.js';
+import { jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
+
+export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
+const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
+const SCOPE = 'cart:write';
+const MAX_KEY_LENGTH = 255;
+
+const ROUTES: ProtocolRoute<AcpOperation>[] = [
+  { pattern: /^\/acp\/checkout_sessions$/, methods: { POST: 'create' } },
+  { pattern: /^\/acp\/checkout_sessions\/([^/]+)$/, methods: { GET: 'retrieve', POST: 'update' } },
+  { pattern: /^\/acp\/checkout_sessions\/([^/]+)\/complete$/, methods: { POST: 'complete' } },
+  { pattern: /^\/acp\/checkout_sessions\/([^/]+)\/cancel$/, methods: { POST: 'cancel' } },
+];
+
+export function isAcpPath(path: string): boolean {
+  return path === ACP_DISCOVERY_PATH || /^\/acp(\/|$)/.test(path);
+}
+
+/** ACP's error type for a status: there is no rate-limit type, so a 429 is `service_unavailable` (B.9 #11). */
+function errorType(status: number): 'invalid_request' | 'processing_error' | 'service_unavailable' {
+  if (status === 429 || status === 503) return 'service_unavailable';
+  return status >= 500 ? 'processing_error' : 'invalid_request';
+}
+
+/** ACP's flat Error: `type`, `code`, `message`, `param` (a JSONPath, or the header's name), and documented extras. */
+function renderError(error: ProtocolError): ProtocolResponse {
+  const { param, headers, details } = error.options;
+  return jsonResponse(error.status, { type: errorType(error.status), code: error.code, message: error.message, ...(param ? { param } : {}), ...details }, { ...headers });
+}
+
+export async function acpDiscovery(deps: Deps) {
+  const { baseUrl } = deps.config;
+  return {
+    protocol: { name: 'acp', version: ACP_VERSION, supported_versions: [ACP_VERSION], documentation_url: `${baseUrl}/docs` },
+    api_base_url: `${baseUrl}/acp`,
+    transports: ['rest'],
+    capabilities: { services: ['checkout'], extensions: [{ name: 'discount' }], supported_currencies: await supportedCurrencies(deps.db), supported_locales: ['en-US'] },
+  };
+}
+
+/** The OAuth client the bearer token belongs to; 401 without a valid token, 403 without cart:write. */
+async function authenticate(deps: Deps, ctx: AppContext): Promise<string> {
+  const { resourceMetadata } = agentUrls(deps.config);
+  const header = ctx.get('Authorization');
+  if (!header) {
+    throw new ProtocolError(401, 'unauthorized', 'Send Authorization: Bearer <ACCESS_TOKEN>; get a token with scope cart:write from this store\'s OAuth token endpoint.', {
+      headers: { 'WWW-Authenticate': bearerChallenge({ resourceMetadata }) },
+    });
+  }
+  const token = parseBearerToken(header);
+  const grant = token === undefined ? undefined : await findActiveGrant(deps, token);
+  if (!grant) {
+    throw new ProtocolError(401, 'invalid_token', 'The access token is expired, revoked, unknown or malformed; request a new one.', {
+      headers: { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token', resourceMetadata }) },
+    });
+  }
+  if (!hasScopes(grant.scopes, [SCOPE])) {
+    throw new ProtocolError(403, 'insufficient_scope', `This API needs the scope "${SCOPE}", which the token was not granted.`, {
+      headers: { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: SCOPE, resourceMetadata }) },
+    });
+  }
+  return grant.clientId;
+}
+
+function checkApiVersion(ctx: AppContext): void {
+  const version = ctx.get('API-Version');
+  const details = { supported_versions: [ACP_VERSION] };
+  if (!version) throw new ProtocolError(400, 'missing_api_version', `Send API-Version: ${ACP_VERSION}.`, { param: 'API-Version', details });
+  if (version !== ACP_VERSION) throw new ProtocolError(400, 'unsupported_api_version', `API-Version ${version} is not supported.`, { param: 'API-Version', details });
+}
+
+function idempotencyKey(ctx: AppContext): string {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) throw new ProtocolError(400, 'idempotency_key_required', 'Every POST needs an Idempotency-Key header.', { param: 'Idempotency-Key' });
+  if (key.length > MAX_KEY_LENGTH) throw new ProtocolError(400, 'invalid_idempotency_key', `Idempotency-Key is at most ${MAX_KEY_LENGTH} characters.`, { param: 'Idempotency-Key' });
+  return key;
+}
+
+export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
+  const operations = createAcpOperations(deps);
+
+  async function serveCheckout(ctx: AppContext): Promise<void> {
+    const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
+    const clientId = await authenticate(deps, ctx);
+    checkApiVersion(ctx);
+    const mutating = ctx.method === 'POST';
+    const key = mutating ? idempotencyKey(ctx) : undefined;
+    if (key) ctx.set('Idempotency-Key', key);
+    const body = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
+    const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
+    const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
+    const outcome = await runIdempotently(deps, scope, async (db) => {
+      try {
+        return await operations[route.op](db, call);
+      } catch (error) {
+        if (error instanceof ProtocolError && error.status < 500) return renderError(error);
+        throw error;
+      }
+    });
+    switch (outcome.kind) {
+      case 'ran':
+        return sendProtocolResponse(ctx, outcome.response);
+      case 'replayed':
+        return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
+      case 'conflict':
+        throw new ProtocolError(422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', { param: 'Idempotency-Key' });
+      case 'in_flight':
+        throw new ProtocolError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry after a moment.', {
+          param: 'Idempotency-Key',
+          headers: { 'Retry-After': '1' },
+        });
+    }
+  }
+
+  return async (ctx) => {
+    ctx.set('API-Version', ACP_VERSION);
+    const requestId = ctx.get('Request-Id');
+    if (requestId) ctx.set('Request-Id', requestId);
+    try {
+      await rateLimit(ctx, deps);
+      if (ctx.path === ACP_DISCOVERY_PATH) {
+        matchProtocolRoute([{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }], ctx.method, ctx.path);
+        sendProtocolResponse(ctx, jsonResponse(200, await acpDiscovery(deps)), { 'Cache-Control': DISCOVERY_CACHE_CONTROL });
+        return;
+      }
+      await serveCheckout(ctx);
+    } catch (error) {
+      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limit_exceeded' })), { 'Cache-Control': 'no-store' });
+    }
+  };
+}
