@@ -26,6 +26,8 @@ export interface ServiceProcessOptions {
   logFile: string;
   /** When set, the service writes a V8 CPU profile there as it exits. */
   cpuProfileDir?: string;
+  /** More settings, over the defaults below (e.g. a payment processor). */
+  env?: Record<string, string>;
 }
 
 async function freePort(): Promise<number> {
@@ -99,6 +101,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
       LOG_LEVEL: 'warn',
       // The load comes from one address; the limiter must count it without ever answering 429.
       RATE_LIMIT_PER_MINUTE: '1000000',
+      ...options.env,
     },
   });
   closeSync(log);

@@ -258,7 +258,8 @@ export interface paths {
          * Cancel a checkout session
          * @description Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
          *     answers 200 with the same cancelled session and changes nothing. A paid (`completed`) session cannot be cancelled:
-         *     409 `session_completed` (refunds are the store's business, through its payment processor).
+         *     409 `session_completed` (refunds are the store's business, through its payment processor). A cancelled session
+         *     is deleted 30 days after its cancellation (then 404), unless an order refers to it.
          */
         post: operations["cancelCheckoutSession"];
         delete?: never;
@@ -871,7 +872,8 @@ export interface paths {
          * Register an agent client
          * @description Dynamic client registration (RFC 7591). Open: no approval and no initial access token. Answers the `client_id`
          *     and a `client_secret` that is shown exactly once (only its hash is kept). Only the `client_credentials` grant can
-         *     be registered. Metadata not listed in the request schema is ignored.
+         *     be registered. Metadata not listed in the request schema is ignored. A client that obtains no token for 90 days
+         *     is deleted (register again).
          */
         post: operations["registerClient"];
         delete?: never;
@@ -895,7 +897,8 @@ export interface paths {
          *     (`client_id:client_secret`, each form-encoded first as RFC 6749 section 2.3.1 requires) or, alternatively, with
          *     `client_id` and `client_secret` in the form body (`client_secret_post`). The granted scope is the requested
          *     `scope` intersected with the client's registered scope (all of it when none is requested). Tokens are opaque,
-         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate.
+         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate. A client
+         *     holds at most 10 live tokens: issuing another revokes its oldest live one.
          *     Any other grant, identity assertions and token exchange (ID-JAG) included, is `unsupported_grant_type`.
          */
         post: operations["issueToken"];
@@ -1070,7 +1073,8 @@ export interface paths {
          *     by variant id, product handle or SKU (the same variant twice merges into one line), an optional `region_id`
          *     (default United States / USD; fixed for the cart's life) and optional promo codes (`promo_codes` or its aliases;
          *     codes that do not apply are explained in `messages`). Quantities are checked against stock. Answers the cart
-         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged.
+         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged. A
+         *     cart left `open` and untouched for 7 days is deleted (then 404).
          */
         post: operations["createAgentCart"];
         delete?: never;

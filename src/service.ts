@@ -16,7 +16,7 @@ import { protocolRoutes } from './http/protocols.js';
 import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
-import { startIdempotencyJanitor } from './services/idempotency.js';
+import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
@@ -94,10 +94,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
-  const stopJanitor = startIdempotencyJanitor(deps);
+  const stopSweeps = startRetentionSweeps(deps);
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
-  const contract = await createContract({ document, handlers: createHandlers(deps, document), ...agentAuthentication(deps) });
+  const contract = await createContract({ document, handlers: createHandlers(deps), ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
   const app = createApp({
@@ -146,7 +146,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
       await closed;
       clearInterval(sweep);
-      stopJanitor();
+      stopSweeps();
       await stopWebhooks();
       await db.destroy();
       if (redis) await redis.quit().catch(() => redis.disconnect());

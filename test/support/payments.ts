@@ -18,6 +18,8 @@ export async function openPayForm(api: TestService, sessionId: string): Promise<
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1];
   const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0]!;
   expect(cookie).toMatch(/^pay_csrf=/);
+  // Browsers send `Origin: null` with a form post from a no-referrer page, which the cross-site check refuses.
+  expect(page.headers.get('referrer-policy')).toBe('same-origin');
   return { cookie, csrfToken: field('csrf_token')!, quote: field('quote')!, html };
 }
 

@@ -20,6 +20,9 @@ const CSRF_TOKEN = /^[A-Za-z0-9_-]{32}$/;
 
 function html(ctx: AppContext, status: number, body: string): void {
   ctx.set('Content-Security-Policy', PAGE_CSP);
+  // Under the service-wide no-referrer, browsers send `Origin: null` with the page's own form post, which the
+  // cross-site check must refuse; same-origin keeps the real Origin and still tells other sites nothing.
+  ctx.set('Referrer-Policy', 'same-origin');
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;

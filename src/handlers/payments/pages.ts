@@ -84,5 +84,5 @@ export function receiptPage(session: PaidSession): string {
   const { order } = session;
   return page(`Order ${order.order_number}`, `${STATUS_NOTICE[order.status]}
 ${cartTables(session)}
-<p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Keep this page's address: it is your receipt.</p>`);
+<p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Your receipt stays at <a href="${escapeHtml(order.permalink_url)}">this address</a>; keep it.</p>`);
 }
