@@ -3264,7 +3264,7 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
-        /** @description Too many requests in the current window: per client for requests with a valid bearer token, per address otherwise. Transient: wait `Retry-After` seconds. */
+        /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
