@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Builds the HTML reference served at /docs (dist/docs.html) from the bundled contract, self-contained.
+// Builds the HTML reference served at /docs (dist/docs.html) from the published contract, self-contained.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const docsSource = join(root, 'codegen', 'openapi.json');
+export const docsSource = join(root, 'codegen', 'openapi.published.json');
 export const docsOutput = join(root, 'dist', 'docs.html');
 
 export function buildDocs() {

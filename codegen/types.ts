@@ -258,7 +258,8 @@ export interface paths {
          * Cancel a checkout session
          * @description Marks the session `canceled` and abandons its cart. Nothing was charged. Cancellation is permanent: cancelling again
          *     answers 200 with the same cancelled session and changes nothing. A paid (`completed`) session cannot be cancelled:
-         *     409 `session_completed` (refunds are the store's business, through its payment processor).
+         *     409 `session_completed` (refunds are the store's business, through its payment processor). A cancelled session
+         *     is deleted 30 days after its cancellation (then 404), unless an order refers to it.
          */
         post: operations["cancelCheckoutSession"];
         delete?: never;
@@ -871,7 +872,8 @@ export interface paths {
          * Register an agent client
          * @description Dynamic client registration (RFC 7591). Open: no approval and no initial access token. Answers the `client_id`
          *     and a `client_secret` that is shown exactly once (only its hash is kept). Only the `client_credentials` grant can
-         *     be registered. Metadata not listed in the request schema is ignored.
+         *     be registered. Metadata not listed in the request schema is ignored. A client that obtains no token for 90 days
+         *     is deleted (register again).
          */
         post: operations["registerClient"];
         delete?: never;
@@ -895,7 +897,8 @@ export interface paths {
          *     (`client_id:client_secret`, each form-encoded first as RFC 6749 section 2.3.1 requires) or, alternatively, with
          *     `client_id` and `client_secret` in the form body (`client_secret_post`). The granted scope is the requested
          *     `scope` intersected with the client's registered scope (all of it when none is requested). Tokens are opaque,
-         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate.
+         *     live one hour and are checked on every request; there are no refresh tokens: repeat the grant to rotate. A client
+         *     holds at most 10 live tokens: issuing another revokes its oldest live one.
          *     Any other grant, identity assertions and token exchange (ID-JAG) included, is `unsupported_grant_type`.
          */
         post: operations["issueToken"];
@@ -1070,7 +1073,8 @@ export interface paths {
          *     by variant id, product handle or SKU (the same variant twice merges into one line), an optional `region_id`
          *     (default United States / USD; fixed for the cart's life) and optional promo codes (`promo_codes` or its aliases;
          *     codes that do not apply are explained in `messages`). Quantities are checked against stock. Answers the cart
-         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged.
+         *     priced exactly as a checkout session would be. Needs the `cart:write` scope. Nothing is reserved or charged. A
+         *     cart left `open` and untouched for 7 days is deleted (then 404).
          */
         post: operations["createAgentCart"];
         delete?: never;
@@ -3260,7 +3264,7 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
-        /** @description Too many requests in the current window: per client for requests with a valid bearer token, per address otherwise. Transient: wait `Retry-After` seconds. */
+        /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -3801,8 +3805,9 @@ export interface components {
         /** @description The checkout session id (the cart id), as returned at creation. */
         CheckoutSessionId: string;
         /**
-         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-         *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+         *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+         *     Absent is allowed.
          */
         McpProtocolVersion: string;
         /**
@@ -4636,8 +4641,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**
@@ -4670,8 +4676,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**
@@ -4899,8 +4906,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**

@@ -1,5 +1,4 @@
 // Every operationId of the contract maps to exactly one handler; a missing one is a type error.
-import type { Document } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
 import { agentCartHandlers } from './agent/carts.js';
@@ -13,10 +12,10 @@ import { protocolResourceHandlers } from './protocols/resources.js';
 import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
-export function createHandlers(deps: Deps, document: Document): OperationHandlers {
+export function createHandlers(deps: Deps): OperationHandlers {
   return {
     ...catalogHandlers(deps),
-    ...operationsHandlers(deps, document),
+    ...operationsHandlers(deps),
     ...checkoutHandlers(deps),
     ...paymentHandlers(deps),
     ...versioningHandlers(deps),

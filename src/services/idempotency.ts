@@ -6,7 +6,6 @@ import type { Knex } from 'knex';
 import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
-import { purgeExpiredProtocolKeys } from './protocol-idempotency.js';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
@@ -121,13 +120,4 @@ export function idempotentResultStatement(deps: Deps, request: IdempotentRequest
  */
 export async function releaseIdempotencyKey(deps: Deps, request: IdempotentRequest, claimedAt: Date): Promise<void> {
   await repo.deleteInFlightRecord(deps.db, { scope: request.scope, key: request.key, created_at: claimedAt });
-}
-
-/** Deletes records past their retention, hourly, so the table stays small. */
-export function startIdempotencyJanitor(deps: Deps): () => void {
-  const timer = setInterval(() => {
-    Promise.all([repo.deleteExpired(deps.db, new Date(deps.now())), purgeExpiredProtocolKeys(deps)]).catch((error) => deps.log.warn({ err: error }, 'idempotency purge failed'));
-  }, 60 * 60 * 1000);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -25,6 +25,7 @@ import {
 import { newId } from '../domain/ids.js';
 import { webhookSecret, webhookUrlProblem } from '../domain/webhooks.js';
 import { BadRequest } from '../domain/errors.js';
+import { capLiveTokens } from './retention.js';
 
 type Schemas = components['schemas'];
 
@@ -155,6 +156,7 @@ export async function issueToken(deps: Deps, authorization: string, request: Sch
     issued_at: now,
     expires_at: new Date(now.getTime() + TOKEN_LIFETIME_SECONDS * 1000),
   });
+  await capLiveTokens(deps, client.id, now);
   deps.log.info({ clientId: client.id, scope }, 'access token issued');
   return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_SECONDS, scope };
 }

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import * as catalog from './001_catalog.js';
 import * as oauth from './002_oauth.js';
 import * as checkout from './003_checkout.js';
+import * as retention from './004_retention.js';
 import * as orders from './005_orders.js';
 import * as protocols from './006_protocols.js';
 
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '001_catalog': catalog,
   '002_oauth': oauth,
   '003_checkout': checkout,
+  '004_retention': retention,
   '005_orders': orders,
   '006_protocols': protocols,
 };

@@ -45,7 +45,3 @@ export function completeRecordStatement(db: Db, scope: string, key: string, resu
     .where({ scope, key, state: 'in_flight' })
     .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion, expires_at: expiresAt });
 }
-
-export async function deleteExpired(db: Db, now: Date): Promise<number> {
-  return db('idempotency_keys').where('expires_at', '<=', now).delete();
-}

@@ -1,10 +1,10 @@
 // Health, readiness and the published contract.
 import { readFileSync } from 'node:fs';
-import type { Document } from 'openapi-backend';
 import type { Deps } from '../../deps.js';
 import { sendCacheable } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
+import { publishedDocument } from './published.js';
 
 type OperationsHandlers = Pick<OperationHandlers, 'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'>;
 
@@ -12,9 +12,10 @@ const READINESS_TIMEOUT_MS = 2_000;
 /** When a balancer (or a client) should ask again after a 503. */
 const NOT_READY_RETRY_AFTER_SECONDS = '5';
 
-function loadReference(): string {
+/** The HTML reference, with the configured public addresses where the document has its server variables. */
+function loadReference(config: Deps['config']): string {
   try {
-    return readFileSync(projectPath('dist', 'docs.html'), 'utf8');
+    return readFileSync(projectPath('dist', 'docs.html'), 'utf8').replaceAll('{base_url}', config.baseUrl).replaceAll('{agent_base_url}', config.agentBaseUrl);
   } catch {
     return '<!doctype html><title>API reference</title><p>The HTML reference is built by <code>npm run build:docs</code>. The contract is at <a href="/openapi.json">/openapi.json</a>.</p>';
   }
@@ -32,9 +33,9 @@ async function databaseAnswers(deps: Deps): Promise<boolean> {
   }
 }
 
-export function operationsHandlers(deps: Deps, document: Document): OperationsHandlers {
-  const documentJson = JSON.stringify(document);
-  const reference = loadReference();
+export function operationsHandlers(deps: Deps): OperationsHandlers {
+  const documentJson = JSON.stringify(publishedDocument(deps.config));
+  const reference = loadReference(deps.config);
   return {
     getHealth(_c, ctx) {
       ctx.body = { status: 'ok' };
