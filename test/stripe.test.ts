@@ -83,6 +83,15 @@ describe('the pay page with Stripe', () => {
     }
   });
 
+  it('renews a Checkout Session about to expire with a new one, not an idempotent replay of the old', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const first = await checkoutFor(session.id);
+    await db()('processor_checkouts').where({ reference: first.id }).update({ expires_at: new Date(Date.now() + 5 * 60_000) });
+    const renewed = await checkoutFor(session.id);
+    expect(renewed.id).not.toBe(first.id);
+    expect(renewed.idempotencyKey).not.toBe(first.idempotencyKey);
+  });
+
   it('answers 502 when Stripe cannot be reached, and nothing is stored', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     stripe.failWith = 500;

@@ -112,6 +112,7 @@ export async function prepareDatabase(db: Db): Promise<void> {
 
 /** Identifies this service's schema migrations among PostgreSQL advisory locks (any constant unique to the app). */
 const MIGRATION_LOCK_KEY = 0x53_46_4d_47; // "SFMG"
+const MIGRATION_LOCK_WAIT_MS = 5 * 60_000;
 
 /**
  * Instances starting together on a fresh PostgreSQL database would race to create knex's own bookkeeping tables
@@ -122,7 +123,15 @@ async function whileHoldingMigrationLock(db: Db, run: () => Promise<void>): Prom
   if (db.client.config.client !== 'pg') return run();
   const connection = await db.client.acquireConnection();
   try {
-    await db.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(connection);
+    // Waiting for another instance's migrations is not one long query (the statement and query timeouts would cancel
+    // it under load): poll with the non-blocking try-lock instead.
+    const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+    for (;;) {
+      const { rows } = (await db.raw('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY]).connection(connection)) as { rows: Array<{ locked: boolean }> };
+      if (rows[0]!.locked) break;
+      if (Date.now() > deadline) throw new Error(`Another instance held the migration lock for ${MIGRATION_LOCK_WAIT_MS / 1000} s; giving up.`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     await run();
   } finally {
     await db.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection).catch(() => undefined);

@@ -73,8 +73,11 @@ export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: s
 
   let created: Stripe.Checkout.Session;
   try {
-    // The same quote on any instance asks Stripe with the same key: concurrent first visits get one Checkout Session.
-    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), { idempotencyKey: `checkout:${sessionId}:${hash}`, timeout: CALL_TIMEOUT_MS });
+    // Concurrent visits on any instance see the same quote and the same checkout to replace, so they ask Stripe with
+    // the same key and get one Checkout Session. The replaced checkout is part of the key: Stripe keeps keys 24 h,
+    // longer than a checkout lives, and a renewal must not be answered with the expiring one.
+    const idempotencyKey = `checkout:${sessionId}:${hash}:${latest?.reference ?? 'first'}`;
+    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), { idempotencyKey, timeout: CALL_TIMEOUT_MS });
   } catch (error) {
     throw processorUnavailable(error);
   }
