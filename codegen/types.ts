@@ -3264,7 +3264,7 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
-        /** @description Too many requests in the current window: per client for requests with a valid bearer token, per address otherwise. Transient: wait `Retry-After` seconds. */
+        /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -3805,8 +3805,9 @@ export interface components {
         /** @description The checkout session id (the cart id), as returned at creation. */
         CheckoutSessionId: string;
         /**
-         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-         *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+         *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+         *     Absent is allowed.
          */
         McpProtocolVersion: string;
         /**
@@ -4640,8 +4641,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**
@@ -4674,8 +4676,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**
@@ -4903,8 +4906,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. `2025-06-18`, or an older
-                 *     version the SDK still speaks (`2025-03-26`, `2024-11-05`, `2024-10-07`); any other value is a 400. Absent is allowed.
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**

@@ -14,7 +14,7 @@ export interface Deps {
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
-  /** Shared request counter; authenticated /agent requests are counted per client through it. */
+  /** Requests per address and client per minute; the protocol bindings count their requests through it themselves. */
   rateLimiter: RateLimiter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];

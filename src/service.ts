@@ -11,7 +11,7 @@ import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { isMcpPath, mcpRoutes } from './mcp/index.js';
+import { mcpRoutes } from './mcp/index.js';
 import { protocolRoutes } from './http/protocols.js';
 import { createApp } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
@@ -88,7 +88,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     db,
     log,
     now: options.now ?? Date.now,
-    rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
+    rateLimiter: createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),
@@ -100,7 +100,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const contract = await createContract({ document, handlers: createHandlers(deps), ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
-  const app = createApp({ deps, contract, rateLimiter: deps.rateLimiter, extraRoutes: mcpRoutes(deps), selfServedPaths: isMcpPath, protocolRoutes: protocolRoutes(deps) });
+  const app = createApp({
+    deps,
+    contract,
+    limiter: deps.rateLimiter,
+    registrationLimiter: createRateLimiter(
+      { limit: config.registrationsPerHour, windowSeconds: 3600, keyPrefix: 'registrations', unit: 'client registrations per hour from this address' },
+      redis,
+    ),
+    readCache: deps.readCache,
+    mcp: mcpRoutes(deps),
+    protocols: protocolRoutes(deps),
+  });
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
   // (checked every second rather than Node's default 30 s); an idle keep-alive socket lives longer than typical

@@ -428,40 +428,60 @@ describe('bearer authentication of /agent (the spec’s error table)', () => {
 describe('rate limits on the agent surface', () => {
   let limited: TestService;
   beforeAll(async () => {
-    limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '6' } });
+    limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '8', REGISTRATIONS_PER_HOUR: '2', TRUST_PROXY: 'true' } });
   });
   afterAll(async () => {
     await limited?.close();
   });
 
   const remaining = (response: Response) => Number(response.headers.get('ratelimit-remaining'));
+  const from = (address: string, token?: string) => ({ 'X-Forwarded-For': address, ...(token ? bearer(token) : {}) });
+  const register = (address: string) =>
+    limited.http('/oauth/register', { method: 'POST', headers: { ...from(address), 'Content-Type': 'application/json' }, body: JSON.stringify({ scope: 'catalog:read' }) });
+  async function tokenFor(address: string): Promise<string> {
+    const client = (await (await register(address)).json()) as RegisteredClient;
+    const request = form({ grant_type: 'client_credentials' });
+    const response = await limited.http('/oauth/token', { method: 'POST', body: request.body, headers: { ...request.headers, ...from(address), Authorization: basicAuth(client.client_id, client.client_secret) } });
+    return ((await response.json()) as { access_token: string }).access_token;
+  }
 
-  it('counts a valid token per client, exactly once per request, and anything else per address', async () => {
-    // Registering and getting tokens for two clients spends four of the address's six requests.
-    const first = await requestToken(limited, await registerClient(limited));
-    const second = await requestToken(limited, await registerClient(limited));
+  it('limits registrations per address on their own budget, with Retry-After', async () => {
+    expect([(await register('10.1.0.1')).status, (await register('10.1.0.1')).status]).toEqual([201, 201]);
+    const third = await register('10.1.0.1');
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(60); // the hourly window, not the minute's
+    expect(((await third.json()) as { error: string }).error).toBe('rate_limited');
+    // The address may still read: only registrations are spent.
+    expect((await limited.http('/.well-known/oauth-authorization-server', { headers: from('10.1.0.1') })).status).toBe(200);
+    expect((await register('10.1.0.2')).status).toBe(201);
+  });
+
+  it('counts a bearer request against its address and its client: more clients do not multiply an address\'s budget', async () => {
+    const first = await tokenFor('10.2.0.1');
+    const second = await tokenFor('10.2.0.2');
 
     const calls = [];
-    for (let i = 0; i < 6; i++) calls.push(await limited.http('/agent/regions', { headers: bearer(first) }));
-    expect(calls.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    expect(calls.map(remaining)).toEqual([5, 4, 3, 2, 1, 0]);
-
-    const over = await limited.http('/agent/regions', { headers: bearer(first) });
+    for (let i = 0; i < 8; i++) calls.push(await limited.http('/agent/regions', { headers: from('10.2.0.3', first) }));
+    expect(calls.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
+    expect(calls.map(remaining)).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);
+    const over = await limited.http('/agent/regions', { headers: from('10.2.0.3', first) });
     expect(over.status).toBe(429);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(((await over.json()) as { error: string }).error).toBe('rate_limited');
 
-    // The other client has its own budget; the address still has two requests left.
-    const other = await limited.http('/agent/regions', { headers: bearer(second) });
-    expect([other.status, remaining(other)]).toEqual([200, 5]);
-    const invalid = await limited.http('/agent/regions', { headers: bearer('sfat_nope') });
-    expect([invalid.status, remaining(invalid)]).toEqual([401, 1]);
-    const unknownPath = await limited.http('/agent/nope', { headers: bearer(first) });
-    expect([unknownPath.status, remaining(unknownPath)]).toEqual([404, 0]);
-    const blocked = await limited.http('/agent/regions', { headers: bearer('sfat_nope') });
-    expect(blocked.status).toBe(429);
-    expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
-    const blockedRegistration = await limited.http('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
-    expect(blockedRegistration.status).toBe(429);
+    // Another client from the same address is refused: the address has spent its budget.
+    expect((await limited.http('/agent/regions', { headers: from('10.2.0.3', second) })).status).toBe(429);
+    // The first client is refused from any address: it has spent its own.
+    expect((await limited.http('/agent/regions', { headers: from('10.2.0.4', first) })).status).toBe(429);
+    const other = await limited.http('/agent/regions', { headers: from('10.2.0.4', second) });
+    expect([other.status, remaining(other)]).toEqual([200, 6]);
+  });
+
+  it('counts invalid tokens and unknown agent paths against the address', async () => {
+    const token = await tokenFor('10.3.0.1');
+    const invalid = await limited.http('/agent/regions', { headers: from('10.3.0.2', 'sfat_nope') });
+    expect([invalid.status, remaining(invalid)]).toEqual([401, 7]);
+    const unknownPath = await limited.http('/agent/nope', { headers: from('10.3.0.2', token) });
+    expect([unknownPath.status, remaining(unknownPath)]).toEqual([404, 6]);
   });
 });

@@ -125,12 +125,13 @@ export class Forbidden extends DomainError {
 /** OAuth client authentication failed (RFC 6749 section 5.2 `invalid_client`). */
 export class InvalidClient extends DomainError {}
 
+/** Too many requests; waiting `retryAfterSeconds` resolves it. */
 export class RateLimited extends DomainError {
   constructor(
-    readonly limit: number,
+    message: string,
     readonly retryAfterSeconds: number,
   ) {
-    super(`Rate limit of ${limit} requests per minute exceeded.`);
+    super(message);
   }
 }
 

@@ -1,64 +1,62 @@
-// Bearer-token authentication and scope enforcement for the /agent surface. The OpenAPI document is the one place
-// scopes are declared: each operation's `security` lists the `agentToken` scopes it needs, and this module enforces
-// them (openapi-backend runs the security handler but never checks scopes). Tokens are looked up on every request.
+// Bearer-token authentication and scope enforcement for the /agent surface, in two steps. `resolveBearer` (a step of
+// the agent pipeline, before the limiter) looks the token up once and leaves the grant on the request; the contract's
+// security handler only reads it, and `requireScopes` enforces the scopes each operation's `security` lists in the
+// OpenAPI document (openapi-backend runs security handlers but never checks scopes). Tokens are looked up on every
+// request, so revocation takes effect at once.
 import type { Context } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { bearerChallenge, formatScope, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { ForbiddenScope, Unauthorized } from '../domain/errors.js';
-import { agentUrls, findActiveGrant, type Grant } from '../services/oauth.js';
-import type { AppContext } from './context.js';
+import { agentUrls, findActiveGrant } from '../services/oauth.js';
+import type { AppMiddleware } from './context.js';
 import type { ContractOptions } from './openapi.js';
-import { isBearerAgentRequest } from './rate-limit.js';
 
 /** The security scheme of the /agent API in the contract (components.securitySchemes). */
 const AGENT_SCHEME = 'agentToken';
 
 type SecurityRequirement = Record<string, string[]>;
 
-/** The scope sets that would each satisfy the operation, one per requirement naming the agent scheme; none if unprotected. */
-function agentScopeRequirements(operation: Context['operation'] | undefined): string[][] {
-  const requirements = (operation?.security ?? []) as SecurityRequirement[];
+/** The scope sets that would each satisfy the operation, one per requirement naming the agent scheme. */
+function agentScopeRequirements(operation: Context['operation']): string[][] {
+  const requirements = (operation.security ?? []) as SecurityRequirement[];
   return requirements.filter((requirement) => AGENT_SCHEME in requirement).map((requirement) => requirement[AGENT_SCHEME]!);
 }
 
-/** The grant the security handler stored for this request, when the token was valid. */
-function grantOf(c: Context): Grant | undefined {
-  const result = c.security?.[AGENT_SCHEME] as Grant | { error: unknown } | false | undefined;
-  return result && 'clientId' in result ? result : undefined;
+/**
+ * Resolves a bearer token to its grant (`ctx.state.grant`), or to nothing when it is unknown, expired or revoked. A
+ * lookup that fails (the database is away) is kept and reported by the security handler, so the request is still
+ * counted by the limiter that follows and an unknown path still answers 404.
+ */
+export function resolveBearer(deps: Deps): AppMiddleware {
+  return async (ctx, next) => {
+    const token = parseBearerToken(ctx.get('Authorization'));
+    if (token !== undefined) {
+      try {
+        ctx.state.grant = await findActiveGrant(deps, token);
+      } catch (error) {
+        ctx.state.bearerFailure = error;
+      }
+    }
+    await next();
+  };
 }
 
-export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'securityHandlers' | 'afterAuthentication' | 'unauthorized' | 'afterRouting'> {
+export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'securityHandlers' | 'afterAuthentication' | 'unauthorized'> {
   const { resourceMetadata } = agentUrls(deps.config);
-  const countByAddress = (ctx: AppContext) => deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
 
   return {
     securityHandlers: {
-      async [AGENT_SCHEME](_c, ctx): Promise<Grant | false> {
-        // The address limiter already counted requests without a bearer header; the rest are counted here, once:
-        // per client when the token is valid, per address when it is not (or when the lookup fails).
-        if (!isBearerAgentRequest(ctx)) return false;
-        const token = parseBearerToken(ctx.get('Authorization'));
-        const grant = token === undefined ? undefined : await findActiveGrant(deps, token).catch(async (error: unknown) => {
-          await countByAddress(ctx);
-          throw error;
-        });
-        await deps.rateLimiter.consume(ctx, grant ? `client:${grant.clientId}` : `ip:${ctx.ip}`);
-        if (!grant) return false;
-        ctx.state.clientId = grant.clientId;
-        return grant;
+      [AGENT_SCHEME](_c, ctx) {
+        if (ctx.state.bearerFailure) throw ctx.state.bearerFailure;
+        return ctx.state.grant ?? false;
       },
     },
 
-    afterRouting(c, ctx) {
-      // A bearer request that reaches no agent-protected operation (an unknown /agent path, a wrong method) skipped the
-      // address limiter and meets no security handler: count it here.
-      if (isBearerAgentRequest(ctx) && agentScopeRequirements(c.operation).length === 0) return countByAddress(ctx);
-    },
-
-    afterAuthentication(c) {
-      const grant = grantOf(c);
+    /** requireScopes: a valid token without one of the operation's scope sets is 403 insufficient_scope. */
+    afterAuthentication(c, ctx) {
+      const { grant } = ctx.state;
       const requirements = agentScopeRequirements(c.operation);
-      if (!grant || requirements.some((scopes) => hasScopes(grant.scopes, scopes))) return;
+      if (!grant || requirements.length === 0 || requirements.some((scopes) => hasScopes(grant.scopes, scopes))) return;
       const scope = formatScope(requirements[0]!);
       throw new ForbiddenScope(
         scope,
@@ -68,7 +66,7 @@ export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'security
     },
 
     unauthorized(c, ctx) {
-      // The security handler's own failures (429, an unreachable database) surface as themselves, not as a 401.
+      // The security handler's own failure (an unreachable database) surfaces as itself, not as a 401.
       const failure = (c.security?.[AGENT_SCHEME] as { error?: unknown } | undefined)?.error;
       if (failure) throw failure;
       if (!ctx.get('Authorization')) {

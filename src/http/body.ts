@@ -20,10 +20,9 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
 
 
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
-export function parseBodies(skip: (path: string) => boolean): AppMiddleware {
+export function parseBodies(): AppMiddleware {
   const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: BODY_LIMIT, formLimit: BODY_LIMIT, encoding: 'utf-8' }) as unknown as AppMiddleware;
   return async (ctx, next) => {
-    if (skip(ctx.path)) return next();
     let parsed = false;
     try {
       await parse(ctx, async () => {

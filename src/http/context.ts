@@ -1,12 +1,15 @@
 // What every request carries through the middleware chain.
 import type Koa from 'koa';
 import type { Logger } from '../log.js';
+import type { Grant } from '../services/oauth.js';
 
 export interface AppState {
   requestId: string;
   log: Logger;
-  /** The OAuth client the request authenticated as, when it did (used to key rate limits). */
-  clientId?: string;
+  /** What the request's bearer token grants, when it is valid (resolveBearer, on the agent surface). */
+  grant?: Grant;
+  /** Why the bearer token could not be looked up; reported once routing found a protected operation. */
+  bearerFailure?: unknown;
   /** Why the body could not be read (too large, malformed, too deep), reported after routing and authentication. */
   bodyError?: unknown;
 }

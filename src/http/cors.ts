@@ -2,13 +2,12 @@
 // credentials. The OAuth and agent surfaces are for server-side clients and send no CORS headers.
 import cors from '@koa/cors';
 import type { AppMiddleware } from './context.js';
-import { surfaceOf } from './errors.js';
 
 const EXPOSED = ['ETag', 'API-Version', 'Idempotent-Replayed', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link'];
 const ALLOWED = ['Content-Type', 'Idempotency-Key', 'API-Version', 'If-None-Match', 'X-Request-Id'];
 
-export function publicCors(isSelfServed: (path: string) => boolean): AppMiddleware {
-  const allowAnyOrigin = cors({
+export function publicCors(): AppMiddleware {
+  return cors({
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST'],
     allowHeaders: ALLOWED,
@@ -16,9 +15,4 @@ export function publicCors(isSelfServed: (path: string) => boolean): AppMiddlewa
     maxAge: 600,
     keepHeadersOnError: true,
   }) as unknown as AppMiddleware;
-  return async (ctx, next) => {
-    // MCP routes apply their own Origin policy (a DNS-rebinding guard), so they are left out here.
-    if (surfaceOf(ctx.path) === 'oauth' || isSelfServed(ctx.path)) return next();
-    return allowAnyOrigin(ctx, next);
-  };
 }

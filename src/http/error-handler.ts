@@ -1,9 +1,9 @@
-// The one place errors become responses: every thrown error is rendered in the documented shape of the surface the
-// path belongs to (src/http/errors.ts). Unexpected errors are logged and answered without internals.
+// The first step of every surface's pipeline (src/http/surfaces.ts): whatever the later steps throw is rendered in the
+// surface's documented error shape (src/http/errors.ts). Unexpected errors are logged and answered without internals.
 import { isDatabaseUnavailable, isRejectedInput } from '../db/knex.js';
 import { BadRequest, DomainError, PayloadTooLarge, Unavailable } from '../domain/errors.js';
 import type { AppMiddleware } from './context.js';
-import { renderError, surfaceOf } from './errors.js';
+import { renderError, type ErrorShape } from './errors.js';
 import { DEFAULT_API_VERSION } from './versioning.js';
 
 interface HttpError extends Error {
@@ -24,19 +24,18 @@ function asDomainError(error: unknown): unknown {
   return error;
 }
 
-export function errorHandler(): AppMiddleware {
+export function renderErrorsAs(shape: ErrorShape): AppMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const surface = surfaceOf(ctx.path);
-      const rendered = renderError(asDomainError(error), surface);
+      const rendered = renderError(asDomainError(error), shape);
       if (rendered.status >= 500) ctx.state.log.error({ err: error }, 'request failed');
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
       ctx.set('Cache-Control', 'no-store');
       // Every checkout response names the version applied, even one that failed before the version was read.
-      if (surface === 'checkout' && !ctx.response.get('API-Version')) ctx.set('API-Version', DEFAULT_API_VERSION);
+      if (shape === 'checkout' && !ctx.response.get('API-Version')) ctx.set('API-Version', DEFAULT_API_VERSION);
       ctx.body = rendered.body;
     }
   };

@@ -26,20 +26,17 @@ type ReadCode = Schemas['ReadError']['error']['code'];
 type CheckoutCode = Schemas['CheckoutError']['code'];
 type OAuthCode = Schemas['OAuthError']['error'];
 
-/** `page`: the HTML hand-off page, whose errors are JSON in the read shape. `oauth` covers `/agent` and `.well-known`. */
-export type Surface = 'read' | 'checkout' | 'oauth' | 'page';
+/**
+ * The documented error shapes: `read` (`ReadError`), `checkout` (`CheckoutError`), `oauth` (`OAuthError`, also the
+ * agent API's) and `page` (the read shape, with the buyer pages' advice). Each surface of src/http/surfaces.ts names
+ * the shape its errors take.
+ */
+export type ErrorShape = 'read' | 'checkout' | 'oauth' | 'page';
 
 export interface RenderedError {
   status: number;
   headers: Record<string, string>;
   body: Schemas['ReadError'] | Schemas['CheckoutError'] | Schemas['OAuthError'];
-}
-
-export function surfaceOf(path: string): Surface {
-  if (/^\/checkout[-_]sessions(\/|$)/.test(path)) return 'checkout';
-  if (/^\/(oauth|agent|\.well-known)(\/|$)/.test(path)) return 'oauth';
-  if (/^\/pay(\/|$)/.test(path)) return 'page';
-  return 'read';
 }
 
 /** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
@@ -52,7 +49,7 @@ export function isDecodable(path: string): boolean {
   }
 }
 
-function statusOf(error: DomainError | undefined, surface: Surface): number {
+function statusOf(error: DomainError | undefined, shape: ErrorShape): number {
   if (error instanceof BadRequest) return 400;
   if (error instanceof InvalidClient || error instanceof Unauthorized) return 401;
   if (error instanceof ForbiddenScope || error instanceof Forbidden) return 403;
@@ -63,7 +60,7 @@ function statusOf(error: DomainError | undefined, surface: Surface): number {
   if (error instanceof Unprocessable) return 422;
   if (error instanceof RateLimited) return 429;
   // Reads are served from the database through this process: a gateway that cannot reach its origin.
-  if (error instanceof Unavailable) return surface === 'read' || surface === 'page' ? 502 : 503;
+  if (error instanceof Unavailable) return shape === 'read' || shape === 'page' ? 502 : 503;
   if (error instanceof ProcessorUnavailable) return 502;
   return 500;
 }
@@ -123,15 +120,15 @@ function oauthCode(error: DomainError | undefined): OAuthCode {
   return 'server_error';
 }
 
-const UNAVAILABLE_MESSAGES: Record<Surface, string> = {
+const UNAVAILABLE_MESSAGES: Record<ErrorShape, string> = {
   read: 'The catalog is temporarily unreachable.',
   page: 'The catalog is temporarily unreachable.',
   checkout: 'Checkout is temporarily unavailable; nothing was created or charged.',
   oauth: 'The service is temporarily unavailable; retry with backoff.',
 };
 
-function messageOf(error: DomainError | undefined, surface: Surface): string {
-  if (error instanceof Unavailable) return UNAVAILABLE_MESSAGES[surface];
+function messageOf(error: DomainError | undefined, shape: ErrorShape): string {
+  if (error instanceof Unavailable) return UNAVAILABLE_MESSAGES[shape];
   return error?.message ?? 'An unexpected error occurred.';
 }
 
@@ -152,18 +149,18 @@ function checkoutType(status: number): Schemas['CheckoutError']['type'] {
   return 'invalid_request';
 }
 
-/** The response for `error` on `surface`; anything that is not a DomainError is an unexpected failure (500). */
-export function renderError(thrown: unknown, surface: Surface): RenderedError {
+/** The response for `thrown` in `shape`; anything that is not a DomainError is an unexpected failure (500). */
+export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
   const error = thrown instanceof DomainError ? thrown : undefined;
-  const status = statusOf(error, surface);
+  const status = statusOf(error, shape);
   const headers = headersOf(error);
-  const message = messageOf(error, surface);
+  const message = messageOf(error, shape);
   const param = error?.param === undefined ? {} : { param: error.param };
-  switch (surface) {
+  switch (shape) {
     case 'read':
     case 'page': {
       const code = readCode(error);
-      const resolution = error?.resolution ?? (surface === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ?? 'Fix the request before retrying.';
+      const resolution = error?.resolution ?? (shape === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ?? 'Fix the request before retrying.';
       return { status, headers, body: { error: { code, message, resolution, ...param } } };
     }
     case 'checkout':

@@ -65,8 +65,6 @@ export interface ContractOptions {
   /** Runs after authentication, before validation (scope checks). */
   afterAuthentication?: (c: Context, ctx: AppContext) => Promise<void> | void;
   unauthorized?: (c: Context, ctx: AppContext) => never;
-  /** Runs once routing is decided, before authentication; `c.operation` is undefined when nothing matched (404/405). */
-  afterRouting?: (c: Context, ctx: AppContext) => Promise<void> | void;
 }
 
 export async function createContract(options: ContractOptions): Promise<OpenAPIBackend> {
@@ -96,9 +94,6 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
         (() => {
           throw new Unauthorized('unauthorized', 'Authentication is required.');
         }),
-      postRoutingHandler: async (c: Context, ctx: AppContext) => {
-        await options.afterRouting?.(c, ctx);
-      },
       postSecurityHandler: async (c: Context, ctx: AppContext) => {
         // A protected operation without valid credentials gets its 401 (unauthorizedHandler, next) before any body check.
         if (c.security?.authorized === false && (c.operation.security ?? []).length > 0) return;

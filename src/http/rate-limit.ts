@@ -1,15 +1,14 @@
 // Rate limiting with rate-limiter-flexible: in memory by default, in Redis when REDIS_URL is set so every instance
 // shares one count. If Redis is unreachable the in-memory limiter takes over (insuranceLimiter); requests never fail
 // because the limiter's store is down, and a Redis that stalls counts as down once a command passes its timeout
-// (REDIS_COMMAND_TIMEOUT_MS, set on the client in src/service.ts).
+// (REDIS_COMMAND_TIMEOUT_MS, set on the client in src/service.ts). Which keys a request is counted against is decided
+// by the steps below, each named in the pipelines of src/http/surfaces.ts.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { AppContext, AppMiddleware } from './context.js';
 import { RateLimited } from '../domain/errors.js';
-import { isDecodable } from './errors.js';
+import type { AppContext, AppMiddleware } from './context.js';
 
-const WINDOW_SECONDS = 60;
 /**
  * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
  * plenty) stays near 25 MB instead of growing the heap to its cap; past it the least recently seen key is forgotten.
@@ -20,74 +19,102 @@ interface MemoryRecord {
   timeoutId: NodeJS.Timeout | null;
 }
 
+export interface LimitOptions {
+  /** How many requests a key may make per window. */
+  limit: number;
+  windowSeconds: number;
+  /** Keeps the counts of different limits apart in a shared store. */
+  keyPrefix: string;
+  /** What is counted, for the 429's message: "requests per minute", "registrations per hour". */
+  unit: string;
+  /** Keys the in-memory store keeps at most. */
+  maxMemoryKeys?: number;
+}
+
 /**
  * rate-limiter-flexible's memory store keeps every key in a Map until its window ends, with no upper bound. It has no
  * option for one, so its Map is swapped for an LRU of the same interface; the check makes a library upgrade that
  * changes the store fail at start rather than silently unbound it again.
  */
-function boundedMemoryLimiter(limit: number, maxKeys: number): RateLimiterMemory {
-  const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS, keyPrefix: 'rl' });
+function boundedMemoryLimiter({ limit, windowSeconds, keyPrefix, maxMemoryKeys = MEMORY_KEYS }: LimitOptions): RateLimiterMemory {
+  const limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix });
   const store = (limiter as unknown as { _memoryStorage?: { _storage?: unknown } })._memoryStorage;
   if (!(store?._storage instanceof Map)) throw new Error('rate-limiter-flexible: unexpected memory store layout');
   // An evicted record's expiry timer would otherwise keep it reachable until the window ends.
-  store._storage = new LRUCache<string, MemoryRecord>({ max: maxKeys, dispose: (record) => clearTimeout(record.timeoutId ?? undefined) });
+  store._storage = new LRUCache<string, MemoryRecord>({ max: maxMemoryKeys, dispose: (record) => clearTimeout(record.timeoutId ?? undefined) });
   return limiter;
 }
 
 export interface RateLimiter {
   readonly limit: number;
-  /** Counts one request against `key`, sets the RateLimit-* headers, and throws 429 when the key is over its limit. */
-  consume(ctx: AppContext, key: string): Promise<void>;
+  /**
+   * Counts one request against each key, sets the RateLimit-* headers from the most constrained one, and throws
+   * RateLimited when any key is over its limit (every key is counted either way).
+   */
+  consume(ctx: AppContext, ...keys: string[]): Promise<void>;
 }
 
-export function createRateLimiter(limit: number, redis?: Redis, maxMemoryKeys = MEMORY_KEYS): RateLimiter {
-  const memory = boundedMemoryLimiter(limit, maxMemoryKeys);
+export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLimiter {
+  const { limit, windowSeconds, keyPrefix, unit } = options;
+  const memory = boundedMemoryLimiter(options);
   const store: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis,
         points: limit,
-        duration: WINDOW_SECONDS,
-        keyPrefix: 'storefront:rl',
+        duration: windowSeconds,
+        keyPrefix: `storefront:${keyPrefix}`,
         rejectIfRedisNotReady: true,
         insuranceLimiter: memory,
       })
     : memory;
 
-  function setHeaders(ctx: AppContext, result: RateLimiterRes): number {
-    const reset = Math.max(0, Math.ceil(result.msBeforeNext / 1000));
-    ctx.set('RateLimit-Limit', String(limit));
-    ctx.set('RateLimit-Remaining', String(Math.max(0, result.remainingPoints)));
-    ctx.set('RateLimit-Reset', String(reset));
-    return reset;
-  }
-
   return {
     limit,
-    async consume(ctx, key) {
-      try {
-        setHeaders(ctx, await store.consume(key));
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        const retryAfter = Math.max(1, setHeaders(ctx, rejection));
-        throw new RateLimited(limit, retryAfter);
-      }
+    async consume(ctx, ...keys) {
+      const outcomes = await Promise.allSettled(keys.map((key) => store.consume(key)));
+      const results = outcomes.map((outcome) => {
+        if (outcome.status === 'fulfilled') return outcome.value;
+        if (outcome.reason instanceof RateLimiterRes) return outcome.reason;
+        throw outcome.reason;
+      });
+      const rejected = outcomes.some((outcome) => outcome.status === 'rejected');
+      const tightest = results.reduce((least, result) => (result.remainingPoints < least.remainingPoints ? result : least));
+      const reset = Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
+      ctx.set('RateLimit-Limit', String(limit));
+      ctx.set('RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints)));
+      ctx.set('RateLimit-Reset', String(reset));
+      if (rejected) throw new RateLimited(`Rate limit of ${limit} ${unit} exceeded.`, Math.max(1, reset));
     },
   };
 }
 
-/**
- * Counts every request by client address; authenticated /agent requests are counted by client instead, after
- * authentication. The liveness probe is not counted: it must answer however busy the address of the balancer is, and
- * without touching Redis.
- */
-export function rateLimitByAddress(limiter: RateLimiter): AppMiddleware {
+/** The key that counts a request against its client's address. */
+export const byAddress = (ctx: AppContext) => `ip:${ctx.ip}`;
+
+/** Counts the request against the client's address. */
+export function limitByAddress(limiter: RateLimiter): AppMiddleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/healthz' && !isBearerAgentRequest(ctx)) await limiter.consume(ctx, `ip:${ctx.ip}`);
+    await limiter.consume(ctx, byAddress(ctx));
     await next();
   };
 }
 
-/** A request the agent security handler will count per client (it reaches routing: its path can be decoded). */
-export function isBearerAgentRequest(ctx: AppContext): boolean {
-  return /^\/agent(\/|$)/.test(ctx.path) && /^Bearer\s+\S/i.test(ctx.get('Authorization')) && isDecodable(ctx.path);
+/**
+ * Counts an agent request against its address and, when its bearer token resolved to a grant (resolveBearer), against
+ * that client too: registering more clients does not multiply what one address may send.
+ */
+export function limitByAddressAndClient(limiter: RateLimiter): AppMiddleware {
+  return async (ctx, next) => {
+    const { grant } = ctx.state;
+    await (grant ? limiter.consume(ctx, byAddress(ctx), `client:${grant.clientId}`) : limiter.consume(ctx, byAddress(ctx)));
+    await next();
+  };
+}
+
+/** Registrations per address, on their own (slower) budget: each one stores a client. */
+export function limitRegistrations(limiter: RateLimiter): AppMiddleware {
+  return async (ctx, next) => {
+    await limiter.consume(ctx, `register:${ctx.ip}`);
+    await next();
+  };
 }

@@ -2,12 +2,10 @@
 import { API_VERSIONS, currentVersion, deprecationHeader, deprecationsFor, resolveApiVersion, sunsetHeader, type Deprecation } from '../domain/versioning.js';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
-import { surfaceOf } from './errors.js';
 
 /** Resolves API-Version on checkout requests (400 unsupported_api_version) and echoes the version applied. */
 export function checkoutVersioning(): AppMiddleware {
   return async (ctx, next) => {
-    if (surfaceOf(ctx.path) !== 'checkout') return next();
     const resolution = resolveApiVersion(ctx.get('API-Version') || undefined);
     if (!resolution.ok) {
       throw new BadRequest('unsupported_api_version', resolution.reason, {

@@ -10,14 +10,8 @@ const SERVERS: Record<string, McpServerFactory> = {
   '/checkout/mcp': createCheckoutServer,
 };
 
-export const MCP_PATHS = Object.keys(SERVERS);
-
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
 export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp';
-
-export function isMcpPath(path: string): boolean {
-  return MCP_PATHS.includes(path);
-}
 
 export function mcpRoutes(deps: Deps): AppMiddleware {
   return async (ctx, next) => {

@@ -5,7 +5,6 @@ import type { IncomingMessage } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps.js';
 import { exceedsDepth } from '../http/body.js';
 import type { AppContext } from '../http/context.js';
@@ -14,8 +13,12 @@ import { MethodNotAllowed } from '../domain/errors.js';
 /** The revision these servers implement; initialize requests for any version we do not speak are answered with it. */
 export const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
 
-/** What a client may have negotiated: this revision and the older ones the SDK still speaks (date strings sort). */
-export const ACCEPTED_PROTOCOL_VERSIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version <= NEGOTIATED_PROTOCOL_VERSION);
+/**
+ * What a client may have negotiated: this revision only. The older ones the SDK speaks require what these servers do
+ * not offer (2025-03-26 requires JSON-RPC batches), so an initialize asking for one is answered with ours and the
+ * client decides whether it can speak it.
+ */
+export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
 
 /** Largest request body, in bytes; the same 100 kB as the REST API's JSON bodies. */
 export const MCP_BODY_LIMIT = 100 * 1024;

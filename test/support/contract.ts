@@ -4,7 +4,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { loadDocument } from '../../src/document.js';
-import { surfaceOf } from '../../src/http/errors.js';
+import { errorShapeOf } from '../../src/http/surfaces.js';
 import { isAcpPath } from '../../src/http/acp.js';
 import { isUcpPath } from '../../src/http/ucp.js';
 
@@ -40,7 +40,7 @@ const templates = Object.keys(document.paths).map((template) => ({
   pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
-const SURFACE_ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', page: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
+const ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', page: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
@@ -88,11 +88,11 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
  * Responses of paths or methods the document has no operation for: 404/405 in the surface's error shape, or the 429
  * the rate limit gives any request (the document's description covers both).
  */
-function validateUnrouted(response: Response, text: string, path: string, where: string): void {
+function validateUnrouted(response: Response, text: string, method: string, path: string, where: string): void {
   check([404, 405, 429].includes(response.status), `${where}: no documented operation, and the status ${response.status} is not 404/405/429`);
   if (response.status === 429) check(response.headers.has('retry-after'), `${where}: 429 without Retry-After`);
   // The protocol bindings answer in their own error shape.
-  const schemaName = isUcpPath(path) ? 'UcpError' : isAcpPath(path) ? 'AcpError' : SURFACE_ERROR_SCHEMAS[surfaceOf(path)]!;
+  const schemaName = isUcpPath(path) ? 'UcpError' : isAcpPath(path) ? 'AcpError' : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
   const validate = validatorAt(`/components/schemas/${schemaName}`);
   check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
   if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);
@@ -113,7 +113,7 @@ export function validateResponse(method: string, url: URL, response: Response, t
   // HEAD is answered as GET without a body (RFC 9110): it is checked against the GET operation, headers only.
   const operationMethod = method === 'HEAD' ? 'get' : method.toLowerCase();
   const operation = match && document.paths[match.template][operationMethod];
-  if (!match || !operation) return validateUnrouted(response, text, url.pathname, where);
+  if (!match || !operation) return validateUnrouted(response, text, method, url.pathname, where);
   const responsesPointer = `/paths/${escape(match.template)}/${operationMethod}/responses`;
   const raw = operation.responses[String(response.status)];
   check(raw !== undefined, `${where}: status ${response.status} is not documented for ${operation.operationId}`);

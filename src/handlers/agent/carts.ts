@@ -20,9 +20,9 @@ type AgentCartOperation =
 
 /** The authenticated client. Every cart operation requires a token, so a missing one is a wiring bug, never "no owner". */
 export function clientOf(ctx: AppContext): string {
-  const { clientId } = ctx.state;
-  if (clientId === undefined) throw new Error('A cart operation ran without an authenticated client.');
-  return clientId;
+  const { grant } = ctx.state;
+  if (grant === undefined) throw new Error('A cart operation ran without an authenticated client.');
+  return grant.clientId;
 }
 
 export function agentCartHandlers(deps: Deps): Pick<OperationHandlers, AgentCartOperation> {
