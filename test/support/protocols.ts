@@ -6,37 +6,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { protocolBodyProblems } from '../../src/protocols/responses.js';
+// The conformance runner's platform profile is the one the tests serve, so the two cannot drift apart.
+import { platformProfile, UCP_VERSION } from '../../src/conformance/runner.js';
 import type { TestService } from './service.js';
 
-export const UCP_VERSION = '2026-04-08';
+export { platformProfile, UCP_VERSION };
+
 export const PROTOCOL_BASE_URL = 'https://shop.example.com';
 
 /** Turns both bindings on with profiles fetched from loopback (UCP_INSECURE_PROFILE_HOSTS is a test allow-list). */
 export const PROTOCOL_ENV = { BASE_URL: PROTOCOL_BASE_URL, UCP_INSECURE_PROFILE_HOSTS: '127.0.0.1' };
-
-const capability = (name: string, extra: Record<string, unknown> = {}) => ({
-  version: UCP_VERSION,
-  spec: `https://ucp.dev/${UCP_VERSION}/specification/${name}`,
-  schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/${name}.json`,
-  ...extra,
-});
-
-/** A valid UCP platform profile declaring `capabilities` (checkout and discount by default). */
-export function platformProfile(options: { version?: string; checkout?: boolean; discount?: boolean } = {}) {
-  const { version = UCP_VERSION, checkout = true, discount = true } = options;
-  return {
-    ucp: {
-      version,
-      services: { 'dev.ucp.shopping': [{ version, spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`, transport: 'rest', schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/rest.openapi.json` }] },
-      capabilities: {
-        ...(checkout ? { 'dev.ucp.shopping.checkout': [capability('checkout')] } : {}),
-        ...(discount ? { 'dev.ucp.shopping.discount': [capability('discount', { extends: 'dev.ucp.shopping.checkout' })] } : {}),
-        ...(!checkout && !discount ? { 'dev.ucp.shopping.order': [capability('order')] } : {}),
-      },
-      payment_handlers: {},
-    },
-  };
-}
 
 type Answer = { status: number; body: string; headers?: Record<string, string>; delayMs?: number };
 
