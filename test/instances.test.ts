@@ -3,19 +3,12 @@
 // PGlite belongs to one process).
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateResponse } from './support/contract.js';
+import { call, json } from './support/contract.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import { processTestTimeout, startServiceProcess, type ServiceProcess } from './support/process.js';
 
 const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
-async function call(url: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  validateResponse(init?.method ?? 'GET', new URL(url), response, text);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
-}
-const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
 const form = (body: string, authorization: string) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: authorization }, body });
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 

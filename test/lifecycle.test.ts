@@ -4,7 +4,7 @@
 import { Agent, request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { validateResponse } from './support/contract.js';
+import { call, json } from './support/contract.js';
 import { processTestTimeout, startServiceProcess } from './support/process.js';
 
 const databases: TestDatabase[] = [];
@@ -12,15 +12,6 @@ afterAll(async () => {
   for (const database of databases) await database.drop();
 });
 
-/** fetch with contract validation, against a child process. */
-async function call(url: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  validateResponse(init?.method ?? 'GET', new URL(url), response, text);
-  return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, headers: response.headers };
-}
-
-const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** A GET over node:http: on a connection of `agent` (keep-alive), or on a fresh connection of its own. */

@@ -3,19 +3,11 @@
 // and one promotion redemption; their outboxes deliver each agent event once. PostgreSQL only (PGlite is one process).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { validateResponse } from './support/contract.js';
+import { call, json } from './support/contract.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import { startServiceProcess, type ServiceProcess } from './support/process.js';
 import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type FakeStripe } from './support/stripe.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
-
-async function call(url: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  validateResponse(init?.method ?? 'GET', new URL(url), response, text);
-  return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, headers: response.headers };
-}
-const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 describe.skipIf(!serverUrl)('payments on two instances', () => {
   let database: TestDatabase;

@@ -131,3 +131,14 @@ export async function contractFetch(input: string | URL | Request, init?: Reques
   validateResponse(request.method, new URL(request.url), response, text);
   return new Response([204, 304].includes(response.status) ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
+
+/** fetch with contract validation, for tests that talk to child processes: status, headers and the parsed body. */
+export async function call(url: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  validateResponse(init?.method ?? 'GET', new URL(url), response, text);
+  return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, headers: response.headers };
+}
+
+/** A JSON POST for `call`. */
+export const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
