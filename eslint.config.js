@@ -11,7 +11,13 @@ const layer = (from, forbidden, why) => ({
   rules: {
     '@typescript-eslint/no-restricted-imports': [
       'error',
-      { patterns: forbidden.map((name) => ({ group: [`**/${name}/**`, `../${name}/**`, `**/${name}.js`], message: why, allowTypeImports: true })) },
+      {
+        patterns: forbidden.map((name) => ({
+          group: [`**/${name}/**`, `../${name}/**`, `**/${name}.js`],
+          message: why,
+          allowTypeImports: true,
+        })),
+      },
     ],
   },
 });
@@ -30,9 +36,16 @@ export default tseslint.config(
     rules: {
       'import-x/no-cycle': 'error',
       '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
-  layer('domain', ['http', 'db', 'services', 'handlers', 'mcp', 'deps'], 'src/domain is pure: it imports nothing but types from the other layers.'),
+  layer(
+    'domain',
+    ['http', 'db', 'services', 'handlers', 'mcp', 'deps'],
+    'src/domain is pure: it imports nothing but types from the other layers.',
+  ),
   layer('services', ['http', 'handlers', 'mcp'], 'Services know nothing of HTTP or MCP.'),
 );

@@ -29,7 +29,10 @@ async function parseJson(request: IncomingMessage): Promise<unknown> {
 
 function ceilingApp(routes: CeilingRoute[]): Koa {
   const answers = new Map<string, Answer>(
-    routes.map((route) => [`${route.method} ${route.url}`, { status: route.status, contentType: route.contentType, body: Buffer.from(route.body, 'base64') }]),
+    routes.map((route) => [
+      `${route.method} ${route.url}`,
+      { status: route.status, contentType: route.contentType, body: Buffer.from(route.body, 'base64') },
+    ]),
   );
   const app = new Koa();
   app.use(async (ctx) => {

@@ -32,13 +32,22 @@ export async function openDatabase(givenUrl: string | undefined): Promise<BenchD
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = new URL(LOCAL_SERVER);
   url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, kind: 'fresh', drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    env: { DATABASE_URL: url.toString() },
+    kind: 'fresh',
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 export function copyEmbeddedDatabase(root: string): BenchDatabase {
   const prepared = join(root, '.data');
-  if (!existsSync(join(prepared, 'PG_VERSION'))) throw new Error(`${prepared} is not a prepared PGlite folder: run npm ci (or npm run prepare) first`);
+  if (!existsSync(join(prepared, 'PG_VERSION')))
+    throw new Error(`${prepared} is not a prepared PGlite folder: run npm ci (or npm run prepare) first`);
   const dir = mkdtempSync(join(tmpdir(), 'storefront-bench-pglite-'));
   cpSync(prepared, dir, { recursive: true });
-  return { env: { PGLITE_DIR: dir }, kind: 'embedded', drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    env: { PGLITE_DIR: dir },
+    kind: 'embedded',
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -8,15 +8,29 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type CreatedCheckout } from '../test/support/stripe.js';
+import {
+  paidCheckout,
+  signedDelivery,
+  startFakeStripe,
+  stripeEvent,
+  type CreatedCheckout,
+} from '../test/support/stripe.js';
 import { openDatabase } from './database.js';
 import { cpuMs, startServiceProcess } from './processes.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { orders: { type: 'string', default: '640' }, connections: { type: 'string', default: '32' } } });
+const { values } = parseArgs({
+  options: { orders: { type: 'string', default: '640' }, connections: { type: 'string', default: '32' } },
+});
 const ORDERS = Number(values.orders);
 const CONNECTIONS = Number(values.connections);
-const SESSION_BODY = JSON.stringify({ items: [{ id: 'variant_01tongue2pack', quantity: 1 }, { id: 'variant_01tonguetravel', quantity: 1 }], promo_codes: ['10OFF'] });
+const SESSION_BODY = JSON.stringify({
+  items: [
+    { id: 'variant_01tongue2pack', quantity: 1 },
+    { id: 'variant_01tonguetravel', quantity: 1 },
+  ],
+  promo_codes: ['10OFF'],
+});
 
 /** Runs `work` over `items`, `concurrency` at a time, in order of start. */
 async function pool<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -40,16 +54,33 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const database = await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
   const stripe = await startFakeStripe();
-  const service = await startServiceProcess({ root, databaseEnv: database.env, logFile: `${root}/bench/orders.log`, env: { ...stripe.env, PAYMENTS_MODE: 'stripe' } });
+  const service = await startServiceProcess({
+    root,
+    databaseEnv: database.env,
+    logFile: `${root}/bench/orders.log`,
+    env: { ...stripe.env, PAYMENTS_MODE: 'stripe' },
+  });
   try {
     // Sessions and their Stripe checkouts, as buyers opening the pay page would make them (not measured).
-    const checkouts = await pool(Array.from({ length: ORDERS }, (_, index) => index), 8, async (): Promise<CreatedCheckout> => {
-      const created = (await (await fetch(`${service.url}/checkout_sessions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: SESSION_BODY })).json()) as { id: string };
-      const page = await fetch(`${service.url}/pay/${created.id}`, { redirect: 'manual' });
-      const location = page.headers.get('location') ?? '';
-      return stripe.created.find((entry) => location.endsWith(entry.id))!;
-    });
-    const deliveries = checkouts.map((checkout) => signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+    const checkouts = await pool(
+      Array.from({ length: ORDERS }, (_, index) => index),
+      8,
+      async (): Promise<CreatedCheckout> => {
+        const created = (await (
+          await fetch(`${service.url}/checkout_sessions`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: SESSION_BODY,
+          })
+        ).json()) as { id: string };
+        const page = await fetch(`${service.url}/pay/${created.id}`, { redirect: 'manual' });
+        const location = page.headers.get('location') ?? '';
+        return stripe.created.find((entry) => location.endsWith(entry.id))!;
+      },
+    );
+    const deliveries = checkouts.map((checkout) =>
+      signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+    );
 
     const cpuBefore = cpuMs(service.pid);
     const started = performance.now();

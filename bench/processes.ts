@@ -58,7 +58,10 @@ async function waitUntilServing(child: ChildProcess, url: string, logFile: strin
     if (await answers(url)) return;
     await delay(200);
   }
-  const why = child.exitCode === null && child.signalCode === null ? `did not answer within ${STARTUP_TIMEOUT_MS / 1000} s` : 'exited';
+  const why =
+    child.exitCode === null && child.signalCode === null
+      ? `did not answer within ${STARTUP_TIMEOUT_MS / 1000} s`
+      : 'exited';
   throw new Error(`the service ${why}; its output:\n${logTail(logFile)}`);
 }
 
@@ -73,7 +76,9 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 /** The node flags of the package's start script (`node <flags> dist/src/main.js`), so that the bench runs what `npm start` runs. */
 function startFlags(root: string): string[] {
-  const start = (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const start =
+    (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts.start ??
+    '';
   const match = /^node\s+(.*?)\s*dist\/src\/main\.js$/.exec(start.trim());
   if (!match) throw new Error(`package.json's start script is not "node <flags> dist/src/main.js": ${start}`);
   return match[1]!.split(/\s+/).filter(Boolean);

@@ -58,7 +58,13 @@ export interface Report {
     /** 1-minute load average before the run: well above 0 means other processes competed for the cores. */
     loadAverageAtStart: number;
   };
-  settings: { connections: number; warmupSeconds: number; durationSeconds: number; smoke: boolean; database: 'given' | 'fresh' | 'embedded' };
+  settings: {
+    connections: number;
+    warmupSeconds: number;
+    durationSeconds: number;
+    smoke: boolean;
+    database: 'given' | 'fresh' | 'embedded';
+  };
   rows: ReportRow[];
   peakRss: { serviceBytes: number; ceilingBytes: number; check: Check };
   /** Lines the service wrote (it logs at warn and above) during the run. */
@@ -101,7 +107,9 @@ const megabytes = (bytes: number) => `${Math.round(bytes / MB)} MB`;
 
 function measuredCells(row: MeasuredRow): string[] {
   const { service, ceiling, checks } = row;
-  const ratio = checks.ratio ? `${row.ratio.toFixed(2)} ${verdict(checks.ratio)} (≥ ${checks.ratio.limit})` : `${row.ratio.toFixed(2)} (no target)`;
+  const ratio = checks.ratio
+    ? `${row.ratio.toFixed(2)} ${verdict(checks.ratio)} (≥ ${checks.ratio.limit})`
+    : `${row.ratio.toFixed(2)} (no target)`;
   const errors = service.non2xx + service.errors;
   return [
     row.title,
@@ -117,7 +125,18 @@ function measuredCells(row: MeasuredRow): string[] {
   ];
 }
 
-const HEADER = ['Request', 'Service req/s', 'Ceiling req/s', 'Ratio', 'p50 ms (svc / ceil)', 'p99 ms (svc / ceil)', 'CPU ms/req (svc / ceil)', 'Errors', 'Service peak RSS', 'Result'];
+const HEADER = [
+  'Request',
+  'Service req/s',
+  'Ceiling req/s',
+  'Ratio',
+  'p50 ms (svc / ceil)',
+  'p99 ms (svc / ceil)',
+  'CPU ms/req (svc / ceil)',
+  'Errors',
+  'Service peak RSS',
+  'Result',
+];
 
 function cells(row: ReportRow): string[] {
   if (row.state === 'measured') return measuredCells(row);
@@ -126,7 +145,8 @@ function cells(row: ReportRow): string[] {
 
 function markdownTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cellsOfRow) => cellsOfRow[column]!.length)));
-  const line = (cellsOfRow: string[]) => `| ${cellsOfRow.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  const line = (cellsOfRow: string[]) =>
+    `| ${cellsOfRow.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   const rule = `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`;
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
@@ -140,6 +160,7 @@ export function formatReport(report: Report, resultsPath: string, logPath: strin
     `${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; ` +
       `${settings.database === 'embedded' ? 'embedded PGlite (a copy of ./.data)' : `${settings.database} PostgreSQL`} database; Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load average ${machine.loadAverageAtStart.toFixed(1)} at start. Results: ${resultsPath}`,
   ];
-  if (report.serviceLogLines > 0) lines.push(`The service logged ${report.serviceLogLines} lines at warn or above: ${logPath}`);
+  if (report.serviceLogLines > 0)
+    lines.push(`The service logged ${report.serviceLogLines} lines at warn or above: ${logPath}`);
   return lines.join('\n');
 }

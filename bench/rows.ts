@@ -43,7 +43,11 @@ const SESSION_BODY = JSON.stringify({
 });
 const MCP_URL = '/catalog/mcp';
 const MCP_PROTOCOL_VERSION = '2025-06-18';
-const MCP_HEADERS = { ...JSON_HEADERS, accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_PROTOCOL_VERSION };
+const MCP_HEADERS = {
+  ...JSON_HEADERS,
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+};
 const SEARCH_TERM = 'scraper';
 
 /** Sends the request once and keeps the response as the fixture, if it has the expected status. */
@@ -51,9 +55,14 @@ async function capture(baseUrl: string, load: Load, expectedStatus: number): Pro
   const response = await fetch(baseUrl + load.url, { method: load.method, headers: load.headers, body: load.body });
   const body = Buffer.from(await response.arrayBuffer());
   if (response.status !== expectedStatus) {
-    throw new Unavailable(`${load.method} ${load.url.split('?')[0]} answered ${response.status}, not ${expectedStatus}`);
+    throw new Unavailable(
+      `${load.method} ${load.url.split('?')[0]} answered ${response.status}, not ${expectedStatus}`,
+    );
   }
-  return { load, fixture: { status: response.status, contentType: response.headers.get('content-type') ?? 'application/json', body } };
+  return {
+    load,
+    fixture: { status: response.status, contentType: response.headers.get('content-type') ?? 'application/json', body },
+  };
 }
 
 function json(fixture: Fixture): Record<string, unknown> {
@@ -71,12 +80,20 @@ function firstProductId(list: Fixture): string {
 }
 
 function product(baseUrl: string, id: string): Promise<Prepared> {
-  return capture(baseUrl, { method: 'GET', url: `/api/store/products/${id}?fields=*variants.calculated_price`, headers: {} }, 200);
+  return capture(
+    baseUrl,
+    { method: 'GET', url: `/api/store/products/${id}?fields=*variants.calculated_price`, headers: {} },
+    200,
+  );
 }
 
 // No Idempotency-Key: under load every request creates a session of its own.
 function sessionCreation(baseUrl: string): Promise<Prepared> {
-  return capture(baseUrl, { method: 'POST', url: '/checkout_sessions', headers: JSON_HEADERS, body: SESSION_BODY }, 201);
+  return capture(
+    baseUrl,
+    { method: 'POST', url: '/checkout_sessions', headers: JSON_HEADERS, body: SESSION_BODY },
+    201,
+  );
 }
 
 function sessionId(creation: Fixture): string {
@@ -98,7 +115,11 @@ interface ToolDescription {
 function rpcResult(fixture: Fixture): Record<string, unknown> {
   const text = fixture.body.toString('utf8');
   const payload = fixture.contentType.startsWith('text/event-stream')
-    ? text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5)).join('')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5))
+        .join('')
     : text;
   const message = JSON.parse(payload) as { result?: Record<string, unknown>; error?: { message: string } };
   if (!message.result) throw new Unavailable(`MCP error: ${message.error?.message ?? 'no result'}`);
@@ -116,12 +137,20 @@ async function mcpHeaders(baseUrl: string): Promise<Record<string, string>> {
     capabilities: {},
     clientInfo: { name: 'storefront-bench', version: '1.0.0' },
   });
-  const response = await fetch(baseUrl + MCP_URL, { method: 'POST', headers: initialize.headers, body: initialize.body });
+  const response = await fetch(baseUrl + MCP_URL, {
+    method: 'POST',
+    headers: initialize.headers,
+    body: initialize.body,
+  });
   await response.arrayBuffer();
   if (response.status !== 200) throw new Unavailable(`POST ${MCP_URL} initialize answered ${response.status}, not 200`);
   const sessionHeader = response.headers.get('mcp-session-id');
   const headers = sessionHeader ? { ...MCP_HEADERS, 'mcp-session-id': sessionHeader } : MCP_HEADERS;
-  const initialized = await fetch(baseUrl + MCP_URL, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const initialized = await fetch(baseUrl + MCP_URL, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   await initialized.arrayBuffer();
   return headers;
 }
@@ -130,7 +159,11 @@ async function mcpHeaders(baseUrl: string): Promise<Record<string, string>> {
 function searchArguments(tool: ToolDescription): Record<string, string> {
   const required = new Set(tool.inputSchema?.required ?? []);
   const strings = Object.entries(tool.inputSchema?.properties ?? {}).filter(([, schema]) => schema.type === 'string');
-  return Object.fromEntries(strings.filter(([name]) => required.has(name) || /^(q|query|search|term|text)$/.test(name)).map(([name]) => [name, SEARCH_TERM]));
+  return Object.fromEntries(
+    strings
+      .filter(([name]) => required.has(name) || /^(q|query|search|term|text)$/.test(name))
+      .map(([name]) => [name, SEARCH_TERM]),
+  );
 }
 
 /** The catalog search tool's name is discovered with tools/list: the first tool whose name contains "search". */
@@ -140,9 +173,14 @@ async function catalogSearch(baseUrl: string): Promise<Prepared & { toolName: st
   const tools = (rpcResult(listing.fixture).tools ?? []) as ToolDescription[];
   const tool = tools.find(({ name }) => name.includes('search'));
   if (!tool) throw new Unavailable(`no tool of ${MCP_URL} has "search" in its name`);
-  const call = await capture(baseUrl, rpcLoad(headers, 'tools/call', { name: tool.name, arguments: searchArguments(tool) }), 200);
+  const call = await capture(
+    baseUrl,
+    rpcLoad(headers, 'tools/call', { name: tool.name, arguments: searchArguments(tool) }),
+    200,
+  );
   const result = rpcResult(call.fixture) as { isError?: boolean; content?: Array<{ text?: string }> };
-  if (result.isError) throw new Unavailable(`tools/call ${tool.name} is an error: ${(result.content?.[0]?.text ?? '').slice(0, 120)}`);
+  if (result.isError)
+    throw new Unavailable(`tools/call ${tool.name} is an error: ${(result.content?.[0]?.text ?? '').slice(0, 120)}`);
   return { ...call, toolName: tool.name };
 }
 
@@ -165,13 +203,20 @@ export async function prepareRows(baseUrl: string): Promise<Row[]> {
   const list = await productList(baseUrl);
   const single = await product(baseUrl, firstProductId(list.fixture));
   const creation = await optional(() => sessionCreation(baseUrl));
-  const reading = creation instanceof Unavailable ? new Unavailable('needs POST /checkout_sessions') : await optional(() => sessionRead(baseUrl, sessionId(creation.fixture)));
+  const reading =
+    creation instanceof Unavailable
+      ? new Unavailable('needs POST /checkout_sessions')
+      : await optional(() => sessionRead(baseUrl, sessionId(creation.fixture)));
   const search = await optional(() => catalogSearch(baseUrl));
   return [
     row('GET /api/store/products (prices, stock)', 'catalog-read', list),
     row('GET /api/store/products/{id} (prices)', 'catalog-read', single),
     row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation),
     row('GET /checkout_sessions/{id}', 'read', reading),
-    row(`MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName}`, 'catalog-read', search),
+    row(
+      `MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName}`,
+      'catalog-read',
+      search,
+    ),
   ];
 }

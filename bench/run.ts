@@ -68,10 +68,21 @@ function progress(text: string): void {
 function ceilingRoutes(rows: Row[]): CeilingRoute[] {
   return rows
     .filter((row): row is ReadyRow => row.state === 'ready')
-    .map(({ load, fixture }) => ({ method: load.method, url: load.url, status: fixture.status, contentType: fixture.contentType, body: fixture.body.toString('base64') }));
+    .map(({ load, fixture }) => ({
+      method: load.method,
+      url: load.url,
+      status: fixture.status,
+      contentType: fixture.contentType,
+      body: fixture.body.toString('base64'),
+    }));
 }
 
-async function measureRow(row: ReadyRow, service: ServerProcess, ceiling: ServerProcess, settings: LoadSettings): Promise<ReportRow> {
+async function measureRow(
+  row: ReadyRow,
+  service: ServerProcess,
+  ceiling: ServerProcess,
+  settings: LoadSettings,
+): Promise<ReportRow> {
   progress(`${row.title}: service`);
   resetPeakRss(service.pid);
   const serviceFigures = await measure(service, row.load, settings);
@@ -88,7 +99,9 @@ function countLines(path: string): number {
 
 async function bench(options: Options, cleanups: Array<() => Promise<void>>): Promise<Report> {
   const [loadAverageAtStart = 0] = loadavg(); // other work on this small machine skews every figure
-  const database = options.embedded ? copyEmbeddedDatabase(root) : await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
+  const database = options.embedded
+    ? copyEmbeddedDatabase(root)
+    : await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
   cleanups.push(database.drop);
   if (options.cpuProf) mkdirSync(`${root}/${profilesPath}`, { recursive: true });
   const service = await startServiceProcess({

@@ -12,7 +12,11 @@ export function buildDocs() {
   execFileSync(
     join(root, 'node_modules', '.bin', 'redocly'),
     ['build-docs', docsSource, '--output', docsOutput, '--inlineBundle', '--title', 'Storefront Commerce API'],
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    },
   );
 }
 

@@ -42,7 +42,9 @@ function foldAliases(document) {
     const canonical = byId.get(target);
     if (!canonical) throw new Error(`${operation.operationId}: x-alias-of names no operation: ${target}`);
     const note = `Also served at \`${method.toUpperCase()} ${path}\` (the same operation; generate clients from this one).`;
-    canonical.operation.description = canonical.operation.description ? `${canonical.operation.description.trimEnd()}\n\n${note}\n` : note;
+    canonical.operation.description = canonical.operation.description
+      ? `${canonical.operation.description.trimEnd()}\n\n${note}\n`
+      : note;
     delete item[method];
     if (!METHODS.some((m) => item[m])) delete document.paths[path];
   }
@@ -63,7 +65,8 @@ function openSchema(node) {
     delete node.enum;
     if (!node.type) node.type = 'string';
   }
-  for (const [key, value] of Object.entries(node)) if (key !== 'examples' && key !== 'example' && key !== 'x-extensible-enum') openSchema(value);
+  for (const [key, value] of Object.entries(node))
+    if (key !== 'examples' && key !== 'example' && key !== 'x-extensible-enum') openSchema(value);
 }
 
 function openResponses(document) {
@@ -94,14 +97,21 @@ function openResponses(document) {
     if (requests.has(ref)) throw new Error(`${ref} is used by both a request and a response: give each its own schema`);
     const target = pointerGet(document, ref);
     if (ref.startsWith('#/components/schemas/')) openSchema(target);
-    else if (ref.startsWith('#/components/responses/')) for (const media of Object.values(target.content ?? {})) openSchema(media.schema);
+    else if (ref.startsWith('#/components/responses/'))
+      for (const media of Object.values(target.content ?? {})) openSchema(media.schema);
     else if (ref.startsWith('#/components/headers/')) openSchema(target.schema);
   }
 }
 
 function plainServerVariables(document) {
-  const servers = [document.servers ?? [], ...Object.values(document.paths ?? {}).map((item) => item.servers ?? []), ...[...operations(document)].map(({ operation }) => operation.servers ?? [])];
-  for (const list of servers) for (const server of list) for (const variable of Object.values(server.variables ?? {})) delete variable.description;
+  const servers = [
+    document.servers ?? [],
+    ...Object.values(document.paths ?? {}).map((item) => item.servers ?? []),
+    ...[...operations(document)].map(({ operation }) => operation.servers ?? []),
+  ];
+  for (const list of servers)
+    for (const server of list)
+      for (const variable of Object.values(server.variables ?? {})) delete variable.description;
 }
 
 /** The published document for a bundled one (which is left untouched). */

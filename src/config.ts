@@ -48,8 +48,7 @@ export interface ProtocolConfig {
 
 /** Who takes payment behind checkout_url: Stripe, or the built-in test processor (no money moves). */
 export type PaymentsConfig =
-  | { mode: 'test' }
-  | { mode: 'stripe'; secretKey: string; webhookSecret: string; apiUrl: string | undefined };
+  { mode: 'test' } | { mode: 'stripe'; secretKey: string; webhookSecret: string; apiUrl: string | undefined };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -114,8 +113,17 @@ function checkoutUrlTemplate(env: Env, baseUrl: string): string {
 
 function origins(env: Env, defaults: string[]): string[] {
   const raw = read(env, 'MCP_ALLOWED_ORIGINS');
-  const listed = raw ? raw.split(',').map((origin) => origin.trim()).filter(Boolean) : defaults;
-  return [...new Set(listed.map((origin) => new URL(absoluteUrl({ MCP_ALLOWED_ORIGINS: origin }, 'MCP_ALLOWED_ORIGINS', '')).origin))];
+  const listed = raw
+    ? raw
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean)
+    : defaults;
+  return [
+    ...new Set(
+      listed.map((origin) => new URL(absoluteUrl({ MCP_ALLOWED_ORIGINS: origin }, 'MCP_ALLOWED_ORIGINS', '')).origin),
+    ),
+  ];
 }
 
 const NAMESPACE_PATTERN = /^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)+$/;
@@ -124,7 +132,8 @@ const NAMESPACE_PATTERN = /^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)+$/;
 function namespaceOf(env: Env, baseUrl: string): string | undefined {
   const explicit = read(env, 'UCP_NAMESPACE');
   if (explicit !== undefined) {
-    if (!NAMESPACE_PATTERN.test(explicit)) throw new ConfigError(`UCP_NAMESPACE must be a reverse-DNS name such as com.example.shop, got "${explicit}"`);
+    if (!NAMESPACE_PATTERN.test(explicit))
+      throw new ConfigError(`UCP_NAMESPACE must be a reverse-DNS name such as com.example.shop, got "${explicit}"`);
     return explicit;
   }
   const host = new URL(baseUrl).hostname;
@@ -136,14 +145,21 @@ function namespaceOf(env: Env, baseUrl: string): string | undefined {
 function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): ProtocolConfig {
   const namespace = namespaceOf(env, baseUrl);
   const policy = read(env, 'UCP_PLATFORM_PROFILE_POLICY') ?? 'strict';
-  if (policy !== 'strict' && policy !== 'lenient') throw new ConfigError(`UCP_PLATFORM_PROFILE_POLICY must be strict or lenient, got "${policy}"`);
+  if (policy !== 'strict' && policy !== 'lenient')
+    throw new ConfigError(`UCP_PLATFORM_PROFILE_POLICY must be strict or lenient, got "${policy}"`);
   const insecure = boolean(env, 'UCP_ALLOW_INSECURE_URLS');
   // UCP requires https for continue_url and endpoints; UCP_ALLOW_INSECURE_URLS is for loopback tests only.
-  const plainHttp = [baseUrl, checkoutTemplate.replaceAll('{id}', 'id')].some((url) => new URL(url).protocol !== 'https:');
+  const plainHttp = [baseUrl, checkoutTemplate.replaceAll('{id}', 'id')].some(
+    (url) => new URL(url).protocol !== 'https:',
+  );
   let ucpDisabledReason: string | undefined;
-  if (!namespace) ucpDisabledReason = 'no business namespace: set UCP_NAMESPACE (BASE_URL is an IP address or localhost)';
+  if (!namespace)
+    ucpDisabledReason = 'no business namespace: set UCP_NAMESPACE (BASE_URL is an IP address or localhost)';
   else if (plainHttp && !insecure) {
-    if (read(env, 'UCP_NAMESPACE')) throw new ConfigError('UCP needs https: BASE_URL and CHECKOUT_URL_TEMPLATE must be https URLs (UCP_ALLOW_INSECURE_URLS=true is for tests only)');
+    if (read(env, 'UCP_NAMESPACE'))
+      throw new ConfigError(
+        'UCP needs https: BASE_URL and CHECKOUT_URL_TEMPLATE must be https URLs (UCP_ALLOW_INSECURE_URLS=true is for tests only)',
+      );
     ucpDisabledReason = 'BASE_URL or CHECKOUT_URL_TEMPLATE is not https';
   }
   const optionalUrl = (name: string) => (read(env, name) === undefined ? undefined : absoluteUrl(env, name, ''));
@@ -151,7 +167,10 @@ function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): Pr
     namespace,
     ucpDisabledReason,
     profilePolicy: policy,
-    insecureProfileHosts: (read(env, 'UCP_INSECURE_PROFILE_HOSTS') ?? '').split(',').map((host) => host.trim().toLowerCase()).filter(Boolean),
+    insecureProfileHosts: (read(env, 'UCP_INSECURE_PROFILE_HOSTS') ?? '')
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
     termsUrl: optionalUrl('TERMS_URL'),
     privacyUrl: optionalUrl('PRIVACY_URL'),
     paymentPsp: read(env, 'PAYMENT_PSP') ?? 'external',
@@ -168,12 +187,15 @@ function payments(env: Env): PaymentsConfig {
   const secretKey = read(env, 'STRIPE_SECRET_KEY');
   const webhookSecret = read(env, 'STRIPE_WEBHOOK_SECRET');
   const requested = read(env, 'PAYMENTS_MODE')?.toLowerCase();
-  if (requested !== undefined && !PAYMENT_MODES.includes(requested)) throw new ConfigError(`PAYMENTS_MODE must be stripe or test, got "${requested}"`);
-  if (Boolean(secretKey) !== Boolean(webhookSecret)) throw new ConfigError('STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together');
+  if (requested !== undefined && !PAYMENT_MODES.includes(requested))
+    throw new ConfigError(`PAYMENTS_MODE must be stripe or test, got "${requested}"`);
+  if (Boolean(secretKey) !== Boolean(webhookSecret))
+    throw new ConfigError('STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together');
   const apiUrl = read(env, 'STRIPE_API_URL') === undefined ? undefined : absoluteUrl(env, 'STRIPE_API_URL', '');
   if (requested === 'test') return { mode: 'test' };
   if (secretKey && webhookSecret) return { mode: 'stripe', secretKey, webhookSecret, apiUrl };
-  if (requested === 'stripe') throw new ConfigError('PAYMENTS_MODE=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  if (requested === 'stripe')
+    throw new ConfigError('PAYMENTS_MODE=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
   if (read(env, 'NODE_ENV') === 'production') {
     throw new ConfigError(
       'NODE_ENV=production and no payment processor is configured: set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or PAYMENTS_MODE=test to take test payments (no money moves)',
@@ -190,7 +212,8 @@ const DEVELOPMENT_WEBHOOK_KEY = 'storefront-development-webhook-key-not-for-prod
 
 function agentWebhookKey(env: Env): string | undefined {
   const key = read(env, 'AGENT_WEBHOOK_KEY');
-  if (key !== undefined && key.length < 32) throw new ConfigError(`AGENT_WEBHOOK_KEY must be at least 32 characters, got ${key.length}`);
+  if (key !== undefined && key.length < 32)
+    throw new ConfigError(`AGENT_WEBHOOK_KEY must be at least 32 characters, got ${key.length}`);
   return key ?? (read(env, 'NODE_ENV') === 'production' ? undefined : DEVELOPMENT_WEBHOOK_KEY);
 }
 
@@ -205,7 +228,9 @@ export function loadConfig(env: Env = process.env): Config {
   const httpHeadersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 600_000);
   const httpRequestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000);
   if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
-    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`);
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs})`,
+    );
   }
   return {
     port,

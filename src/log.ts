@@ -15,7 +15,15 @@ export function createLogger(level: string): Logger {
     // Database errors carry the query's bound parameters (emails, token hashes): log what failed, not the data.
     serializers: { err: withoutQueryData },
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.client_secret', '*.access_token', '*.token', 'token', 'client_secret'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.client_secret',
+        '*.access_token',
+        '*.token',
+        'token',
+        'client_secret',
+      ],
       censor: '[redacted]',
     },
   });

@@ -19,7 +19,15 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   const service = await startService(config, { log });
-  log.info({ url: service.url, baseUrl: config.baseUrl, agentBaseUrl: config.agentBaseUrl, storage: config.databaseUrl ? 'postgresql' : `pglite:${config.pgliteDir}` }, 'storefront listening');
+  log.info(
+    {
+      url: service.url,
+      baseUrl: config.baseUrl,
+      agentBaseUrl: config.agentBaseUrl,
+      storage: config.databaseUrl ? 'postgresql' : `pglite:${config.pgliteDir}`,
+    },
+    'storefront listening',
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -19,6 +19,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`Preparing the embedded database failed: ${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(
+    `Preparing the embedded database failed: ${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`,
+  );
   process.exit(1);
 });

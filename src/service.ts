@@ -42,7 +42,12 @@ export interface ServiceOptions {
 function connectRedis(config: Config, log: Logger): Redis {
   // No offline queue and a command timeout: a Redis that is down or stalls fails the command at once or within the
   // timeout, and the limiter counts the request in memory instead of holding it.
-  const redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.redisCommandTimeoutMs, lazyConnect: false });
+  const redis = new Redis(config.redisUrl!, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: config.redisCommandTimeoutMs,
+    lazyConnect: false,
+  });
   let reported = false;
   redis.on('error', (error) => {
     if (!reported) log.warn({ err: error }, 'Redis unreachable; rate limits fall back to in-memory counting');
@@ -88,7 +93,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     db,
     log,
     now: options.now ?? Date.now,
-    rateLimiter: createRateLimiter({ limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' }, redis),
+    rateLimiter: createRateLimiter(
+      { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
+      redis,
+    ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),
@@ -105,7 +113,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     contract,
     limiter: deps.rateLimiter,
     registrationLimiter: createRateLimiter(
-      { limit: config.registrationsPerHour, windowSeconds: 3600, keyPrefix: 'registrations', unit: 'client registrations per hour from this address' },
+      {
+        limit: config.registrationsPerHour,
+        windowSeconds: 3600,
+        keyPrefix: 'registrations',
+        unit: 'client registrations per hour from this address',
+      },
       redis,
     ),
     readCache: deps.readCache,

@@ -15,7 +15,11 @@ let otherToken: string; // client B, also cart:write
 let readOnlyToken: string; // catalog:read only
 beforeAll(async () => {
   api = await startTestService({ env: { BASE_URL: 'https://store.example' } });
-  [token, otherToken, readOnlyToken] = await Promise.all([agentToken(api, 'catalog:read cart:write'), agentToken(api, 'cart:write'), agentToken(api, 'catalog:read')]);
+  [token, otherToken, readOnlyToken] = await Promise.all([
+    agentToken(api, 'catalog:read cart:write'),
+    agentToken(api, 'cart:write'),
+    agentToken(api, 'catalog:read'),
+  ]);
 });
 afterAll(async () => {
   await api?.close();
@@ -28,7 +32,11 @@ interface Answer {
 }
 
 /** A request to the service as client A (or `as`), with a JSON body unless the body is given as raw text. */
-async function call(method: string, path: string, options: { body?: unknown; as?: string | null; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; as?: string | null; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const { body, as = token } = options;
   const headers: Record<string, string> = { ...(as === null ? {} : bearer(as)) };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -48,8 +56,10 @@ async function createCart(body: unknown, as?: string): Promise<any> {
 
 const getCart = (id: string, as?: string) => call('GET', `/agent/carts/${id}`, { as });
 const addLine = (id: string, body: unknown, as?: string) => call('POST', `/agent/carts/${id}/line-items`, { body, as });
-const patchLine = (id: string, lineId: string, body: unknown, as?: string) => call('PATCH', `/agent/carts/${id}/line-items/${lineId}`, { body, as });
-const deleteLine = (id: string, lineId: string, as?: string) => call('DELETE', `/agent/carts/${id}/line-items/${lineId}`, { as });
+const patchLine = (id: string, lineId: string, body: unknown, as?: string) =>
+  call('PATCH', `/agent/carts/${id}/line-items/${lineId}`, { body, as });
+const deleteLine = (id: string, lineId: string, as?: string) =>
+  call('DELETE', `/agent/carts/${id}/line-items/${lineId}`, { as });
 const checkOut = (id: string, as?: string) => call('POST', `/agent/carts/${id}/checkout-session`, { as });
 
 /** What the public checkout quotes for the same body. */
@@ -62,13 +72,23 @@ async function publicQuote(body: unknown): Promise<any> {
 /** The priced content of a cart or session: everything but ids, status and the payment hand-off. */
 function pricing(cartOrSession: any) {
   const { currency, region_id, totals, promo_codes, messages, line_items } = cartOrSession;
-  return { currency, region_id, totals, promo_codes, messages, line_items: line_items.map(({ id: _id, ...line }: { id: string }) => line) };
+  return {
+    currency,
+    region_id,
+    totals,
+    promo_codes,
+    messages,
+    line_items: line_items.map(({ id: _id, ...line }: { id: string }) => line),
+  };
 }
 
 /** Everything stored about a cart: its row and its lines. A failed change must leave both exactly as they were. */
 async function stored(id: string) {
   const { db } = api.service.deps;
-  return { cart: await db('carts').where({ id }).first(), lines: await db('cart_line_items').where({ cart_id: id }).orderBy('position') };
+  return {
+    cart: await db('carts').where({ id }).first(),
+    lines: await db('cart_line_items').where({ cart_id: id }).orderBy('position'),
+  };
 }
 
 const cartCount = async () => Number((await api.service.deps.db('carts').count({ n: '*' }))[0]!.n);
@@ -80,9 +100,19 @@ describe('POST /agent/carts', () => {
     const created = await call('POST', '/agent/carts', { body });
     expect(created.status).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
-    expect(created.body).toMatchObject({ object: 'cart', status: 'open', currency: 'usd', region_id: 'reg_us', promo_codes: ['10OFF'], messages: [] });
+    expect(created.body).toMatchObject({
+      object: 'cart',
+      status: 'open',
+      currency: 'usd',
+      region_id: 'reg_us',
+      promo_codes: ['10OFF'],
+      messages: [],
+    });
     expect(created.body.id).toMatch(/^cart_/);
-    expect(created.body.line_items.map((line: any) => line.id)).toEqual([expect.stringMatching(/^cali_/), expect.stringMatching(/^cali_/)]);
+    expect(created.body.line_items.map((line: any) => line.id)).toEqual([
+      expect.stringMatching(/^cali_/),
+      expect.stringMatching(/^cali_/),
+    ]);
     expect(pricing(created.body)).toEqual(pricing(await publicQuote(body)));
     expect(created.body.totals.total).toEqual({ amount: 44.37, currency: 'usd' });
     const row = await api.service.deps.db('carts').where({ id: created.body.id }).first();
@@ -90,10 +120,26 @@ describe('POST /agent/carts', () => {
   });
 
   it.each([
-    ['every identifier, merged per variant', { items: [{ variant_id: TWO_PACK }, { handle: 'tongue-scraper-2-pack', quantity: 2 }, { sku: TRAVEL_SKU }, { id: 'tongue-scraper-2-pack-travel-cases', quantity: 3 }] }],
+    [
+      'every identifier, merged per variant',
+      {
+        items: [
+          { variant_id: TWO_PACK },
+          { handle: 'tongue-scraper-2-pack', quantity: 2 },
+          { sku: TRAVEL_SKU },
+          { id: 'tongue-scraper-2-pack-travel-cases', quantity: 3 },
+        ],
+      },
+    ],
     ['a region with its currency, tax and shipping', { items: [{ id: TWO_PACK }], region_id: 'reg_eu' }],
-    ['a currency without minor units and a promo alias', { items: [{ id: TRAVEL, quantity: 2 }], region_id: 'reg_jp', coupon_code: '10OFF' }],
-    ['codes that do not apply, reported in messages', { items: [{ id: TWO_PACK }], coupon_code: 'SPRING20', discount_codes: ['nope', '10OFF', 'launch50', '10off'] }],
+    [
+      'a currency without minor units and a promo alias',
+      { items: [{ id: TRAVEL, quantity: 2 }], region_id: 'reg_jp', coupon_code: '10OFF' },
+    ],
+    [
+      'codes that do not apply, reported in messages',
+      { items: [{ id: TWO_PACK }], coupon_code: 'SPRING20', discount_codes: ['nope', '10OFF', 'launch50', '10off'] },
+    ],
     ['a fixed code with a minimum subtotal', { items: [{ id: TRAVEL, quantity: 2 }], promo_code: 'WELCOME5' }],
   ])('totals equal the public checkout quote for %s', async (_what, body) => {
     expect(pricing(await createCart(body))).toEqual(pricing(await publicQuote(body)));
@@ -120,7 +166,16 @@ describe('POST /agent/carts', () => {
     ['an unknown item field', { items: [{ id: TWO_PACK, qty: 2 }] }, 'items[0].qty'],
     ['an unknown region', { items: [{ id: TWO_PACK }], region_id: 'reg_mars' }, 'region_id'],
     ['more than the stock', { items: [{ id: TRAVEL, quantity: 86 }] }, 'items[0].quantity'],
-    ['merged lines over 100', { items: [{ id: TWO_PACK, quantity: 60 }, { sku: 'TS-316L-2PK', quantity: 41 }] }, 'items[0].quantity'],
+    [
+      'merged lines over 100',
+      {
+        items: [
+          { id: TWO_PACK, quantity: 60 },
+          { sku: 'TS-316L-2PK', quantity: 41 },
+        ],
+      },
+      'items[0].quantity',
+    ],
     ['a JSON array body', [{ id: TWO_PACK }], 'body'],
     ['malformed JSON', '{"items": [', 'body'],
   ])('rejects %s with 400 invalid_request naming the field, and stores nothing', async (_what, body, param) => {
@@ -138,7 +193,10 @@ describe('POST /agent/carts', () => {
   });
 
   it('rejects a body that is not JSON', async () => {
-    const { status, body } = await call('POST', '/agent/carts', { body: JSON.stringify({ items: [{ id: TWO_PACK }] }), headers: { 'Content-Type': 'text/plain' } });
+    const { status, body } = await call('POST', '/agent/carts', {
+      body: JSON.stringify({ items: [{ id: TWO_PACK }] }),
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(status).toBe(400);
     expect(body).toMatchObject({ error: 'invalid_request', param: 'Content-Type' });
   });
@@ -146,7 +204,11 @@ describe('POST /agent/carts', () => {
 
 describe('GET /agent/carts/{id}', () => {
   it('answers the cart as created', async () => {
-    const cart = await createCart({ items: [{ id: TRAVEL, quantity: 2 }], region_id: 'reg_gb', promo_codes: ['10OFF'] });
+    const cart = await createCart({
+      items: [{ id: TRAVEL, quantity: 2 }],
+      region_id: 'reg_gb',
+      promo_codes: ['10OFF'],
+    });
     const read = await getCart(cart.id);
     expect(read.status).toBe(200);
     expect(read.headers.get('cache-control')).toBe('no-store');
@@ -169,7 +231,11 @@ describe('GET /agent/carts/{id}', () => {
   it("answers 404 not_found for an unknown id, another client's cart and a public checkout session alike", async () => {
     const mine = await createCart({ items: [{ id: TWO_PACK }] });
     const session = await publicQuote({ items: [{ id: TWO_PACK }] });
-    for (const [id, as] of [['cart_doesnotexist', token], [mine.id, otherToken], [session.id, token]] as const) {
+    for (const [id, as] of [
+      ['cart_doesnotexist', token],
+      [mine.id, otherToken],
+      [session.id, token],
+    ] as const) {
       const { status, body } = await getCart(id, as);
       expect(status).toBe(404);
       expect(body).toEqual({ error: 'not_found', error_description: expect.stringContaining(id), param: 'id' });
@@ -192,7 +258,9 @@ describe('POST /agent/carts/{id}/line-items', () => {
       [TWO_PACK, 1],
       [TRAVEL, 2],
     ]);
-    expect(pricing(added.body)).toEqual(pricing(await publicQuote({ items: [{ id: TWO_PACK }, { id: TRAVEL, quantity: 2 }], promo_codes: ['10OFF'] })));
+    expect(pricing(added.body)).toEqual(
+      pricing(await publicQuote({ items: [{ id: TWO_PACK }, { id: TRAVEL, quantity: 2 }], promo_codes: ['10OFF'] })),
+    );
     expect((await getCart(cart.id)).body).toEqual(added.body);
   });
 
@@ -217,21 +285,32 @@ describe('POST /agent/carts/{id}/line-items', () => {
     ['an unknown field', { id: TWO_PACK, qty: 1 }, 'qty', undefined],
     ['an items list instead of one item', { items: [{ id: TWO_PACK }] }, 'items', undefined],
     ['malformed JSON', '{"id": ', 'body', undefined],
-  ])('rejects %s with 400 invalid_request naming the field, and changes nothing', async (_what, body, param, available) => {
-    const cart = await createCart({ items: [{ id: TRAVEL, quantity: 80 }, { id: TWO_PACK, quantity: 60 }] });
-    const before = await stored(cart.id);
-    const { status, body: error } = await addLine(cart.id, body);
-    expect(status).toBe(400);
-    expect(error).toMatchObject({ error: 'invalid_request', param });
-    expect(error.available).toBe(available);
-    expect(await stored(cart.id)).toEqual(before);
-    expect((await getCart(cart.id)).body).toEqual(cart);
-  });
+  ])(
+    'rejects %s with 400 invalid_request naming the field, and changes nothing',
+    async (_what, body, param, available) => {
+      const cart = await createCart({
+        items: [
+          { id: TRAVEL, quantity: 80 },
+          { id: TWO_PACK, quantity: 60 },
+        ],
+      });
+      const before = await stored(cart.id);
+      const { status, body: error } = await addLine(cart.id, body);
+      expect(status).toBe(400);
+      expect(error).toMatchObject({ error: 'invalid_request', param });
+      expect(error.available).toBe(available);
+      expect(await stored(cart.id)).toEqual(before);
+      expect((await getCart(cart.id)).body).toEqual(cart);
+    },
+  );
 
   it('rejects a body that is not JSON, and changes nothing', async () => {
     const cart = await createCart({ items: [{ id: TWO_PACK }] });
     const before = await stored(cart.id);
-    const { status, body } = await call('POST', `/agent/carts/${cart.id}/line-items`, { body: `id=${TWO_PACK}`, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const { status, body } = await call('POST', `/agent/carts/${cart.id}/line-items`, {
+      body: `id=${TWO_PACK}`,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect([status, body.error, body.param]).toEqual([400, 'invalid_request', 'Content-Type']);
     expect(await stored(cart.id)).toEqual(before);
   });
@@ -247,7 +326,10 @@ describe('POST /agent/carts/{id}/line-items', () => {
 
   it('lets exactly one of two concurrent adds through when together they would exceed the stock', async () => {
     const cart = await createCart({ items: [{ id: TRAVEL, quantity: 1 }] });
-    const answers = await Promise.all([addLine(cart.id, { id: TRAVEL, quantity: 50 }), addLine(cart.id, { id: TRAVEL, quantity: 50 })]);
+    const answers = await Promise.all([
+      addLine(cart.id, { id: TRAVEL, quantity: 50 }),
+      addLine(cart.id, { id: TRAVEL, quantity: 50 }),
+    ]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
     expect(lineQuantities((await getCart(cart.id)).body)).toEqual([[TRAVEL, 51]]);
   });
@@ -262,7 +344,9 @@ describe('PATCH /agent/carts/{id}/line-items/{line_id}', () => {
       [TWO_PACK, 2],
       [TRAVEL, 1],
     ]);
-    expect(pricing(patched.body)).toEqual(pricing(await publicQuote({ items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }] })));
+    expect(pricing(patched.body)).toEqual(
+      pricing(await publicQuote({ items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }] })),
+    );
   });
 
   it.each([
@@ -273,15 +357,18 @@ describe('PATCH /agent/carts/{id}/line-items/{line_id}', () => {
     ['no quantity', {}, 'quantity', undefined],
     ['an unknown field', { quantity: 2, id: TRAVEL }, 'id', undefined],
     ['malformed JSON', '{"quantity":', 'body', undefined],
-  ])('rejects %s with 400 invalid_request naming the field, and changes nothing', async (_what, body, param, available) => {
-    const cart = await createCart({ items: [{ id: TRAVEL, quantity: 2 }] });
-    const before = await stored(cart.id);
-    const { status, body: error } = await patchLine(cart.id, cart.line_items[0].id, body);
-    expect(status).toBe(400);
-    expect(error).toMatchObject({ error: 'invalid_request', param });
-    expect(error.available).toBe(available);
-    expect(await stored(cart.id)).toEqual(before);
-  });
+  ])(
+    'rejects %s with 400 invalid_request naming the field, and changes nothing',
+    async (_what, body, param, available) => {
+      const cart = await createCart({ items: [{ id: TRAVEL, quantity: 2 }] });
+      const before = await stored(cart.id);
+      const { status, body: error } = await patchLine(cart.id, cart.line_items[0].id, body);
+      expect(status).toBe(400);
+      expect(error).toMatchObject({ error: 'invalid_request', param });
+      expect(error.available).toBe(available);
+      expect(await stored(cart.id)).toEqual(before);
+    },
+  );
 
   it("answers 404 naming line_id for an unknown line or another cart's line, and 404 naming id for another client's cart", async () => {
     const cart = await createCart({ items: [{ id: TWO_PACK }] });
@@ -289,7 +376,11 @@ describe('PATCH /agent/carts/{id}/line-items/{line_id}', () => {
     for (const lineId of ['cali_doesnotexist', sibling.line_items[0].id]) {
       const { status, body } = await patchLine(cart.id, lineId, { quantity: 2 });
       expect(status).toBe(404);
-      expect(body).toEqual({ error: 'not_found', error_description: expect.stringContaining(lineId), param: 'line_id' });
+      expect(body).toEqual({
+        error: 'not_found',
+        error_description: expect.stringContaining(lineId),
+        param: 'line_id',
+      });
     }
     const theirs = await patchLine(cart.id, cart.line_items[0].id, { quantity: 2 }, otherToken);
     expect([theirs.status, theirs.body.param]).toEqual([404, 'id']);
@@ -309,7 +400,11 @@ describe('DELETE /agent/carts/{id}/line-items/{line_id}', () => {
     const none = await deleteLine(cart.id, second.id);
     expect(none.status).toBe(200);
     const zero = { amount: 0, currency: 'usd' };
-    expect(none.body).toMatchObject({ status: 'open', line_items: [], totals: { subtotal: zero, discount: zero, shipping: zero, tax: zero, total: zero } });
+    expect(none.body).toMatchObject({
+      status: 'open',
+      line_items: [],
+      totals: { subtotal: zero, discount: zero, shipping: zero, tax: zero, total: zero },
+    });
 
     const refilled = await addLine(cart.id, { id: TWO_PACK });
     expect(lineQuantities(refilled.body)).toEqual([[TWO_PACK, 1]]);
@@ -336,7 +431,10 @@ describe('POST /agent/carts/{id}/checkout-session', () => {
     expect(created.status).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
     expect(created.body).toMatchObject({ id: cart.id, object: 'checkout_session', status: 'ready_for_payment' });
-    expect(created.body.payment_provider).toMatchObject({ provider: 'human_handoff', checkout_url: `https://store.example/pay/${cart.id}` });
+    expect(created.body.payment_provider).toMatchObject({
+      provider: 'human_handoff',
+      checkout_url: `https://store.example/pay/${cart.id}`,
+    });
     expect(created.body.line_items.map((line: any) => line.id)).toEqual(cart.line_items.map((line: any) => line.id));
     expect(created.body).toEqual((await call('GET', `/checkout_sessions/${cart.id}`, { as: null })).body);
     expect(pricing(created.body)).toEqual(pricing(cart));
@@ -359,9 +457,16 @@ describe('POST /agent/carts/{id}/checkout-session', () => {
     await checkOut(cart.id);
     const before = await stored(cart.id);
     const lineId = cart.line_items[0].id;
-    for (const answer of [await addLine(cart.id, { id: TWO_PACK }), await patchLine(cart.id, lineId, { quantity: 3 }), await deleteLine(cart.id, lineId)]) {
+    for (const answer of [
+      await addLine(cart.id, { id: TWO_PACK }),
+      await patchLine(cart.id, lineId, { quantity: 3 }),
+      await deleteLine(cart.id, lineId),
+    ]) {
       expect(answer.status).toBe(409);
-      expect(answer.body).toEqual({ error: 'cart_not_open', error_description: expect.stringContaining('checkout session') });
+      expect(answer.body).toEqual({
+        error: 'cart_not_open',
+        error_description: expect.stringContaining('checkout session'),
+      });
     }
     expect(await stored(cart.id)).toEqual(before);
   });
@@ -434,7 +539,11 @@ describe('authentication and scope', () => {
   it.each([
     ['a valid body', (body: unknown) => ({ body })],
     ['malformed JSON', (_body: unknown, method: string) => (method === 'GET' ? {} : { body: '{"items": [' })],
-    ['a body that is not JSON', (_body: unknown, method: string) => (method === 'GET' ? {} : { body: 'quantity=2', headers: { 'Content-Type': 'text/plain' } })],
+    [
+      'a body that is not JSON',
+      (_body: unknown, method: string) =>
+        method === 'GET' ? {} : { body: 'quantity=2', headers: { 'Content-Type': 'text/plain' } },
+    ],
   ])('answers 403 insufficient_scope to a catalog:read token on every operation, with %s', async (_what, send) => {
     const before = await stored(cart.id);
     const carts = await cartCount();
@@ -442,7 +551,9 @@ describe('authentication and scope', () => {
       const answer = await call(method, path, { as: readOnlyToken, ...send(body, method) });
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.body).toMatchObject({ error: 'insufficient_scope', scope: 'cart:write' });
-      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope", scope="cart:write", resource_metadata="/);
+      expect(answer.headers.get('www-authenticate')).toMatch(
+        /^Bearer error="insufficient_scope", scope="cart:write", resource_metadata="/,
+      );
     }
     expect(await stored(cart.id)).toEqual(before);
     expect(await cartCount()).toBe(carts);

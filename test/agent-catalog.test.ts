@@ -20,7 +20,10 @@ afterAll(async () => {
   await api?.close();
 });
 
-async function json(path: string, headers: Record<string, string> = bearer(token)): Promise<{ status: number; body: any; response: Response }> {
+async function json(
+  path: string,
+  headers: Record<string, string> = bearer(token),
+): Promise<{ status: number; body: any; response: Response }> {
   const response = await api.http(path, { headers });
   return { status: response.status, body: await response.json(), response };
 }
@@ -33,7 +36,10 @@ describe('GET /agent/products', () => {
     const store = await json(`/api/store/products?fields=${PRICES_AND_STOCK}`, {});
     expect(agent.status).toBe(200);
     expect(agent.body).toEqual(store.body);
-    expect(agent.body.products[0].variants[0]).toMatchObject({ inventory_quantity: 240, calculated_price: { calculated_amount: 12.99, currency_code: 'usd' } });
+    expect(agent.body.products[0].variants[0]).toMatchObject({
+      inventory_quantity: 240,
+      calculated_price: { calculated_amount: 12.99, currency_code: 'usd' },
+    });
     expect(agent.response.headers.get('cache-control')).toBe('no-store');
     expect(agent.response.headers.has('etag')).toBe(false);
   });
@@ -54,12 +60,15 @@ describe('GET /agent/products', () => {
     ['%', []],
     ['_', []],
     ['ul', []],
-  ])('searches titles and descriptions with q=%j (every word, case-insensitive, text not markup)', async (q, expected) => {
-    const { status, body } = await json(`/agent/products?q=${encodeURIComponent(q)}`);
-    expect(status).toBe(200);
-    expect(handles(body)).toEqual(expected);
-    expect(body.count).toBe(expected.length);
-  });
+  ])(
+    'searches titles and descriptions with q=%j (every word, case-insensitive, text not markup)',
+    async (q, expected) => {
+      const { status, body } = await json(`/agent/products?q=${encodeURIComponent(q)}`);
+      expect(status).toBe(200);
+      expect(handles(body)).toEqual(expected);
+      expect(body.count).toBe(expected.length);
+    },
+  );
 
   it.each([
     ['collection=tongue-care', [TWO_PACK, TRAVEL]],
@@ -101,13 +110,22 @@ describe('GET /agent/products', () => {
 });
 
 describe('GET /agent/products/{id_or_handle}', () => {
-  it.each([TRAVEL, 'prod_01tonguetravel'])('finds %s and equals the public product with prices and stock', async (key) => {
-    const agent = await json(`/agent/products/${key}?region_id=reg_gb`);
-    const store = await json(`/api/store/products/prod_01tonguetravel?region_id=reg_gb&fields=${PRICES_AND_STOCK}`, {});
-    expect(agent.status).toBe(200);
-    expect(agent.body).toEqual(store.body);
-    expect(agent.body.product.variants[0]).toMatchObject({ inventory_quantity: 85, calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' } });
-  });
+  it.each([TRAVEL, 'prod_01tonguetravel'])(
+    'finds %s and equals the public product with prices and stock',
+    async (key) => {
+      const agent = await json(`/agent/products/${key}?region_id=reg_gb`);
+      const store = await json(
+        `/api/store/products/prod_01tonguetravel?region_id=reg_gb&fields=${PRICES_AND_STOCK}`,
+        {},
+      );
+      expect(agent.status).toBe(200);
+      expect(agent.body).toEqual(store.body);
+      expect(agent.body.product.variants[0]).toMatchObject({
+        inventory_quantity: 85,
+        calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' },
+      });
+    },
+  );
 
   it('answers 404 not_found for an unknown id or handle, and 400 for an unknown region', async () => {
     const missing = await json('/agent/products/tongue-scraper-3-pack');
@@ -128,7 +146,12 @@ describe('collections, categories, regions and reviews', () => {
   it('lists the category tree, each parent before its children, with parent handles', async () => {
     const { status, body } = await json('/agent/categories');
     expect(status).toBe(200);
-    expect(body.categories.map((category: { handle: string; parent_handle: string | null }) => [category.handle, category.parent_handle])).toEqual([
+    expect(
+      body.categories.map((category: { handle: string; parent_handle: string | null }) => [
+        category.handle,
+        category.parent_handle,
+      ]),
+    ).toEqual([
       ['oral-care', null],
       ['tongue-scrapers', 'oral-care'],
       ['travel-sets', 'oral-care'],
@@ -152,24 +175,29 @@ describe('collections, categories, regions and reviews', () => {
     expect([missing.status, missing.body.error]).toEqual([404, 'not_found']);
   });
 
-  it.each(['/agent/collections?handle=tongue-care', '/agent/regions?currency=usd', '/agent/reviews?product_id=prod_01tonguetravel'])(
-    'answers 400 invalid_request to an unknown parameter: %s',
-    async (path) => {
-      const { status, body } = await json(path);
-      expect(status).toBe(400);
-      expect(body.error).toBe('invalid_request');
-    },
-  );
+  it.each([
+    '/agent/collections?handle=tongue-care',
+    '/agent/regions?currency=usd',
+    '/agent/reviews?product_id=prod_01tonguetravel',
+  ])('answers 400 invalid_request to an unknown parameter: %s', async (path) => {
+    const { status, body } = await json(path);
+    expect(status).toBe(400);
+    expect(body.error).toBe('invalid_request');
+  });
 
-  it.each(['/agent/products', `/agent/products/${TWO_PACK}`, '/agent/collections', '/agent/categories', '/agent/regions', '/agent/reviews'])(
-    'requires a token on %s',
-    async (path) => {
-      const { status, body, response } = await json(path, {});
-      expect(status).toBe(401);
-      expect(body.error).toBe('unauthorized');
-      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="/);
-    },
-  );
+  it.each([
+    '/agent/products',
+    `/agent/products/${TWO_PACK}`,
+    '/agent/collections',
+    '/agent/categories',
+    '/agent/regions',
+    '/agent/reviews',
+  ])('requires a token on %s', async (path) => {
+    const { status, body, response } = await json(path, {});
+    expect(status).toBe(401);
+    expect(body.error).toBe('unauthorized');
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="/);
+  });
 });
 
 describe.skipIf(!serverUrl)('the agent surface with PostgreSQL unreachable', () => {
@@ -189,8 +217,22 @@ describe.skipIf(!serverUrl)('the agent surface with PostgreSQL unreachable', () 
     const requests: [string, RequestInit][] = [
       ['/agent/products', { headers: bearer(outageToken) }],
       ['/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }],
-      ['/oauth/token', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic YTpi' }, body: 'grant_type=client_credentials' }],
-      ['/oauth/revoke', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic YTpi' }, body: 'token=x' }],
+      [
+        '/oauth/token',
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic YTpi' },
+          body: 'grant_type=client_credentials',
+        },
+      ],
+      [
+        '/oauth/revoke',
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic YTpi' },
+          body: 'token=x',
+        },
+      ],
     ];
     for (const [path, init] of requests) {
       const response = await outage.api.http(path, init);
@@ -202,6 +244,10 @@ describe.skipIf(!serverUrl)('the agent surface with PostgreSQL unreachable', () 
     expect(metadata.status).toBe(200);
 
     await outage.proxy.restore();
-    await expect.poll(async () => (await outage.api.http('/agent/products', { headers: bearer(outageToken) })).status, { timeout: 10_000 }).toBe(200);
+    await expect
+      .poll(async () => (await outage.api.http('/agent/products', { headers: bearer(outageToken) })).status, {
+        timeout: 10_000,
+      })
+      .toBe(200);
   });
 });

@@ -41,7 +41,11 @@ const options: oauth.DynamicClientRegistrationRequestOptions = {
   },
 };
 
-const metadata = { client_name: 'openid-client e2e', scope: 'catalog:read cart:write', grant_types: ['client_credentials'] };
+const metadata = {
+  client_name: 'openid-client e2e',
+  scope: 'catalog:read cart:write',
+  grant_types: ['client_credentials'],
+};
 
 async function catalogCall(config: oauth.Configuration, accessToken: string): Promise<Response> {
   return oauth.fetchProtectedResource(config, accessToken, new URL('/agent/products?q=travel', issuer), 'GET');
@@ -74,7 +78,10 @@ describe('openid-client against the agent surface', () => {
     const challenge = (refused as oauth.WWWAuthenticateChallengeError).cause[0]!;
     expect(challenge).toMatchObject({
       scheme: 'bearer',
-      parameters: { error: 'invalid_token', resource_metadata: `${issuer.origin}/.well-known/oauth-protected-resource` },
+      parameters: {
+        error: 'invalid_token',
+        resource_metadata: `${issuer.origin}/.well-known/oauth-protected-resource`,
+      },
     });
     expect(requests).toEqual([
       'GET /.well-known/oauth-authorization-server',
@@ -87,7 +94,12 @@ describe('openid-client against the agent surface', () => {
   });
 
   it('works with the library defaults too (client_secret_post), and reports a scope it lacks', async () => {
-    const config = await oauth.dynamicClientRegistration(issuer, { ...metadata, scope: 'cart:write' }, undefined, options);
+    const config = await oauth.dynamicClientRegistration(
+      issuer,
+      { ...metadata, scope: 'cart:write' },
+      undefined,
+      options,
+    );
     const tokens = await oauth.clientCredentialsGrant(config);
     expect(tokens.scope).toBe('cart:write');
     const refused = await catalogCall(config, tokens.access_token).then(
@@ -103,8 +115,19 @@ describe('openid-client against the agent surface', () => {
   });
 
   it('surfaces invalid_scope and unsupported grants as OAuth errors', async () => {
-    const config = await oauth.dynamicClientRegistration(issuer, { ...metadata, scope: 'catalog:read' }, oauth.ClientSecretBasic(), options);
-    await expect(oauth.clientCredentialsGrant(config, { scope: 'cart:write' })).rejects.toMatchObject({ error: 'invalid_scope', status: 400 });
-    await expect(oauth.refreshTokenGrant(config, 'sfat_not-a-refresh-token')).rejects.toMatchObject({ error: 'unsupported_grant_type', status: 400 });
+    const config = await oauth.dynamicClientRegistration(
+      issuer,
+      { ...metadata, scope: 'catalog:read' },
+      oauth.ClientSecretBasic(),
+      options,
+    );
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'cart:write' })).rejects.toMatchObject({
+      error: 'invalid_scope',
+      status: 400,
+    });
+    await expect(oauth.refreshTokenGrant(config, 'sfat_not-a-refresh-token')).rejects.toMatchObject({
+      error: 'unsupported_grant_type',
+      status: 400,
+    });
   });
 });

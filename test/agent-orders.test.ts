@@ -24,13 +24,22 @@ afterAll(async () => {
 });
 
 async function agentCall(method: string, path: string, body?: unknown, auth = token) {
-  const response = await api.http(path, { method, headers: { ...bearer(auth), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await api.http(path, {
+    method,
+    headers: { ...bearer(auth), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as any };
 }
 
 /** An agent cart checked out and paid by a human; returns the paid session. */
 async function paidAgentSession(auth = token): Promise<any> {
-  const cart = await agentCall('POST', '/agent/carts', { items: [{ id: 'variant_01tongue2pack', quantity: 2 }], promo_codes: ['10OFF'] }, auth);
+  const cart = await agentCall(
+    'POST',
+    '/agent/carts',
+    { items: [{ id: 'variant_01tongue2pack', quantity: 2 }], promo_codes: ['10OFF'] },
+    auth,
+  );
   expect(cart.status).toBe(201);
   expect((await agentCall('POST', `/agent/carts/${cart.body.id}/checkout-session`, undefined, auth)).status).toBe(201);
   await payWithTestProcessor(api, cart.body.id);
@@ -39,14 +48,29 @@ async function paidAgentSession(auth = token): Promise<any> {
 
 describe('registration with a webhook', () => {
   it('returns the URL and a signing secret once, and advertises the orders:read scope', async () => {
-    expect(client).toMatchObject({ scope: 'cart:write orders:read', webhook_url: receiver.url, webhook_secret: expect.stringMatching(/^sfwh_/) });
-    const metadata = (await api.http('/.well-known/oauth-authorization-server').then((response) => response.json())) as any;
+    expect(client).toMatchObject({
+      scope: 'cart:write orders:read',
+      webhook_url: receiver.url,
+      webhook_secret: expect.stringMatching(/^sfwh_/),
+    });
+    const metadata = (await api
+      .http('/.well-known/oauth-authorization-server')
+      .then((response) => response.json())) as any;
     expect(metadata.scopes_supported).toContain('orders:read');
   });
 
   it('refuses a webhook URL that is not https (except on localhost)', async () => {
-    for (const webhook_url of ['http://agent.example/hooks', 'ftp://agent.example/hooks', 'not a url', 'https://user:pw@agent.example/']) {
-      const response = await api.http('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ scope: 'orders:read', webhook_url }) });
+    for (const webhook_url of [
+      'http://agent.example/hooks',
+      'ftp://agent.example/hooks',
+      'not a url',
+      'https://user:pw@agent.example/',
+    ]) {
+      const response = await api.http('/oauth/register', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ scope: 'orders:read', webhook_url }),
+      });
       expect(response.status, webhook_url).toBe(400);
       expect(await response.json()).toMatchObject({ error: 'invalid_client_metadata' });
     }
@@ -105,12 +129,22 @@ describe('order webhooks', () => {
     const [created] = await flaky.waitFor(1);
     expect(created).toMatchObject({ type: 'order.created', signatureValid: true });
     expect(created!.headers['webhook-id']).toBe(created!.id);
-    expect(created!.body.data.order).toMatchObject({ id: session.order.id, status: 'paid', checkout_session_id: session.id });
+    expect(created!.body.data.order).toMatchObject({
+      id: session.order.id,
+      status: 'paid',
+      checkout_session_id: session.id,
+    });
     const [row] = await api.service.deps.db('webhook_deliveries').where({ id: created!.id });
     expect(row.attempts).toBe(3);
 
     const order = (await api.service.deps.db('orders').where({ id: session.order.id }))[0];
-    await recordRefund(api.service.deps, { processor: 'test', eventId: `evt_refund_${order.id}`, eventType: 'test.refund', paymentReference: order.payment_reference, amountRefunded: order.amount_paid });
+    await recordRefund(api.service.deps, {
+      processor: 'test',
+      eventId: `evt_refund_${order.id}`,
+      eventType: 'test.refund',
+      paymentReference: order.payment_reference,
+      amountRefunded: order.amount_paid,
+    });
     const updates = (await flaky.waitFor(2)).filter((event) => event.type === 'order.updated');
     expect(updates).toHaveLength(1);
     expect(updates[0]!.body.data.order).toMatchObject({ id: session.order.id, status: 'refunded' });

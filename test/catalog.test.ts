@@ -26,7 +26,10 @@ describe('GET /api/store/products', () => {
     expect(data!.count).toBe(2);
     expect(data!.limit).toBe(12);
     expect(data!.offset).toBe(0);
-    expect(data!.products.map((product) => product.handle)).toEqual(['tongue-scraper-2-pack', 'tongue-scraper-2-pack-travel-cases']);
+    expect(data!.products.map((product) => product.handle)).toEqual([
+      'tongue-scraper-2-pack',
+      'tongue-scraper-2-pack-travel-cases',
+    ]);
     for (const product of data!.products) {
       expect(product.variants).toHaveLength(1);
       expect(product.variants![0]).not.toHaveProperty('calculated_price');
@@ -57,8 +60,13 @@ describe('GET /api/store/products', () => {
   });
 
   it('combines prices and stock', async () => {
-    const { data } = await api.client.GET('/api/store/products', { params: { query: { fields: `${PRICES},${STOCK}` } } });
-    expect(data!.products[1]!.variants![0]).toMatchObject({ inventory_quantity: 85, calculated_price: { calculated_amount: 19.99 } });
+    const { data } = await api.client.GET('/api/store/products', {
+      params: { query: { fields: `${PRICES},${STOCK}` } },
+    });
+    expect(data!.products[1]!.variants![0]).toMatchObject({
+      inventory_quantity: 85,
+      calculated_price: { calculated_amount: 19.99 },
+    });
   });
 
   it.each([
@@ -85,7 +93,9 @@ describe('GET /api/store/products', () => {
   });
 
   it('filters by handle', async () => {
-    const { data } = await api.client.GET('/api/store/products', { params: { query: { handle: 'tongue-scraper-2-pack-travel-cases' } } });
+    const { data } = await api.client.GET('/api/store/products', {
+      params: { query: { handle: 'tongue-scraper-2-pack-travel-cases' } },
+    });
     expect(data!.count).toBe(1);
     expect(data!.products[0]!.title).toContain('Travel Cases');
     const none = await api.client.GET('/api/store/products', { params: { query: { handle: 'no-such-thing' } } });
@@ -151,7 +161,15 @@ describe('GET /api/store/products/{id}', () => {
       id: 'prod_01tonguetravel',
       handle: 'tongue-scraper-2-pack-travel-cases',
       material: expect.stringContaining('316L'),
-      variants: [{ sku: 'TS-316L-2PK-TC', manage_inventory: true, allow_backorder: false, inventory_quantity: 85, calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' } }],
+      variants: [
+        {
+          sku: 'TS-316L-2PK-TC',
+          manage_inventory: true,
+          allow_backorder: false,
+          inventory_quantity: 85,
+          calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' },
+        },
+      ],
     });
     expect(data!.product.description).toMatch(/^<p>/);
     expect(data!.product.thumbnail).toMatch(/^https:\/\//);
@@ -182,7 +200,9 @@ describe('GET /api/store/reviews', () => {
   });
 
   it('filters by product', async () => {
-    const { data } = await api.client.GET('/api/store/reviews', { params: { query: { product_id: 'prod_01tonguetravel' } } });
+    const { data } = await api.client.GET('/api/store/reviews', {
+      params: { query: { product_id: 'prod_01tonguetravel' } },
+    });
     expect(data!.reviews.every((review) => review.product_id === 'prod_01tonguetravel')).toBe(true);
     expect(data!.count).toBe(4);
     expect(data!.avg_rating).toBe(4.25);
@@ -229,7 +249,9 @@ describe('caching', () => {
     expect(first.headers.get('cache-control')).toBe('public, max-age=60');
     const etag = first.headers.get('etag')!;
     expect(etag).toMatch(/^W\/".+"$/);
-    const again = await api.http('/api/store/products?fields=*variants.calculated_price', { headers: { 'If-None-Match': etag } });
+    const again = await api.http('/api/store/products?fields=*variants.calculated_price', {
+      headers: { 'If-None-Match': etag },
+    });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect(again.headers.get('etag')).toBe(etag);
@@ -246,7 +268,9 @@ describe('caching', () => {
       const afterFirst = queries;
       expect(afterFirst).toBeGreaterThan(0);
       await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
-      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price', { headers: { 'If-None-Match': 'W/"other"' } });
+      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price', {
+        headers: { 'If-None-Match': 'W/"other"' },
+      });
       expect(queries).toBe(afterFirst);
     } finally {
       api.service.deps.db.off('query', count);
@@ -260,12 +284,15 @@ describe('caching', () => {
 });
 
 describe('unknown paths and methods', () => {
-  it.each(['/nope', '/api/store', '/api/store/products/a/b', '/api/store/orders'])('answers JSON 404 unknown_endpoint for %s', async (path) => {
-    const { status, body, response } = await json(path);
-    expect(status).toBe(404);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(body.error.code).toBe('unknown_endpoint');
-  });
+  it.each(['/nope', '/api/store', '/api/store/products/a/b', '/api/store/orders'])(
+    'answers JSON 404 unknown_endpoint for %s',
+    async (path) => {
+      const { status, body, response } = await json(path);
+      expect(status).toBe(404);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(body.error.code).toBe('unknown_endpoint');
+    },
+  );
 
   it('answers HEAD like GET, without a body', async () => {
     for (const path of ['/api/store/products?limit=1', '/api/store/collections', '/healthz', '/openapi.json']) {
@@ -304,7 +331,11 @@ describe('operations', () => {
   });
 
   it('echoes a safe X-Request-Id and replaces an unsafe one', async () => {
-    expect((await api.http('/healthz', { headers: { 'X-Request-Id': 'trace-123' } })).headers.get('x-request-id')).toBe('trace-123');
-    expect((await api.http('/healthz', { headers: { 'X-Request-Id': 'bad id\twith spaces' } })).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await api.http('/healthz', { headers: { 'X-Request-Id': 'trace-123' } })).headers.get('x-request-id')).toBe(
+      'trace-123',
+    );
+    expect(
+      (await api.http('/healthz', { headers: { 'X-Request-Id': 'bad id\twith spaces' } })).headers.get('x-request-id'),
+    ).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -27,7 +27,10 @@ describe('Idempotency-Key', () => {
   it('replays the original status and body for the same key and body, building no second cart', async () => {
     const before = await cartCount();
     const first = await create('key-replay');
-    const again = await create('key-replay', JSON.stringify({ promo_codes: ['10OFF'], items: [{ quantity: 2, id: 'variant_01tongue2pack' }] }));
+    const again = await create(
+      'key-replay',
+      JSON.stringify({ promo_codes: ['10OFF'], items: [{ quantity: 2, id: 'variant_01tongue2pack' }] }),
+    );
     expect(first.status).toBe(201);
     expect(first.headers.has('idempotent-replayed')).toBe(false);
     expect(again.status).toBe(201);
@@ -40,13 +43,24 @@ describe('Idempotency-Key', () => {
     await create('key-conflict');
     const other = await create('key-conflict', { items: [{ id: 'variant_01tonguetravel' }] });
     expect(other.status).toBe(422);
-    expect(other.body).toMatchObject({ type: 'invalid_request', code: 'idempotency_conflict', param: 'Idempotency-Key' });
+    expect(other.body).toMatchObject({
+      type: 'invalid_request',
+      code: 'idempotency_conflict',
+      param: 'Idempotency-Key',
+    });
   });
 
   it('answers 409 idempotency_in_flight with Retry-After while the first request runs', async () => {
     const db = api.service.deps.db;
     const { requestHash } = await import('../src/services/idempotency.js');
-    await db('idempotency_keys').insert({ scope: 'createCheckoutSession', key: 'key-busy', request_hash: requestHash(body), state: 'in_flight', created_at: new Date(clock), expires_at: new Date(clock + 86_400_000) });
+    await db('idempotency_keys').insert({
+      scope: 'createCheckoutSession',
+      key: 'key-busy',
+      request_hash: requestHash(body),
+      state: 'in_flight',
+      created_at: new Date(clock),
+      expires_at: new Date(clock + 86_400_000),
+    });
     const busy = await create('key-busy');
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe('idempotency_in_flight');
@@ -58,7 +72,9 @@ describe('Idempotency-Key', () => {
   it('frees the key of a request that crashed holding it within the 5 s lease', async () => {
     const { claimIdempotencyKey, LEASE_MS } = await import('../src/services/idempotency.js');
     // The claim a request makes before its process is killed: it is never renewed, completed or released.
-    expect((await claimIdempotencyKey(api.service.deps, { scope: 'createCheckoutSession', key: 'key-orphan', body })).kind).toBe('run');
+    expect(
+      (await claimIdempotencyKey(api.service.deps, { scope: 'createCheckoutSession', key: 'key-orphan', body })).kind,
+    ).toBe('run');
     clock += LEASE_MS - 1_000;
     expect((await create('key-orphan')).status).toBe(409);
     clock += 1_000;
@@ -75,7 +91,8 @@ describe('Idempotency-Key', () => {
     const request = { scope: 'createCheckoutSession', key: 'key-slow', body };
     const claim = await claimIdempotencyKey(deps, request);
     const claimedAt = (claim as { claimedAt: Date }).claimedAt;
-    const expiry = async () => new Date((await deps.db('idempotency_keys').where({ key: 'key-slow' }).first()).expires_at).getTime();
+    const expiry = async () =>
+      new Date((await deps.db('idempotency_keys').where({ key: 'key-slow' }).first()).expires_at).getTime();
     const firstExpiry = await expiry();
     let finish!: () => void;
     const working = whileClaimed(deps, request, claimedAt, () => new Promise<void>((resolve) => (finish = resolve)));

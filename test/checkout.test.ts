@@ -8,7 +8,14 @@ beforeAll(async () => {
   api = await startTestService({
     env: { BASE_URL: 'https://store.example' },
     deprecations: [
-      { subject: 'POST /checkout_sessions/{id}/complete', method: 'POST', path: /^\/checkout[-_]sessions\/[^/]+\/complete$/, deprecatedAt: '2026-11-01', sunsetAt: '2027-03-01', description: 'Test-only retirement.' },
+      {
+        subject: 'POST /checkout_sessions/{id}/complete',
+        method: 'POST',
+        path: /^\/checkout[-_]sessions\/[^/]+\/complete$/,
+        deprecatedAt: '2026-11-01',
+        sunsetAt: '2027-03-01',
+        description: 'Test-only retirement.',
+      },
     ],
   });
 });
@@ -20,7 +27,11 @@ const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await api.http(path, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await api.http(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as any, headers: response.headers };
 }
 const create = (body: unknown, headers?: Record<string, string>) => post('/checkout_sessions', body, headers);
@@ -28,19 +39,49 @@ const cartCount = async () => Number((await api.service.deps.db('carts').count({
 
 describe('creating a session', () => {
   it('prices the cart exactly: two 2-packs and a travel set with 10OFF', async () => {
-    const { status, body, headers } = await create({ items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }], promo_codes: ['10off'] });
+    const { status, body, headers } = await create({
+      items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }],
+      promo_codes: ['10off'],
+    });
     expect(status).toBe(201);
     expect(headers.get('cache-control')).toBe('no-store');
     expect(headers.get('api-version')).toBe('2026-07-16');
-    expect(body).toMatchObject({ object: 'checkout_session', status: 'ready_for_payment', currency: 'usd', region_id: 'reg_us', promo_codes: ['10OFF'], messages: [] });
+    expect(body).toMatchObject({
+      object: 'checkout_session',
+      status: 'ready_for_payment',
+      currency: 'usd',
+      region_id: 'reg_us',
+      promo_codes: ['10OFF'],
+      messages: [],
+    });
     expect(body.id).toMatch(/^cart_/);
     const usd = (amount: number) => ({ amount, currency: 'usd' });
-    expect(body.totals).toEqual({ subtotal: usd(45.97), discount: usd(4.6), shipping: usd(0), tax: usd(3), total: usd(44.37) });
-    expect(body.line_items.map((line: any) => [line.item.id, line.item.quantity, line.base_amount, line.discount, line.subtotal, line.tax, line.total])).toEqual([
+    expect(body.totals).toEqual({
+      subtotal: usd(45.97),
+      discount: usd(4.6),
+      shipping: usd(0),
+      tax: usd(3),
+      total: usd(44.37),
+    });
+    expect(
+      body.line_items.map((line: any) => [
+        line.item.id,
+        line.item.quantity,
+        line.base_amount,
+        line.discount,
+        line.subtotal,
+        line.tax,
+        line.total,
+      ]),
+    ).toEqual([
       [TWO_PACK, 2, 25.98, 2.6, 23.38, 1.7, 25.08],
       [TRAVEL, 1, 19.99, 2, 17.99, 1.3, 19.29],
     ]);
-    expect(body.payment_provider).toEqual({ provider: 'human_handoff', checkout_url: `https://store.example/pay/${body.id}`, note: expect.stringMatching(/human/) });
+    expect(body.payment_provider).toEqual({
+      provider: 'human_handoff',
+      checkout_url: `https://store.example/pay/${body.id}`,
+      note: expect.stringMatching(/human/),
+    });
   });
 
   it('is served at both spellings of the path', async () => {
@@ -52,7 +93,12 @@ describe('creating a session', () => {
 
   it('accepts every item identifier and merges the same variant into one line', async () => {
     const { status, body } = await create({
-      items: [{ variant_id: TWO_PACK }, { handle: 'tongue-scraper-2-pack', quantity: 2 }, { sku: 'TS-316L-2PK-TC' }, { id: 'tongue-scraper-2-pack-travel-cases', quantity: 3 }],
+      items: [
+        { variant_id: TWO_PACK },
+        { handle: 'tongue-scraper-2-pack', quantity: 2 },
+        { sku: 'TS-316L-2PK-TC' },
+        { id: 'tongue-scraper-2-pack-travel-cases', quantity: 3 },
+      ],
     });
     expect(status).toBe(201);
     expect(body.line_items.map((line: any) => [line.item.id, line.item.quantity])).toEqual([
@@ -63,35 +109,73 @@ describe('creating a session', () => {
 
   it('reports codes that do not apply in messages and lists only the applied one', async () => {
     // Aliases merge in the documented order: promo_codes, promo_code, discount_code, discount_codes, coupon_code, coupon_codes.
-    const { body } = await create({ items: [{ id: TWO_PACK }], coupon_code: 'SPRING20', discount_codes: ['nope', '10OFF', 'launch50', '10off'] });
+    const { body } = await create({
+      items: [{ id: TWO_PACK }],
+      coupon_code: 'SPRING20',
+      discount_codes: ['nope', '10OFF', 'launch50', '10off'],
+    });
     expect(body.promo_codes).toEqual(['10OFF']);
     expect(body.messages).toEqual([
-      { type: 'warning', code: 'promo_code_invalid', param: 'promo_codes[0]', message: expect.stringContaining('nope') },
-      { type: 'warning', code: 'promo_code_exhausted', param: 'promo_codes[2]', message: expect.stringContaining('launch50') },
+      {
+        type: 'warning',
+        code: 'promo_code_invalid',
+        param: 'promo_codes[0]',
+        message: expect.stringContaining('nope'),
+      },
+      {
+        type: 'warning',
+        code: 'promo_code_exhausted',
+        param: 'promo_codes[2]',
+        message: expect.stringContaining('launch50'),
+      },
       { type: 'warning', code: 'promo_code_duplicate', param: 'promo_codes[3]', message: expect.any(String) },
-      { type: 'warning', code: 'promo_code_expired', param: 'promo_codes[4]', message: expect.stringContaining('SPRING20') },
+      {
+        type: 'warning',
+        code: 'promo_code_expired',
+        param: 'promo_codes[4]',
+        message: expect.stringContaining('SPRING20'),
+      },
     ]);
     expect(body.totals.discount.amount).toBe(1.3);
   });
 
-  it.each([['promo_code'], ['discount_code'], ['coupon_codes'], ['promo_codes']])('accepts the %s alias', async (alias) => {
-    const { body } = await create({ items: [{ id: TWO_PACK }], [alias]: alias.endsWith('s') ? ['10OFF'] : '10OFF' });
-    expect(body.promo_codes).toEqual(['10OFF']);
-  });
+  it.each([['promo_code'], ['discount_code'], ['coupon_codes'], ['promo_codes']])(
+    'accepts the %s alias',
+    async (alias) => {
+      const { body } = await create({ items: [{ id: TWO_PACK }], [alias]: alias.endsWith('s') ? ['10OFF'] : '10OFF' });
+      expect(body.promo_codes).toEqual(['10OFF']);
+    },
+  );
 
   it('prices in the requested region and currency, with its tax and shipping', async () => {
     const eur = await create({ items: [{ id: TWO_PACK }], region_id: 'reg_eu' });
     expect(eur.body.currency).toBe('eur');
-    expect(eur.body.totals).toMatchObject({ subtotal: { amount: 11.99, currency: 'eur' }, tax: { amount: 2.52 }, shipping: { amount: 4.95 }, total: { amount: 19.46 } });
+    expect(eur.body.totals).toMatchObject({
+      subtotal: { amount: 11.99, currency: 'eur' },
+      tax: { amount: 2.52 },
+      shipping: { amount: 4.95 },
+      total: { amount: 19.46 },
+    });
     const jpy = await create({ items: [{ id: TRAVEL, quantity: 2 }], region_id: 'reg_jp', promo_codes: ['10OFF'] });
-    expect(jpy.body.totals).toMatchObject({ subtotal: { amount: 5800 }, discount: { amount: 580 }, shipping: { amount: 0 }, tax: { amount: 522 }, total: { amount: 5742 } });
+    expect(jpy.body.totals).toMatchObject({
+      subtotal: { amount: 5800 },
+      discount: { amount: 580 },
+      shipping: { amount: 0 },
+      tax: { amount: 522 },
+      total: { amount: 5742 },
+    });
     const welcome = await create({ items: [{ id: TWO_PACK }], region_id: 'reg_eu', promo_codes: ['WELCOME5'] });
     expect(welcome.body.messages[0]).toMatchObject({ code: 'promo_code_not_applicable', param: 'promo_codes[0]' });
   });
 
   it('charges and reserves nothing: stock is unchanged', async () => {
     // Read from the database: an API read could be answered from the 60 s caches and hide a change.
-    const stock = async () => ((await api.service.deps.db('variants').where({ id: TRAVEL }).first('inventory_quantity')) as { inventory_quantity: number }).inventory_quantity;
+    const stock = async () =>
+      (
+        (await api.service.deps.db('variants').where({ id: TRAVEL }).first('inventory_quantity')) as {
+          inventory_quantity: number;
+        }
+      ).inventory_quantity;
     const before = await stock();
     await create({ items: [{ id: TRAVEL, quantity: 5 }] });
     expect(await stock()).toBe(before);
@@ -114,12 +198,37 @@ describe('bad input is a 400 naming the parameter, and stores nothing', () => {
     ['an item with two identifiers', { items: [{ id: TWO_PACK, sku: 'TS-316L-2PK' }] }, 'ambiguous_item', 'items[0]'],
     ['an empty identifier', { items: [{ id: '' }] }, 'invalid_field', 'items[0].id'],
     ['an unknown item field', { items: [{ id: TWO_PACK, qty: 2 }] }, 'unknown_field', 'items[0].qty'],
-    ['an unknown top-level field', { items: [{ id: TWO_PACK }], payment_token: 'tok' }, 'unknown_field', 'payment_token'],
-    ['a bad buyer email', { items: [{ id: TWO_PACK }], buyer: { email: 'not-an-email' } }, 'invalid_field', 'buyer.email'],
+    [
+      'an unknown top-level field',
+      { items: [{ id: TWO_PACK }], payment_token: 'tok' },
+      'unknown_field',
+      'payment_token',
+    ],
+    [
+      'a bad buyer email',
+      { items: [{ id: TWO_PACK }], buyer: { email: 'not-an-email' } },
+      'invalid_field',
+      'buyer.email',
+    ],
     ['an unknown region', { items: [{ id: TWO_PACK }], region_id: 'reg_mars' }, 'invalid_parameter', 'region_id'],
-    ['a promo code that is not a string', { items: [{ id: TWO_PACK }], promo_codes: [5] }, 'invalid_field', 'promo_codes'],
+    [
+      'a promo code that is not a string',
+      { items: [{ id: TWO_PACK }], promo_codes: [5] },
+      'invalid_field',
+      'promo_codes',
+    ],
     ['more than the stock', { items: [{ id: TRAVEL, quantity: 86 }] }, 'insufficient_stock', 'items[0].quantity'],
-    ['merged lines over 100', { items: [{ id: TWO_PACK, quantity: 60 }, { sku: 'TS-316L-2PK', quantity: 41 }] }, 'quantity_too_large', 'items[0].quantity'],
+    [
+      'merged lines over 100',
+      {
+        items: [
+          { id: TWO_PACK, quantity: 60 },
+          { sku: 'TS-316L-2PK', quantity: 41 },
+        ],
+      },
+      'quantity_too_large',
+      'items[0].quantity',
+    ],
     ['a JSON array body', [{ id: TWO_PACK }], 'invalid_field', 'body'],
   ])('rejects %s', async (_what, body, code, param) => {
     const before = await cartCount();
@@ -138,7 +247,11 @@ describe('bad input is a 400 naming the parameter, and stores nothing', () => {
 
   it('rejects malformed JSON and the wrong content type', async () => {
     expect((await create('{"items": [')).body).toMatchObject({ code: 'invalid_body', param: 'body' });
-    const text = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify({ items: [{ id: TWO_PACK }] }) });
+    const text = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: JSON.stringify({ items: [{ id: TWO_PACK }] }),
+    });
     expect(text.status).toBe(400);
     expect(await text.json()).toMatchObject({ code: 'invalid_content_type', param: 'Content-Type' });
     const none = await api.http('/checkout_sessions', { method: 'POST' });
@@ -149,12 +262,32 @@ describe('bad input is a 400 naming the parameter, and stores nothing', () => {
     const db = api.service.deps.db;
     await db('products').insert({ id: 'prod_test_multi', title: 'Multi', handle: 'multi-variant', rank: 99 });
     await db('variants').insert([
-      { id: 'variant_test_a', product_id: 'prod_test_multi', title: 'A', sku: 'T-A', manage_inventory: false, allow_backorder: false, rank: 1 },
-      { id: 'variant_test_b', product_id: 'prod_test_multi', title: 'B', sku: 'T-B', manage_inventory: false, allow_backorder: false, rank: 2 },
+      {
+        id: 'variant_test_a',
+        product_id: 'prod_test_multi',
+        title: 'A',
+        sku: 'T-A',
+        manage_inventory: false,
+        allow_backorder: false,
+        rank: 1,
+      },
+      {
+        id: 'variant_test_b',
+        product_id: 'prod_test_multi',
+        title: 'B',
+        sku: 'T-B',
+        manage_inventory: false,
+        allow_backorder: false,
+        rank: 2,
+      },
     ]);
     const { status, body } = await create({ items: [{ handle: 'multi-variant' }] });
     expect(status).toBe(400);
-    expect(body).toMatchObject({ code: 'variant_required', param: 'items[0].handle', variant_ids: ['variant_test_a', 'variant_test_b'] });
+    expect(body).toMatchObject({
+      code: 'variant_required',
+      param: 'items[0].handle',
+      variant_ids: ['variant_test_a', 'variant_test_b'],
+    });
     const unpriced = await create({ items: [{ id: 'variant_test_a' }] });
     expect(unpriced.body).toMatchObject({ code: 'item_unavailable_in_region', param: 'items[0]' });
   });
@@ -184,14 +317,30 @@ describe('reading, completing and cancelling', () => {
     for (const path of [`/checkout_sessions/${session.id}/complete`, `/checkout-sessions/${session.id}/complete`]) {
       const plain = await api.http(path, { method: 'POST' });
       expect(plain.status).toBe(422);
-      expect(await plain.json()).toMatchObject({ type: 'invalid_request', code: 'delegated_payment_not_supported', supported_payment_modes: ['human_handoff'] });
+      expect(await plain.json()).toMatchObject({
+        type: 'invalid_request',
+        code: 'delegated_payment_not_supported',
+        supported_payment_modes: ['human_handoff'],
+      });
       const withPayment = await post(path, { payment_data: { token: 'spt_123', provider: 'stripe' } });
       expect(withPayment.status).toBe(422);
       // No body is needed, so none is read: even a malformed one or another media type still gets the 422.
-      expect((await api.http(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"payment_data": ' })).status).toBe(422);
-      expect((await api.http(path, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'pay' })).status).toBe(422);
+      expect(
+        (
+          await api.http(path, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: '{"payment_data": ',
+          })
+        ).status,
+      ).toBe(422);
+      expect(
+        (await api.http(path, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'pay' })).status,
+      ).toBe(422);
     }
-    expect((await api.client.GET('/checkout_sessions/{id}', { params: { path: { id: session.id } } })).data).toEqual(session);
+    expect((await api.client.GET('/checkout_sessions/{id}', { params: { path: { id: session.id } } })).data).toEqual(
+      session,
+    );
   });
 
   it('cancels permanently; a second cancel answers the same cancelled session', async () => {
@@ -248,7 +397,11 @@ describe('versioning and retirements', () => {
     for (const bad of ['2026-07-15', 'yesterday', '2026-02-30']) {
       const rejected = await create({ items: [{ id: TWO_PACK }] }, { 'API-Version': bad });
       expect(rejected.status).toBe(400);
-      expect(rejected.body).toMatchObject({ code: 'unsupported_api_version', param: 'API-Version', supported_versions: ['2026-07-16'] });
+      expect(rejected.body).toMatchObject({
+        code: 'unsupported_api_version',
+        param: 'API-Version',
+        supported_versions: ['2026-07-16'],
+      });
       expect(rejected.headers.get('api-version')).toBe('2026-07-16');
     }
   });
@@ -258,11 +411,20 @@ describe('versioning and retirements', () => {
     const complete = await api.http(`/checkout_sessions/${session.id}/complete`, { method: 'POST' });
     expect(complete.headers.get('deprecation')).toBe(`@${Date.UTC(2026, 10, 1) / 1000}`);
     expect(complete.headers.get('sunset')).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
-    expect(complete.headers.get('link')).toBe('<https://store.example/changelog>; rel="deprecation"; type="application/json"');
+    expect(complete.headers.get('link')).toBe(
+      '<https://store.example/changelog>; rel="deprecation"; type="application/json"',
+    );
     const read = await api.http(`/checkout_sessions/${session.id}`);
     expect(read.headers.has('deprecation')).toBe(false);
     const changelog = await api.client.GET('/changelog');
     expect(changelog.data!.current_version).toBe('2026-07-16');
-    expect(changelog.data!.deprecations).toEqual([{ subject: 'POST /checkout_sessions/{id}/complete', deprecated_at: '2026-11-01', sunset_at: '2027-03-01', description: 'Test-only retirement.' }]);
+    expect(changelog.data!.deprecations).toEqual([
+      {
+        subject: 'POST /checkout_sessions/{id}/complete',
+        deprecated_at: '2026-11-01',
+        sunset_at: '2027-03-01',
+        description: 'Test-only retirement.',
+      },
+    ]);
   });
 });

@@ -2,8 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, validateResponse } from './support/contract.js';
 
-const rateLimitHeaders = { 'RateLimit-Limit': '600', 'RateLimit-Remaining': '599', 'RateLimit-Reset': '60', 'X-Request-Id': 'r1' };
-const readHeaders = { ...rateLimitHeaders, 'Cache-Control': 'public, max-age=60', ETag: 'W/"x"', 'Content-Type': 'application/json' };
+const rateLimitHeaders = {
+  'RateLimit-Limit': '600',
+  'RateLimit-Remaining': '599',
+  'RateLimit-Reset': '60',
+  'X-Request-Id': 'r1',
+};
+const readHeaders = {
+  ...rateLimitHeaders,
+  'Cache-Control': 'public, max-age=60',
+  ETag: 'W/"x"',
+  'Content-Type': 'application/json',
+};
 const url = (path: string) => new URL(path, 'http://localhost');
 
 function run(path: string, status: number, headers: Record<string, string>, body: unknown, method = 'GET') {
@@ -28,16 +38,26 @@ describe('contract validation of responses', () => {
   });
 
   it('rejects a malformed header value', () => {
-    expect(run('/api/store/collections', 200, { ...readHeaders, 'RateLimit-Reset': 'soon' }, collections)).toThrow(ContractViolation);
+    expect(run('/api/store/collections', 200, { ...readHeaders, 'RateLimit-Reset': 'soon' }, collections)).toThrow(
+      ContractViolation,
+    );
   });
 
   it('rejects an undocumented field and a wrong type', () => {
-    expect(run('/api/store/collections', 200, readHeaders, { collections: [{ id: 'a', title: 'T', handle: 'h', extra: 1 }] })).toThrow(/schema/);
-    expect(run('/api/store/collections', 200, readHeaders, { collections: [{ id: 1, title: 'T', handle: 'h' }] })).toThrow(/schema/);
+    expect(
+      run('/api/store/collections', 200, readHeaders, {
+        collections: [{ id: 'a', title: 'T', handle: 'h', extra: 1 }],
+      }),
+    ).toThrow(/schema/);
+    expect(
+      run('/api/store/collections', 200, readHeaders, { collections: [{ id: 1, title: 'T', handle: 'h' }] }),
+    ).toThrow(/schema/);
   });
 
   it('rejects an undocumented media type', () => {
-    expect(run('/api/store/collections', 200, { ...readHeaders, 'Content-Type': 'text/html' }, '<p>')).toThrow(/Content-Type/);
+    expect(run('/api/store/collections', 200, { ...readHeaders, 'Content-Type': 'text/html' }, '<p>')).toThrow(
+      /Content-Type/,
+    );
   });
 
   it('accepts unrouted 404s only in the surface error shape', () => {
@@ -45,6 +65,8 @@ describe('contract validation of responses', () => {
     expect(run('/nowhere', 404, readHeaders, error)).not.toThrow();
     expect(run('/nowhere', 404, readHeaders, { message: 'Not Found' })).toThrow(/ReadError/);
     expect(run('/nowhere', 200, readHeaders, error)).toThrow(/not 404\/405\/429/);
-    expect(run('/nowhere', 429, readHeaders, { error: { code: 'rate_limited', message: 'm', resolution: 'r' } })).toThrow(/Retry-After/);
+    expect(
+      run('/nowhere', 429, readHeaders, { error: { code: 'rate_limited', message: 'm', resolution: 'r' } }),
+    ).toThrow(/Retry-After/);
   });
 });

@@ -26,7 +26,11 @@ describe('CORS', () => {
   it('answers a preflight for checkout from any origin', async () => {
     const preflight = await api.http('/checkout_sessions', {
       method: 'OPTIONS',
-      headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,idempotency-key' },
+      headers: {
+        Origin: 'https://shop.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,idempotency-key',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('Idempotency-Key');
@@ -39,13 +43,16 @@ describe('CORS', () => {
   });
 
   it('sends no CORS headers on the OAuth surface', async () => {
-    const response = await api.http('/.well-known/oauth-authorization-server', { headers: { Origin: 'https://shop.example' } });
+    const response = await api.http('/.well-known/oauth-authorization-server', {
+      headers: { Origin: 'https://shop.example' },
+    });
     expect(response.headers.has('access-control-allow-origin')).toBe(false);
   });
 });
 
 describe('request bodies', () => {
-  const post = (body: string, contentType = 'application/json') => api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': contentType }, body });
+  const post = (body: string, contentType = 'application/json') =>
+    api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': contentType }, body });
 
   it('answers 413 to a body over 100 kB', async () => {
     const response = await post(JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }], pad: 'x'.repeat(110_000) }));
@@ -65,7 +72,9 @@ describe('request bodies', () => {
 describe('slow and idle clients', () => {
   let slow: TestService;
   beforeAll(async () => {
-    slow = await startTestService({ env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_KEEPALIVE_TIMEOUT_MS: '1000' } });
+    slow = await startTestService({
+      env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_KEEPALIVE_TIMEOUT_MS: '1000' },
+    });
   });
   afterAll(async () => {
     await slow?.close();
@@ -95,7 +104,8 @@ describe('slow and idle clients', () => {
   });
 
   it('closes a connection whose body never finishes', async () => {
-    const head = 'POST /checkout_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+    const head =
+      'POST /checkout_sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
     expect(await trickle(head, ' ')).toMatch(/^HTTP\/1\.1 408/);
   });
 

@@ -9,8 +9,13 @@ import { processTestTimeout, startServiceProcess, type ServiceProcess } from './
 
 const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
-const form = (body: string, authorization: string) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: authorization }, body });
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const form = (body: string, authorization: string) => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: authorization },
+  body,
+});
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer', () => {
   let database: TestDatabase;
@@ -19,7 +24,13 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const env = { ...(database.env as Record<string, string>), REDIS_URL: redisUrl!, BASE_URL: 'https://store.example', RATE_LIMIT_PER_MINUTE: '1000', TRUST_PROXY: 'true' };
+    const env = {
+      ...(database.env as Record<string, string>),
+      REDIS_URL: redisUrl!,
+      BASE_URL: 'https://store.example',
+      RATE_LIMIT_PER_MINUTE: '1000',
+      TRUST_PROXY: 'true',
+    };
     [one, two] = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
   }, processTestTimeout(1));
   afterAll(async () => {
@@ -29,7 +40,11 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
 
   it('builds one session for the same Idempotency-Key sent to both at once', async () => {
     const body = { items: [{ id: 'variant_01tongue2pack', quantity: 3 }] };
-    const results = await Promise.all([one, two, one, two].map((instance) => call(`${instance.url}/checkout_sessions`, json(body, { 'Idempotency-Key': 'two-instances' }))));
+    const results = await Promise.all(
+      [one, two, one, two].map((instance) =>
+        call(`${instance.url}/checkout_sessions`, json(body, { 'Idempotency-Key': 'two-instances' })),
+      ),
+    );
     const fresh = results.filter((r) => r.status === 201 && !r.headers.has('idempotent-replayed'));
     expect(fresh).toHaveLength(1);
     for (const result of results) {
@@ -47,7 +62,10 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
   });
 
   it('accepts a token issued by the other instance, and refuses it on the next request after a revocation there', async () => {
-    const client = await call(`${one.url}/oauth/register`, json({ client_name: 'lb test', scope: 'catalog:read', grant_types: ['client_credentials'] }));
+    const client = await call(
+      `${one.url}/oauth/register`,
+      json({ client_name: 'lb test', scope: 'catalog:read', grant_types: ['client_credentials'] }),
+    );
     const auth = basic(client.body.client_id, client.body.client_secret);
     const token = (await call(`${one.url}/oauth/token`, form('grant_type=client_credentials', auth))).body.access_token;
     const bearer = { headers: { Authorization: `Bearer ${token}` } };
@@ -60,6 +78,8 @@ describe.skipIf(!serverUrl || !redisUrl)('two instances behind a load balancer',
     const client = { 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
     const first = await call(`${one.url}/readyz`, { headers: client });
     const second = await call(`${two.url}/readyz`, { headers: client });
-    expect(Number(second.headers.get('ratelimit-remaining'))).toBe(Number(first.headers.get('ratelimit-remaining')) - 1);
+    expect(Number(second.headers.get('ratelimit-remaining'))).toBe(
+      Number(first.headers.get('ratelimit-remaining')) - 1,
+    );
   });
 });

@@ -44,7 +44,14 @@ async function failure(name: string, args: Record<string, unknown>, argument: st
 describe('tools/list', () => {
   it('lists the six read-only tools, each with a title, description, input and output schema', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['search_products', 'get_product', 'list_reviews', 'list_regions', 'list_collections', 'get_store_policies']);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'search_products',
+      'get_product',
+      'list_reviews',
+      'list_regions',
+      'list_collections',
+      'get_store_policies',
+    ]);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
       expect(tool.description!.length).toBeGreaterThan(40);
@@ -74,8 +81,13 @@ describe('search_products', () => {
 
   it('prices in the region asked for, and pages like REST', async () => {
     const page = await success('search_products', { region_id: 'reg_jp', limit: 1, offset: 1 });
-    expect(page).toEqual(await rest(`/api/store/products?fields=${PRICES_AND_STOCK}&region_id=reg_jp&limit=1&offset=1`));
-    expect(page.products[0].variants[0].calculated_price).toMatchObject({ calculated_amount: 2900, currency_code: 'jpy' });
+    expect(page).toEqual(
+      await rest(`/api/store/products?fields=${PRICES_AND_STOCK}&region_id=reg_jp&limit=1&offset=1`),
+    );
+    expect(page.products[0].variants[0].calculated_price).toMatchObject({
+      calculated_amount: 2900,
+      currency_code: 'jpy',
+    });
     expect(page.count).toBe(2);
   });
 
@@ -99,7 +111,9 @@ describe('search_products', () => {
     const byHandle = await success('search_products', { collection: 'tongue-care', query: 'travel' });
     const byId = await success('search_products', { collection: 'pcol_01tonguecare', query: 'travel' });
     expect(byId).toEqual(byHandle);
-    const [travel] = (await rest(`/api/store/products?fields=${PRICES_AND_STOCK}&handle=tongue-scraper-2-pack-travel-cases`)).products;
+    const [travel] = (
+      await rest(`/api/store/products?fields=${PRICES_AND_STOCK}&handle=tongue-scraper-2-pack-travel-cases`)
+    ).products;
     expect(byHandle.products).toEqual([travel]);
   });
 
@@ -120,8 +134,13 @@ describe('get_product', () => {
   it('returns one product by handle or by id, as GET /api/store/products/{id} with prices and stock', async () => {
     const expected = await rest(`/api/store/products/prod_01tonguetravel?fields=${PRICES_AND_STOCK}&region_id=reg_gb`);
     expect(await success('get_product', { product: 'prod_01tonguetravel', region_id: 'reg_gb' })).toEqual(expected);
-    expect(await success('get_product', { product: 'tongue-scraper-2-pack-travel-cases', region_id: 'reg_gb' })).toEqual(expected);
-    expect(expected.product.variants[0]).toMatchObject({ inventory_quantity: 85, calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' } });
+    expect(
+      await success('get_product', { product: 'tongue-scraper-2-pack-travel-cases', region_id: 'reg_gb' }),
+    ).toEqual(expected);
+    expect(expected.product.variants[0]).toMatchObject({
+      inventory_quantity: 85,
+      calculated_price: { calculated_amount: 16.99, currency_code: 'gbp' },
+    });
   });
 
   it.each([
@@ -151,7 +170,9 @@ describe('reviews, regions and collections', () => {
   it('lists regions and collections as their REST endpoints', async () => {
     expect(await success('list_regions')).toEqual(await rest('/api/store/regions'));
     expect(await success('list_collections')).toEqual(await rest('/api/store/collections'));
-    expect(await success('list_collections', { handle: 'tongue-care' })).toEqual(await rest('/api/store/collections?handle=tongue-care'));
+    expect(await success('list_collections', { handle: 'tongue-care' })).toEqual(
+      await rest('/api/store/collections?handle=tongue-care'),
+    );
   });
 
   it('rejects a wrongly typed argument as an isError result', async () => {
@@ -163,9 +184,9 @@ describe('get_store_policies', () => {
   it('gives shipping and tax per region, with every region REST lists', async () => {
     const { regions } = await success('get_store_policies');
     const listed = (await rest('/api/store/regions')).regions;
-    expect(regions.map((region: any) => [region.region_id, region.name, region.currency_code, region.countries])).toEqual(
-      listed.map((region: any) => [region.id, region.name, region.currency_code, region.countries]),
-    );
+    expect(
+      regions.map((region: any) => [region.region_id, region.name, region.currency_code, region.countries]),
+    ).toEqual(listed.map((region: any) => [region.id, region.name, region.currency_code, region.countries]));
   });
 
   it('states the rates of one region in major units, with the returns policy', async () => {
@@ -173,13 +194,19 @@ describe('get_store_policies', () => {
     expect(policies.regions).toHaveLength(1);
     expect(policies.regions[0]).toMatchObject({
       region_id: 'reg_us',
-      shipping: { flat_rate: { amount: 4.95, currency: 'usd' }, free_shipping_threshold: { amount: 25, currency: 'usd' } },
+      shipping: {
+        flat_rate: { amount: 4.95, currency: 'usd' },
+        free_shipping_threshold: { amount: 25, currency: 'usd' },
+      },
       tax: { rate_percent: 7.25, prices_include_tax: false },
     });
     expect(policies.regions[0].shipping.summary).toContain('25.00 USD');
     expect(policies.returns.window_days).toBe(30);
     expect(policies.returns.policy).toMatch(/return/i);
-    expect((await success('get_store_policies', { region_id: 'reg_jp' })).regions[0].shipping.flat_rate).toEqual({ amount: 600, currency: 'jpy' });
+    expect((await success('get_store_policies', { region_id: 'reg_jp' })).regions[0].shipping.flat_rate).toEqual({
+      amount: 600,
+      currency: 'jpy',
+    });
   });
 
   it('answers an unknown region with an isError result naming region_id', async () => {

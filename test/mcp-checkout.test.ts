@@ -43,7 +43,10 @@ async function failure(name: string, args: Record<string, unknown>, argument: st
 }
 
 async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const init: RequestInit = body === undefined ? { method } : { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+  const init: RequestInit =
+    body === undefined
+      ? { method }
+      : { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
   const response = await api.http(path, init);
   return { status: response.status, body: await response.json() };
 }
@@ -51,17 +54,23 @@ async function rest(method: string, path: string, body?: unknown): Promise<{ sta
 /** A session without what differs between two carts built from the same request: their ids. */
 function withoutIds(value: any): unknown {
   const { id: _id, payment_provider, line_items, ...rest } = value;
-  return { ...rest, line_items: line_items.map(({ id: _line, ...line }: any) => line), payment_provider: { ...payment_provider, checkout_url: undefined } };
+  return {
+    ...rest,
+    line_items: line_items.map(({ id: _line, ...line }: any) => line),
+    payment_provider: { ...payment_provider, checkout_url: undefined },
+  };
 }
 
 describe('tools/list', () => {
   it('offers create, get and cancel with their annotations, and no tool that pays', async () => {
     const { tools } = await checkout.listTools();
-    expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint])).toEqual([
-      ['create_checkout_session', false, false],
-      ['get_checkout_session', true, false],
-      ['cancel_checkout_session', false, true],
-    ]);
+    expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint])).toEqual(
+      [
+        ['create_checkout_session', false, false],
+        ['get_checkout_session', true, false],
+        ['cancel_checkout_session', false, true],
+      ],
+    );
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
       expect(tool.description!.length).toBeGreaterThan(40);
@@ -73,8 +82,13 @@ describe('tools/list', () => {
     const { tools } = await checkout.listTools();
     const create = tools.find((tool) => tool.name === 'create_checkout_session')!;
     const body = contractShape('CheckoutSessionCreateRequest') as { properties: Record<string, unknown> };
-    expect(schemaShape(create.inputSchema)).toEqual({ ...body, properties: { ...body.properties, idempotency_key: 'scalar' } });
-    expect(Object.keys(create.inputSchema.properties!)).toEqual(expect.arrayContaining(['items', 'promo_codes', 'region_id', 'buyer']));
+    expect(schemaShape(create.inputSchema)).toEqual({
+      ...body,
+      properties: { ...body.properties, idempotency_key: 'scalar' },
+    });
+    expect(Object.keys(create.inputSchema.properties!)).toEqual(
+      expect.arrayContaining(['items', 'promo_codes', 'region_id', 'buyer']),
+    );
   });
 });
 
@@ -85,7 +99,11 @@ describe('create_checkout_session', () => {
     const { session: first } = await session('create_checkout_session', { ...args, idempotency_key: key });
     const { session: again } = await session('create_checkout_session', { ...args, idempotency_key: key });
     expect(again).toEqual(first);
-    const overRest = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key }, body: JSON.stringify(args) });
+    const overRest = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body: JSON.stringify(args),
+    });
     expect(overRest.headers.get('idempotent-replayed')).toBe('true');
     expect(((await overRest.json()) as any).id).toBe(first.id);
     await failure('create_checkout_session', { items: [{ id: TWO_PACK }], idempotency_key: key }, 'Idempotency-Key');
@@ -96,16 +114,31 @@ describe('create_checkout_session', () => {
     const { session: created } = await session('create_checkout_session', { items: [{ id: TRAVEL }] });
     await payWithTestProcessor(api, created.id);
     const { session: paid, next } = await session('get_checkout_session', { id: created.id });
-    expect(paid).toMatchObject({ status: 'completed', order: { order_number: expect.stringMatching(/^SF-/), status: 'paid' }, totals: created.totals });
+    expect(paid).toMatchObject({
+      status: 'completed',
+      order: { order_number: expect.stringMatching(/^SF-/), status: 'paid' },
+      totals: created.totals,
+    });
     expect(next).toMatch(/Paid/);
     expect(next).toContain(paid.order.permalink_url);
   });
 
   it('creates the session REST then shows, with the hand-off to a human in plain words', async () => {
-    const { session: created, next } = await session('create_checkout_session', { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }], promo_codes: ['10off'] });
-    expect(created).toMatchObject({ object: 'checkout_session', status: 'ready_for_payment', currency: 'usd', promo_codes: ['10OFF'] });
+    const { session: created, next } = await session('create_checkout_session', {
+      items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }],
+      promo_codes: ['10off'],
+    });
+    expect(created).toMatchObject({
+      object: 'checkout_session',
+      status: 'ready_for_payment',
+      currency: 'usd',
+      promo_codes: ['10OFF'],
+    });
     expect(created.totals.total).toEqual({ amount: 44.37, currency: 'usd' });
-    expect(created.payment_provider).toMatchObject({ provider: 'human_handoff', checkout_url: `https://store.example/pay/${created.id}` });
+    expect(created.payment_provider).toMatchObject({
+      provider: 'human_handoff',
+      checkout_url: `https://store.example/pay/${created.id}`,
+    });
     expect(next).toContain(created.payment_provider.checkout_url);
     expect(next).toMatch(/a human must/i);
     expect(next).toMatch(/nothing has been charged/i);
@@ -115,7 +148,12 @@ describe('create_checkout_session', () => {
   });
 
   it('prices exactly as POST /checkout-sessions does for the same body', async () => {
-    const body = { items: [{ sku: 'TS-316L-2PK-TC', quantity: 3 }, { handle: 'tongue-scraper-2-pack' }], promo_code: '10OFF', region_id: 'reg_eu', buyer: { email: 'shopper@example.com' } };
+    const body = {
+      items: [{ sku: 'TS-316L-2PK-TC', quantity: 3 }, { handle: 'tongue-scraper-2-pack' }],
+      promo_code: '10OFF',
+      region_id: 'reg_eu',
+      buyer: { email: 'shopper@example.com' },
+    };
     const viaRest = await rest('POST', '/checkout-sessions', body);
     expect(viaRest.status).toBe(201);
     const { session: viaMcp } = await session('create_checkout_session', body);
@@ -125,19 +163,27 @@ describe('create_checkout_session', () => {
   });
 
   it('reports a code that does not apply in messages, as REST does', async () => {
-    const { session: created } = await session('create_checkout_session', { items: [{ id: TWO_PACK }], coupon_codes: ['NOPE'] });
+    const { session: created } = await session('create_checkout_session', {
+      items: [{ id: TWO_PACK }],
+      coupon_codes: ['NOPE'],
+    });
     expect(created.promo_codes).toEqual([]);
-    expect(created.messages).toEqual([expect.objectContaining({ code: 'promo_code_invalid', param: 'promo_codes[0]' })]);
+    expect(created.messages).toEqual([
+      expect.objectContaining({ code: 'promo_code_invalid', param: 'promo_codes[0]' }),
+    ]);
   });
 
   it('charges shipping and tax exactly as get_store_policies states them', async () => {
     const policies = await callTool(catalog, 'get_store_policies', { region_id: 'reg_gb' });
     const { shipping, tax } = policies.structured.regions[0];
-    const below = (await session('create_checkout_session', { items: [{ id: TWO_PACK }], region_id: 'reg_gb' })).session;
+    const below = (await session('create_checkout_session', { items: [{ id: TWO_PACK }], region_id: 'reg_gb' }))
+      .session;
     expect(below.totals.subtotal.amount).toBeLessThan(shipping.free_shipping_threshold.amount);
     expect(below.totals.shipping).toEqual(shipping.flat_rate);
     expect(below.totals.tax.amount).toBe(Math.round(below.totals.subtotal.amount * tax.rate_percent) / 100);
-    const above = (await session('create_checkout_session', { items: [{ id: TWO_PACK, quantity: 3 }], region_id: 'reg_gb' })).session;
+    const above = (
+      await session('create_checkout_session', { items: [{ id: TWO_PACK, quantity: 3 }], region_id: 'reg_gb' })
+    ).session;
     expect(above.totals.subtotal.amount).toBeGreaterThanOrEqual(shipping.free_shipping_threshold.amount);
     expect(above.totals.shipping.amount).toBe(0);
   });
@@ -148,7 +194,15 @@ describe('create_checkout_session', () => {
     [{ items: [{ id: TWO_PACK, quantity: 101 }] }, 'items[0].quantity'],
     [{ items: [{ id: TWO_PACK, quantity: 1.5 }] }, 'items[0].quantity'],
     [{ items: [{ id: TRAVEL, quantity: 86 }] }, 'items[0].quantity'], // 85 in stock
-    [{ items: [{ id: TWO_PACK, quantity: 60 }, { sku: 'TS-316L-2PK', quantity: 60 }] }, 'items[0].quantity'],
+    [
+      {
+        items: [
+          { id: TWO_PACK, quantity: 60 },
+          { sku: 'TS-316L-2PK', quantity: 60 },
+        ],
+      },
+      'items[0].quantity',
+    ],
     [{ items: [{ quantity: 1 }] }, 'items[0].id'],
     [{ items: [{ id: TWO_PACK, sku: 'TS-316L-2PK' }] }, 'items[0]'],
     [{ items: [] }, 'items'],

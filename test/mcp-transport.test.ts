@@ -21,7 +21,12 @@ interface Exchange {
   headers: Headers;
 }
 
-async function post(path: string, body: unknown, headers: Record<string, string> = {}, service: TestService = api): Promise<Exchange> {
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  service: TestService = api,
+): Promise<Exchange> {
   const response = await service.http(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT, ...headers },
@@ -77,12 +82,15 @@ describe.each(PATHS)('%s', (path) => {
       expect(body.result.serverInfo.name).toMatch(/^storefront-/);
     });
 
-    it.each(['2025-11-25', '2025-03-26', '1999-01-01', 'garbage'])('rejects MCP-Protocol-Version %s with 400', async (version) => {
-      const { status, body } = await post(path, toolsList(), { 'MCP-Protocol-Version': version });
-      expect(status).toBe(400);
-      expect(body.error.message).toContain(version);
-      expect(body.id).toBeNull();
-    });
+    it.each(['2025-11-25', '2025-03-26', '1999-01-01', 'garbage'])(
+      'rejects MCP-Protocol-Version %s with 400',
+      async (version) => {
+        const { status, body } = await post(path, toolsList(), { 'MCP-Protocol-Version': version });
+        expect(status).toBe(400);
+        expect(body.error.message).toContain(version);
+        expect(body.id).toBeNull();
+      },
+    );
 
     it.each(['2025-06-18'])('accepts MCP-Protocol-Version %s', async (version) => {
       expect((await post(path, toolsList(), { 'MCP-Protocol-Version': version })).status).toBe(200);
@@ -100,7 +108,7 @@ describe.each(PATHS)('%s', (path) => {
       expect((await post(path, toolsList(), { Origin: origin })).status).toBe(403);
     });
 
-    it('accepts the service\'s own origin and no origin at all', async () => {
+    it("accepts the service's own origin and no origin at all", async () => {
       const [own] = api.service.deps.config.mcpAllowedOrigins;
       expect((await post(path, toolsList(), { Origin: own! })).status).toBe(200);
       expect((await post(path, toolsList())).status).toBe(200);
@@ -124,7 +132,15 @@ describe.each(PATHS)('%s', (path) => {
 
     it.each([
       ['a JSON string', '"tools/list"'],
-      ['nesting deeper than 32 levels', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: JSON.parse('{"a":'.repeat(40) + '1' + '}'.repeat(40)) })],
+      [
+        'nesting deeper than 32 levels',
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'ping',
+          params: JSON.parse('{"a":'.repeat(40) + '1' + '}'.repeat(40)),
+        }),
+      ],
     ])('rejects %s with 400 invalid request', async (_what, text) => {
       const { status, body } = await post(path, text);
       expect(status).toBe(400);
@@ -151,7 +167,8 @@ describe.each(PATHS)('%s', (path) => {
   });
 
   describe('body size', () => {
-    const padded = (bytes: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { padding: 'x'.repeat(bytes) } } });
+    const padded = (bytes: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { padding: 'x'.repeat(bytes) } } });
 
     it('serves a body just under 100 kB', async () => {
       expect((await post(path, padded(100 * 1024 - 200))).status).toBe(200);
@@ -172,20 +189,28 @@ describe.each(PATHS)('%s', (path) => {
           controller.close();
         },
       });
-      const response = await api.http(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT }, body: stream, duplex: 'half' } as RequestInit);
+      const response = await api.http(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       expect(response.status).toBe(413);
     });
   });
 
   describe('media types', () => {
-    it.each([[undefined], ['*/*'], ['application/json'], ['application/*;q=0.9']])('serves Accept %j', async (accept) => {
-      const response = await api.http(path, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
-        body: JSON.stringify(toolsList()),
-      });
-      expect(response.status).toBe(200);
-    });
+    it.each([[undefined], ['*/*'], ['application/json'], ['application/*;q=0.9']])(
+      'serves Accept %j',
+      async (accept) => {
+        const response = await api.http(path, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
+          body: JSON.stringify(toolsList()),
+        });
+        expect(response.status).toBe(200);
+      },
+    );
 
     it.each(['text/html', 'text/event-stream'])('answers Accept %s with 406', async (accept) => {
       const { status, body } = await post(path, toolsList(), { Accept: accept });
@@ -193,17 +218,27 @@ describe.each(PATHS)('%s', (path) => {
       expect(body.error.code).toBe(-32000);
     });
 
-    it.each(['text/plain', 'application/x-www-form-urlencoded'])('answers Content-Type %s with 415', async (contentType) => {
-      expect((await post(path, toolsList(), { 'Content-Type': contentType })).status).toBe(415);
-    });
+    it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+      'answers Content-Type %s with 415',
+      async (contentType) => {
+        expect((await post(path, toolsList(), { 'Content-Type': contentType })).status).toBe(415);
+      },
+    );
   });
 });
 
 describe('statelessness', () => {
   it('answers concurrent requests with the same JSON-RPC id each with its own result', async () => {
-    const call = (product: string) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_product', arguments: { product } } });
+    const call = (product: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_product', arguments: { product } },
+    });
     const handles = ['tongue-scraper-2-pack', 'tongue-scraper-2-pack-travel-cases'];
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => post('/catalog/mcp', call(handles[index % 2]!))));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => post('/catalog/mcp', call(handles[index % 2]!))),
+    );
     answers.forEach(({ body }, index) => {
       expect(body.id).toBe(1);
       expect(body.result.structuredContent.product.handle).toBe(handles[index % 2]);
@@ -214,7 +249,10 @@ describe('statelessness', () => {
 describe('configuration and limits', () => {
   let limited: TestService;
   beforeAll(async () => {
-    limited = await startTestService({ database: api.database, env: { RATE_LIMIT_PER_MINUTE: '2', MCP_ALLOWED_ORIGINS: 'https://agents.example, http://localhost:5173' } });
+    limited = await startTestService({
+      database: api.database,
+      env: { RATE_LIMIT_PER_MINUTE: '2', MCP_ALLOWED_ORIGINS: 'https://agents.example, http://localhost:5173' },
+    });
   });
   afterAll(async () => {
     await limited?.close();
@@ -222,8 +260,16 @@ describe('configuration and limits', () => {
 
   it('allows exactly the origins of MCP_ALLOWED_ORIGINS, and answers over the rate limit with 429', async () => {
     expect((await post('/catalog/mcp', toolsList(), { Origin: 'http://localhost:5173' }, limited)).status).toBe(200);
-    expect((await post('/catalog/mcp', toolsList(), { Origin: api.service.deps.config.mcpAllowedOrigins[0]! }, limited)).status).toBe(403);
-    const { status, headers, body } = await post('/checkout/mcp', toolsList(), { Origin: 'https://agents.example' }, limited);
+    expect(
+      (await post('/catalog/mcp', toolsList(), { Origin: api.service.deps.config.mcpAllowedOrigins[0]! }, limited))
+        .status,
+    ).toBe(403);
+    const { status, headers, body } = await post(
+      '/checkout/mcp',
+      toolsList(),
+      { Origin: 'https://agents.example' },
+      limited,
+    );
     expect(status).toBe(429);
     expect(Number(headers.get('retry-after'))).toBeGreaterThan(0);
     expect(body.error.code).toBe('rate_limited');

@@ -19,7 +19,10 @@ async function fresh(): Promise<TestDatabase> {
 }
 
 async function open(database: TestDatabase): Promise<Db> {
-  const db = await createDatabase({ databaseUrl: database.env.DATABASE_URL, pgliteDir: database.env.PGLITE_DIR ?? '' }, createLogger('silent'));
+  const db = await createDatabase(
+    { databaseUrl: database.env.DATABASE_URL, pgliteDir: database.env.PGLITE_DIR ?? '' },
+    createLogger('silent'),
+  );
   opened.push(db);
   return db;
 }
@@ -42,11 +45,18 @@ describe('start-up migrations and seed', () => {
     expect(first).toMatchObject({ regions: 5, products: 2, variants: 2, variant_prices: 10, promotions: 5 });
   });
 
-  it.skipIf(!serverUrl).each([1, 2, 3])('runs from three instances at once on a fresh database (round %i)', async () => {
-    const database = await fresh();
-    const instances = await Promise.all([open(database), open(database), open(database)]);
-    const results = await Promise.allSettled(instances.map((db) => prepareDatabase(db)));
-    expect(results.map((result) => (result.status === 'rejected' ? String(result.reason) : 'ok'))).toEqual(['ok', 'ok', 'ok']);
-    expect(await rowCounts(instances[0]!)).toMatchObject({ regions: 5, products: 2, reviews: 9 });
-  });
+  it.skipIf(!serverUrl).each([1, 2, 3])(
+    'runs from three instances at once on a fresh database (round %i)',
+    async () => {
+      const database = await fresh();
+      const instances = await Promise.all([open(database), open(database), open(database)]);
+      const results = await Promise.allSettled(instances.map((db) => prepareDatabase(db)));
+      expect(results.map((result) => (result.status === 'rejected' ? String(result.reason) : 'ok'))).toEqual([
+        'ok',
+        'ok',
+        'ok',
+      ]);
+      expect(await rowCounts(instances[0]!)).toMatchObject({ regions: 5, products: 2, reviews: 9 });
+    },
+  );
 });

@@ -30,10 +30,13 @@ function post(path: string, fields: Record<string, string>, headers: Record<stri
   return json(path, { method: 'POST', body: request.body, headers: { ...request.headers, ...headers } });
 }
 
-const tokenRequest = (client: RegisteredClient, fields: Record<string, string> = { grant_type: 'client_credentials' }) =>
-  post('/oauth/token', fields, { Authorization: basicAuth(client.client_id, client.client_secret) });
+const tokenRequest = (
+  client: RegisteredClient,
+  fields: Record<string, string> = { grant_type: 'client_credentials' },
+) => post('/oauth/token', fields, { Authorization: basicAuth(client.client_id, client.client_secret) });
 
-const revoke = (client: RegisteredClient, token: string) => post('/oauth/revoke', { token }, { Authorization: basicAuth(client.client_id, client.client_secret) });
+const revoke = (client: RegisteredClient, token: string) =>
+  post('/oauth/revoke', { token }, { Authorization: basicAuth(client.client_id, client.client_secret) });
 
 const products = (headers: Record<string, string> = {}, query = '') => json(`/agent/products${query}`, { headers });
 
@@ -62,7 +65,9 @@ describe('discovery', () => {
     });
     expect(body.agent_auth).not.toHaveProperty('claim_uri');
     expect(response.headers.get('cache-control')).toBe('public, max-age=60');
-    const again = await api.http('/.well-known/oauth-authorization-server', { headers: { 'If-None-Match': response.headers.get('etag')! } });
+    const again = await api.http('/.well-known/oauth-authorization-server', {
+      headers: { 'If-None-Match': response.headers.get('etag')! },
+    });
     expect(again.status).toBe(304);
   });
 
@@ -88,7 +93,12 @@ describe('discovery', () => {
     expect(frontMatter?.[1]).toBe('storefront-agent-auth');
     expect(frontMatter?.[2]).toContain('client_credentials');
     expect(guide).not.toContain('{{');
-    for (const step of [`curl -sS -X POST '${AGENT}/oauth/register'`, `'${AGENT}/oauth/token'`, `'${AGENT}/agent/products`, `'${AGENT}/oauth/revoke'`]) {
+    for (const step of [
+      `curl -sS -X POST '${AGENT}/oauth/register'`,
+      `'${AGENT}/oauth/token'`,
+      `'${AGENT}/agent/products`,
+      `'${AGENT}/oauth/revoke'`,
+    ]) {
       expect(guide).toContain(step);
     }
   });
@@ -111,7 +121,12 @@ describe('POST /oauth/register', () => {
     const { status, body, response } = await json('/oauth/register', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Test agent', scope: 'cart:write catalog:read', grant_types: ['client_credentials'], software_id: 'ignored' }),
+      body: JSON.stringify({
+        client_name: 'Test agent',
+        scope: 'cart:write catalog:read',
+        grant_types: ['client_credentials'],
+        software_id: 'ignored',
+      }),
     });
     expect(status).toBe(201);
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -132,8 +147,16 @@ describe('POST /oauth/register', () => {
   });
 
   it('defaults to catalog:read, client_credentials and client_secret_basic', async () => {
-    const { body } = await json('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
-    expect(body).toMatchObject({ scope: 'catalog:read', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic' });
+    const { body } = await json('/oauth/register', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(body).toMatchObject({
+      scope: 'catalog:read',
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
     expect(body).not.toHaveProperty('client_name');
   });
 
@@ -144,19 +167,37 @@ describe('POST /oauth/register', () => {
 
   it.each([
     ['an unknown scope', { scope: 'catalog:read orders:write' }, 'invalid_scope', 'orders:write'],
-    ['another grant', { grant_types: ['client_credentials', 'authorization_code'] }, 'invalid_client_metadata', 'authorization_code'],
+    [
+      'another grant',
+      { grant_types: ['client_credentials', 'authorization_code'] },
+      'invalid_client_metadata',
+      'authorization_code',
+    ],
     ['no grant at all', { grant_types: [] }, 'invalid_client_metadata', 'client_credentials'],
-    ['an unsupported auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', 'private_key_jwt'],
+    [
+      'an unsupported auth method',
+      { token_endpoint_auth_method: 'private_key_jwt' },
+      'invalid_client_metadata',
+      'private_key_jwt',
+    ],
     ['a mistyped field', { client_name: 42 }, 'invalid_request', 'client_name'],
   ])('rejects %s with 400', async (_why, metadata, error, mentioned) => {
-    const { status, body } = await json('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(metadata) });
+    const { status, body } = await json('/oauth/register', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(metadata),
+    });
     expect(status).toBe(400);
     expect(body.error).toBe(error);
     expect(body.error_description).toContain(mentioned);
   });
 
   it('rejects malformed JSON and a form body with 400 invalid_request', async () => {
-    const malformed = await json('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"scope":' });
+    const malformed = await json('/oauth/register', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"scope":',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error).toBe('invalid_request');
     const asForm = await post('/oauth/register', { scope: 'catalog:read' });
@@ -165,7 +206,11 @@ describe('POST /oauth/register', () => {
   });
 
   it('rejects a body over 100 kB with 413', async () => {
-    const { status, body } = await json('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ padding: 'x'.repeat(110_000) }) });
+    const { status, body } = await json('/oauth/register', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ padding: 'x'.repeat(110_000) }),
+    });
     expect(status).toBe(413);
     expect(body.error).toBe('payload_too_large');
   });
@@ -180,7 +225,12 @@ describe('POST /oauth/token', () => {
   it('issues an opaque one-hour bearer token for the whole registered scope, not cached, stored hashed', async () => {
     const { status, body, response } = await tokenRequest(client);
     expect(status).toBe(200);
-    expect(body).toEqual({ access_token: expect.stringMatching(/^sfat_[A-Za-z0-9_-]{43}$/), token_type: 'Bearer', expires_in: 3600, scope: 'catalog:read cart:write' });
+    expect(body).toEqual({
+      access_token: expect.stringMatching(/^sfat_[A-Za-z0-9_-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'catalog:read cart:write',
+    });
     expect(response.headers.get('cache-control')).toBe('no-store');
     const rows = await api.service.deps.db('oauth_tokens').where({ client_id: client.client_id });
     expect(JSON.stringify(rows)).not.toContain(body.access_token.slice(5));
@@ -188,9 +238,14 @@ describe('POST /oauth/token', () => {
   });
 
   it('grants the requested scope intersected with the registered one', async () => {
-    expect((await tokenRequest(client, { grant_type: 'client_credentials', scope: 'catalog:read' })).body.scope).toBe('catalog:read');
+    expect((await tokenRequest(client, { grant_type: 'client_credentials', scope: 'catalog:read' })).body.scope).toBe(
+      'catalog:read',
+    );
     const readOnly = await registerClient(api, { scope: 'catalog:read' });
-    const { status, body } = await tokenRequest(readOnly, { grant_type: 'client_credentials', scope: 'catalog:read cart:write' });
+    const { status, body } = await tokenRequest(readOnly, {
+      grant_type: 'client_credentials',
+      scope: 'catalog:read cart:write',
+    });
     expect(status).toBe(200);
     expect(body.scope).toBe('catalog:read');
   });
@@ -207,14 +262,24 @@ describe('POST /oauth/token', () => {
   });
 
   it('accepts form-encoded Basic credentials (RFC 6749 section 2.3.1)', async () => {
-    const percentEncoded = [...client.client_secret].map((char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+    const percentEncoded = [...client.client_secret]
+      .map((char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
+      .join('');
     const authorization = `Basic ${Buffer.from(`${client.client_id}:${percentEncoded}`).toString('base64')}`;
-    const { status } = await post('/oauth/token', { grant_type: 'client_credentials' }, { Authorization: authorization });
+    const { status } = await post(
+      '/oauth/token',
+      { grant_type: 'client_credentials' },
+      { Authorization: authorization },
+    );
     expect(status).toBe(200);
   });
 
   it('accepts client_secret_post, and refuses two methods at once', async () => {
-    const viaBody = await post('/oauth/token', { grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret });
+    const viaBody = await post('/oauth/token', {
+      grant_type: 'client_credentials',
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    });
     expect(viaBody.status).toBe(200);
     const both = await tokenRequest(client, { grant_type: 'client_credentials', client_secret: client.client_secret });
     expect(both.status).toBe(400);
@@ -229,7 +294,11 @@ describe('POST /oauth/token', () => {
     ['no credentials at all', () => ''],
   ])('answers 401 invalid_client with a Basic challenge to %s', async (_why, authorization) => {
     const header = authorization();
-    const { status, body, response } = await post('/oauth/token', { grant_type: 'client_credentials' }, header ? { Authorization: header } : {});
+    const { status, body, response } = await post(
+      '/oauth/token',
+      { grant_type: 'client_credentials' },
+      header ? { Authorization: header } : {},
+    );
     expect(status).toBe(401);
     expect(body.error).toBe('invalid_client');
     expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm="agent"/);
@@ -237,7 +306,11 @@ describe('POST /oauth/token', () => {
   });
 
   it('rejects a wrong client_secret sent in the body too', async () => {
-    const { status, body } = await post('/oauth/token', { grant_type: 'client_credentials', client_id: client.client_id, client_secret: 'nope' });
+    const { status, body } = await post('/oauth/token', {
+      grant_type: 'client_credentials',
+      client_id: client.client_id,
+      client_secret: 'nope',
+    });
     expect(status).toBe(401);
     expect(body.error).toBe('invalid_client');
   });
@@ -248,14 +321,28 @@ describe('POST /oauth/token', () => {
     ['password', { username: 'a', password: 'b' }],
     // ID-JAG: an identity assertion presented as a JWT bearer grant, or exchanged at the token endpoint.
     ['urn:ietf:params:oauth:grant-type:jwt-bearer', { assertion: 'eyJhbGciOiJSUzI1NiJ9.e30.sig' }],
-    ['urn:ietf:params:oauth:grant-type:token-exchange', { subject_token: 'eyJ.e30.sig', subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', requested_token_type: 'urn:ietf:params:oauth:token-type:id-jag' }],
-  ])('answers 400 unsupported_grant_type to grant_type=%s, with or without client credentials', async (grantType, extra) => {
-    for (const authorization of [basicAuth(client.client_id, client.client_secret), undefined]) {
-      const { status, body } = await post('/oauth/token', { grant_type: grantType, ...extra }, authorization ? { Authorization: authorization } : {});
-      expect(status).toBe(400);
-      expect(body.error).toBe('unsupported_grant_type');
-    }
-  });
+    [
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+      {
+        subject_token: 'eyJ.e30.sig',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:id_token',
+        requested_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
+      },
+    ],
+  ])(
+    'answers 400 unsupported_grant_type to grant_type=%s, with or without client credentials',
+    async (grantType, extra) => {
+      for (const authorization of [basicAuth(client.client_id, client.client_secret), undefined]) {
+        const { status, body } = await post(
+          '/oauth/token',
+          { grant_type: grantType, ...extra },
+          authorization ? { Authorization: authorization } : {},
+        );
+        expect(status).toBe(400);
+        expect(body.error).toBe('unsupported_grant_type');
+      }
+    },
+  );
 
   it('answers 400 invalid_request to a missing grant_type, a repeated parameter and a JSON body', async () => {
     const missing = await tokenRequest(client, { scope: 'catalog:read' });
@@ -263,7 +350,10 @@ describe('POST /oauth/token', () => {
     const repeated = await json('/oauth/token', {
       method: 'POST',
       body: 'grant_type=client_credentials&scope=catalog:read&scope=cart:write',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: basicAuth(client.client_id, client.client_secret) },
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: basicAuth(client.client_id, client.client_secret),
+      },
     });
     expect([repeated.status, repeated.body.error]).toEqual([400, 'invalid_request']);
     const asJson = await json('/oauth/token', {
@@ -275,7 +365,11 @@ describe('POST /oauth/token', () => {
   });
 
   it('ignores unknown form parameters (RFC 6749 section 3.2)', async () => {
-    const { status } = await tokenRequest(client, { grant_type: 'client_credentials', audience: 'whatever', resource: AGENT });
+    const { status } = await tokenRequest(client, {
+      grant_type: 'client_credentials',
+      audience: 'whatever',
+      resource: AGENT,
+    });
     expect(status).toBe(200);
   });
 
@@ -324,7 +418,9 @@ describe('POST /oauth/revoke', () => {
 
   it('accepts client_secret_post', async () => {
     const token = await requestToken(api, issuer);
-    expect((await post('/oauth/revoke', { token, client_id: issuer.client_id, client_secret: issuer.client_secret })).status).toBe(200);
+    expect(
+      (await post('/oauth/revoke', { token, client_id: issuer.client_id, client_secret: issuer.client_secret })).status,
+    ).toBe(200);
     expect((await products(bearer(token))).status).toBe(401);
   });
 
@@ -340,7 +436,11 @@ describe('POST /oauth/revoke', () => {
   });
 
   it('answers 400 invalid_request without a token', async () => {
-    const { status, body } = await post('/oauth/revoke', { token_type_hint: 'access_token' }, { Authorization: basicAuth(issuer.client_id, issuer.client_secret) });
+    const { status, body } = await post(
+      '/oauth/revoke',
+      { token_type_hint: 'access_token' },
+      { Authorization: basicAuth(issuer.client_id, issuer.client_secret) },
+    );
     expect(status).toBe(400);
     expect(body.error).toBe('invalid_request');
   });
@@ -356,7 +456,9 @@ describe('expiry', () => {
       const expired = await products(bearer(token));
       expect(expired.status).toBe(401);
       expect(expired.body.error).toBe('invalid_token');
-      expect(expired.response.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", resource_metadata="${RESOURCE_METADATA}"`);
+      expect(expired.response.headers.get('www-authenticate')).toBe(
+        `Bearer error="invalid_token", resource_metadata="${RESOURCE_METADATA}"`,
+      );
     } finally {
       clock = START;
     }
@@ -389,14 +491,18 @@ describe('bearer authentication of /agent (the spec’s error table)', () => {
     const { status, body, response } = await products(headers());
     expect(status).toBe(401);
     expect(body.error).toBe('invalid_token');
-    expect(response.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", resource_metadata="${RESOURCE_METADATA}"`);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer error="invalid_token", resource_metadata="${RESOURCE_METADATA}"`,
+    );
   });
 
   it('403 insufficient_scope naming the scope the operation declares', async () => {
     const { status, body, response } = await products(bearer(cartOnlyToken));
     expect(status).toBe(403);
     expect(body).toMatchObject({ error: 'insufficient_scope', scope: 'catalog:read' });
-    expect(response.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="catalog:read", resource_metadata="${RESOURCE_METADATA}"`);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="catalog:read", resource_metadata="${RESOURCE_METADATA}"`,
+    );
   });
 
   it('checks authentication and scope before the request itself', async () => {
@@ -428,7 +534,9 @@ describe('bearer authentication of /agent (the spec’s error table)', () => {
 describe('rate limits on the agent surface', () => {
   let limited: TestService;
   beforeAll(async () => {
-    limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '8', REGISTRATIONS_PER_HOUR: '2', TRUST_PROXY: 'true' } });
+    limited = await startTestService({
+      env: { RATE_LIMIT_PER_MINUTE: '8', REGISTRATIONS_PER_HOUR: '2', TRUST_PROXY: 'true' },
+    });
   });
   afterAll(async () => {
     await limited?.close();
@@ -437,11 +545,23 @@ describe('rate limits on the agent surface', () => {
   const remaining = (response: Response) => Number(response.headers.get('ratelimit-remaining'));
   const from = (address: string, token?: string) => ({ 'X-Forwarded-For': address, ...(token ? bearer(token) : {}) });
   const register = (address: string) =>
-    limited.http('/oauth/register', { method: 'POST', headers: { ...from(address), 'Content-Type': 'application/json' }, body: JSON.stringify({ scope: 'catalog:read' }) });
+    limited.http('/oauth/register', {
+      method: 'POST',
+      headers: { ...from(address), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ scope: 'catalog:read' }),
+    });
   async function tokenFor(address: string): Promise<string> {
     const client = (await (await register(address)).json()) as RegisteredClient;
     const request = form({ grant_type: 'client_credentials' });
-    const response = await limited.http('/oauth/token', { method: 'POST', body: request.body, headers: { ...request.headers, ...from(address), Authorization: basicAuth(client.client_id, client.client_secret) } });
+    const response = await limited.http('/oauth/token', {
+      method: 'POST',
+      body: request.body,
+      headers: {
+        ...request.headers,
+        ...from(address),
+        Authorization: basicAuth(client.client_id, client.client_secret),
+      },
+    });
     return ((await response.json()) as { access_token: string }).access_token;
   }
 
@@ -452,11 +572,13 @@ describe('rate limits on the agent surface', () => {
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(60); // the hourly window, not the minute's
     expect(((await third.json()) as { error: string }).error).toBe('rate_limited');
     // The address may still read: only registrations are spent.
-    expect((await limited.http('/.well-known/oauth-authorization-server', { headers: from('10.1.0.1') })).status).toBe(200);
+    expect((await limited.http('/.well-known/oauth-authorization-server', { headers: from('10.1.0.1') })).status).toBe(
+      200,
+    );
     expect((await register('10.1.0.2')).status).toBe(201);
   });
 
-  it('counts a bearer request against its address and its client: more clients do not multiply an address\'s budget', async () => {
+  it("counts a bearer request against its address and its client: more clients do not multiply an address's budget", async () => {
     const first = await tokenFor('10.2.0.1');
     const second = await tokenFor('10.2.0.2');
 

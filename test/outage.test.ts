@@ -38,7 +38,8 @@ describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
     expect(notReady.headers.get('retry-after')).toBe('5');
     expect((await api.http('/healthz')).status).toBe(200);
 
-    const create = (body: string) => api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const create = (body: string) =>
+      api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
     const checkout = await create(JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }));
     expect(checkout.status).toBe(503);
     expect(await checkout.json()).toMatchObject({ type: 'service_unavailable', code: 'service_unavailable' });
@@ -49,7 +50,11 @@ describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
     expect((await api.http('/checkout_sessions/cart_anything')).status).toBe(503);
 
     await proxy.restore();
-    await expect.poll(async () => (await api.http('/api/store/products?handle=tongue-scraper-2-pack')).status, { timeout: 10_000 }).toBe(200);
+    await expect
+      .poll(async () => (await api.http('/api/store/products?handle=tongue-scraper-2-pack')).status, {
+        timeout: 10_000,
+      })
+      .toBe(200);
     expect((await api.http('/readyz')).status).toBe(200);
   });
 });

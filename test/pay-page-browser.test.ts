@@ -27,7 +27,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the pay page in a browser', () => {
     const created = await api.http('/checkout_sessions', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack', quantity: 2 }, { id: 'variant_01tonguetravel' }], promo_codes: ['10OFF'], buyer: { email: 'ada@example.com' } }),
+      body: JSON.stringify({
+        items: [{ id: 'variant_01tongue2pack', quantity: 2 }, { id: 'variant_01tonguetravel' }],
+        promo_codes: ['10OFF'],
+        buyer: { email: 'ada@example.com' },
+      }),
     });
     const session = (await created.json()) as any;
     const page = await browser.newPage({ viewport: { width: 720, height: 900 } });

@@ -35,40 +35,77 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
   });
 
   it('makes one order, one stock decrement and one redemption from 20 concurrent deliveries', async () => {
-    const session = (await call(`${one.url}/checkout_sessions`, json({ items: [{ id: 'variant_01tongue2pack', quantity: 4 }], promo_codes: ['10OFF'] }))).body;
+    const session = (
+      await call(
+        `${one.url}/checkout_sessions`,
+        json({ items: [{ id: 'variant_01tongue2pack', quantity: 4 }], promo_codes: ['10OFF'] }),
+      )
+    ).body;
     const page = await call(`${two.url}/pay/${session.id}`, { redirect: 'manual' });
     expect(page.status).toBe(303);
     const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
-    const [{ inventory_quantity: stockBefore }] = await query(`select inventory_quantity from variants where id = 'variant_01tongue2pack'`);
-    const [{ times_redeemed: redeemedBefore }] = await query(`select times_redeemed from promotions where code = '10OFF'`);
+    const [{ inventory_quantity: stockBefore }] = await query(
+      `select inventory_quantity from variants where id = 'variant_01tongue2pack'`,
+    );
+    const [{ times_redeemed: redeemedBefore }] = await query(
+      `select times_redeemed from promotions where code = '10OFF'`,
+    );
 
-    const events = [stripeEvent('checkout.session.completed', paidCheckout(checkout)), stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout))];
-    const deliveries = Array.from({ length: 20 }, (_, index) => call(`${(index % 2 ? one : two).url}/webhooks/stripe`, signedDelivery(events[Math.floor(index / 2) % 2])));
+    const events = [
+      stripeEvent('checkout.session.completed', paidCheckout(checkout)),
+      stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout)),
+    ];
+    const deliveries = Array.from({ length: 20 }, (_, index) =>
+      call(`${(index % 2 ? one : two).url}/webhooks/stripe`, signedDelivery(events[Math.floor(index / 2) % 2])),
+    );
     const results = await Promise.all(deliveries);
     expect(results.map((result) => result.status)).toEqual(Array(20).fill(200));
     expect(results.filter((result) => result.body.result === 'order_created')).toHaveLength(1);
 
     expect(await query('select id from orders where session_id = $1', [session.id])).toHaveLength(1);
-    expect((await query(`select inventory_quantity from variants where id = 'variant_01tongue2pack'`))[0].inventory_quantity).toBe(stockBefore - 4);
-    expect((await query(`select times_redeemed from promotions where code = '10OFF'`))[0].times_redeemed).toBe(redeemedBefore + 1);
-    expect((await query('select event_id from processor_events')).map((row) => row.event_id).sort()).toEqual(events.map((event) => event.id).sort());
+    expect(
+      (await query(`select inventory_quantity from variants where id = 'variant_01tongue2pack'`))[0].inventory_quantity,
+    ).toBe(stockBefore - 4);
+    expect((await query(`select times_redeemed from promotions where code = '10OFF'`))[0].times_redeemed).toBe(
+      redeemedBefore + 1,
+    );
+    expect((await query('select event_id from processor_events')).map((row) => row.event_id).sort()).toEqual(
+      events.map((event) => event.id).sort(),
+    );
     expect((await call(`${two.url}/checkout_sessions/${session.id}`)).body.status).toBe('completed');
   }, 120_000);
 
   it("delivers each agent order event once, whichever instance's outbox claims it", async () => {
-    const client = (await call(`${one.url}/oauth/register`, json({ scope: 'cart:write orders:read', webhook_url: receiver.url }))).body;
+    const client = (
+      await call(`${one.url}/oauth/register`, json({ scope: 'cart:write orders:read', webhook_url: receiver.url }))
+    ).body;
     receiver.secret = client.webhook_secret;
     const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
-    const token = (await call(`${one.url}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: basic }, body: 'grant_type=client_credentials' })).body.access_token;
+    const token = (
+      await call(`${one.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: basic },
+        body: 'grant_type=client_credentials',
+      })
+    ).body.access_token;
     const auth = { Authorization: `Bearer ${token}` };
     const orders = 6;
     for (let index = 0; index < orders; index += 1) {
       const instance = index % 2 ? one : two;
-      const cart = (await call(`${instance.url}/agent/carts`, json({ items: [{ id: 'variant_01tonguetravel' }] }, auth))).body;
+      const cart = (
+        await call(`${instance.url}/agent/carts`, json({ items: [{ id: 'variant_01tonguetravel' }] }, auth))
+      ).body;
       await call(`${instance.url}/agent/carts/${cart.id}/checkout-session`, { method: 'POST', headers: auth });
       const page = await call(`${instance.url}/pay/${cart.id}`, { redirect: 'manual' });
       const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
-      expect((await call(`${instance.url}/webhooks/stripe`, signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))))).body.result).toBe('order_created');
+      expect(
+        (
+          await call(
+            `${instance.url}/webhooks/stripe`,
+            signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+          )
+        ).body.result,
+      ).toBe('order_created');
     }
     const received = await receiver.waitFor(orders, 90_000);
     // Both instances poll every second; give a double delivery time to show before counting.

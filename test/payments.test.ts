@@ -18,15 +18,30 @@ afterAll(async () => {
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
 
-async function createSession(body: unknown = { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL, quantity: 1 }], promo_codes: ['10OFF'], buyer: { email: 'ada@example.com' } }) {
-  const response = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+async function createSession(
+  body: unknown = {
+    items: [
+      { id: TWO_PACK, quantity: 2 },
+      { id: TRAVEL, quantity: 1 },
+    ],
+    promo_codes: ['10OFF'],
+    buyer: { email: 'ada@example.com' },
+  },
+) {
+  const response = await api.http('/checkout_sessions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(201);
   return (await response.json()) as any;
 }
 const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
 const db = () => api.service.deps.db;
-const stockOf = async (id: string) => Number((await db()('variants').where({ id }).first('inventory_quantity')).inventory_quantity);
-const redemptions = async (code: string) => Number((await db()('promotions').where({ code }).first('times_redeemed')).times_redeemed);
+const stockOf = async (id: string) =>
+  Number((await db()('variants').where({ id }).first('inventory_quantity')).inventory_quantity);
+const redemptions = async (code: string) =>
+  Number((await db()('promotions').where({ code }).first('times_redeemed')).times_redeemed);
 const ordersOf = (sessionId: string) => db()('orders').where({ session_id: sessionId });
 
 describe('paying with the test processor', () => {
@@ -41,7 +56,11 @@ describe('paying with the test processor', () => {
 
   it('turns the session into an order once: completed, order totals, stock taken, promotion counted', async () => {
     const session = await createSession();
-    const [twoPackBefore, travelBefore, redeemedBefore] = [await stockOf(TWO_PACK), await stockOf(TRAVEL), await redemptions('10OFF')];
+    const [twoPackBefore, travelBefore, redeemedBefore] = [
+      await stockOf(TWO_PACK),
+      await stockOf(TRAVEL),
+      await redemptions('10OFF'),
+    ];
     const form = await openPayForm(api, session.id);
     const paid = await submitPayForm(api, session.id, form);
     expect(paid.status).toBe(303);
@@ -51,10 +70,23 @@ describe('paying with the test processor', () => {
     expect(completed.status).toBe('completed');
     expect(completed.totals).toEqual(session.totals);
     expect(completed.line_items).toEqual(session.line_items);
-    expect(completed.order).toEqual({ id: expect.stringMatching(/^order_/), order_number: expect.stringMatching(/^SF-\d+$/), status: 'paid', permalink_url: expect.stringMatching(/^https:\/\/store\.example\/orders\/rcpt_/) });
+    expect(completed.order).toEqual({
+      id: expect.stringMatching(/^order_/),
+      order_number: expect.stringMatching(/^SF-\d+$/),
+      status: 'paid',
+      permalink_url: expect.stringMatching(/^https:\/\/store\.example\/orders\/rcpt_/),
+    });
 
     const [order] = await ordersOf(session.id);
-    expect(order).toMatchObject({ status: 'paid', processor: 'test', currency: 'usd', total: Math.round(session.totals.total.amount * 100), amount_paid: Math.round(session.totals.total.amount * 100), buyer_email: 'ada@example.com', promo_codes: ['10OFF'] });
+    expect(order).toMatchObject({
+      status: 'paid',
+      processor: 'test',
+      currency: 'usd',
+      total: Math.round(session.totals.total.amount * 100),
+      amount_paid: Math.round(session.totals.total.amount * 100),
+      buyer_email: 'ada@example.com',
+      promo_codes: ['10OFF'],
+    });
     expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 2);
     expect(await stockOf(TRAVEL)).toBe(travelBefore - 1);
     expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
@@ -148,7 +180,9 @@ describe('the order path (what every processor reports into)', () => {
     const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }], promo_codes: ['10OFF'] });
     const [stockBefore, redeemedBefore] = [await stockOf(TWO_PACK), await redemptions('10OFF')];
     // Ten deliveries of one event and ten of a second event for the same payment, all at once.
-    const deliveries = Array.from({ length: 20 }, (_, index) => recordPayment(api.service.deps, report(session.id, index % 2 ? 'evt_a' : 'evt_b', totalOf(session))));
+    const deliveries = Array.from({ length: 20 }, (_, index) =>
+      recordPayment(api.service.deps, report(session.id, index % 2 ? 'evt_a' : 'evt_b', totalOf(session))),
+    );
     const outcomes = await Promise.all(deliveries);
     expect(outcomes.filter((outcome) => outcome.kind === 'created')).toHaveLength(1);
     expect(await ordersOf(session.id)).toHaveLength(1);
@@ -160,11 +194,17 @@ describe('the order path (what every processor reports into)', () => {
     const short = await createSession({ items: [{ id: TRAVEL }] });
     await recordPayment(api.service.deps, report(short.id, 'evt_short', totalOf(short) - 1));
     expect((await getSession(short.id)).order.status).toBe('needs_review');
-    expect((await ordersOf(short.id))[0]).toMatchObject({ review_reasons: ['amount_mismatch'], amount_paid: totalOf(short) - 1 });
+    expect((await ordersOf(short.id))[0]).toMatchObject({
+      review_reasons: ['amount_mismatch'],
+      amount_paid: totalOf(short) - 1,
+    });
 
     const euros = await createSession({ items: [{ id: TRAVEL }] });
     await recordPayment(api.service.deps, report(euros.id, 'evt_eur', totalOf(euros), 'eur'));
-    expect((await ordersOf(euros.id))[0]).toMatchObject({ status: 'needs_review', review_reasons: ['currency_mismatch'] });
+    expect((await ordersOf(euros.id))[0]).toMatchObject({
+      status: 'needs_review',
+      review_reasons: ['currency_mismatch'],
+    });
 
     const receipt = await api.http(new URL((await getSession(euros.id)).order.permalink_url).pathname);
     expect(await receipt.text()).toContain('needs a person to check it');
@@ -174,7 +214,10 @@ describe('the order path (what every processor reports into)', () => {
     const session = await createSession({ items: [{ id: TRAVEL, quantity: 5 }] });
     await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 2 });
     await recordPayment(api.service.deps, report(session.id, 'evt_short_stock', totalOf(session)));
-    expect((await ordersOf(session.id))[0]).toMatchObject({ status: 'needs_review', review_reasons: ['insufficient_stock'] });
+    expect((await ordersOf(session.id))[0]).toMatchObject({
+      status: 'needs_review',
+      review_reasons: ['insufficient_stock'],
+    });
     expect(await stockOf(TRAVEL)).toBe(0);
     await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
   });
@@ -188,7 +231,14 @@ describe('the order path (what every processor reports into)', () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const total = totalOf(session);
     await recordPayment(api.service.deps, report(session.id, 'evt_paid_r', total));
-    const refund = (eventId: string, amountRefunded: number) => recordRefund(api.service.deps, { processor: 'stripe', eventId, eventType: 'charge.refunded', paymentReference: 'pi_evt_paid_r', amountRefunded });
+    const refund = (eventId: string, amountRefunded: number) =>
+      recordRefund(api.service.deps, {
+        processor: 'stripe',
+        eventId,
+        eventType: 'charge.refunded',
+        paymentReference: 'pi_evt_paid_r',
+        amountRefunded,
+      });
     await refund('evt_r1', 500);
     expect((await getSession(session.id)).order.status).toBe('partially_refunded');
     expect((await refund('evt_r1', 500)).kind).toBe('duplicate');

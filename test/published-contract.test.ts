@@ -23,7 +23,9 @@ afterAll(async () => {
 });
 
 function operations(document: any): Array<{ path: string; method: string; operation: any }> {
-  return Object.entries(document.paths).flatMap(([path, item]: [string, any]) => METHODS.filter((method) => item[method]).map((method) => ({ path, method, operation: item[method] })));
+  return Object.entries(document.paths).flatMap(([path, item]: [string, any]) =>
+    METHODS.filter((method) => item[method]).map((method) => ({ path, method, operation: item[method] })),
+  );
 }
 
 /** Every node under `node`, with its JSON pointer. */
@@ -36,10 +38,14 @@ function* walk(node: unknown, pointer = ''): Generator<[any, string]> {
 describe('/openapi.json', () => {
   it('advertises the configured BASE_URL and AGENT_BASE_URL, and the token URL on the agent origin', () => {
     expect(published.servers.map((server: any) => server.url)).toEqual([BASE_URL]);
-    const agentServers = new Set(Object.values(published.paths).flatMap((item: any) => (item.servers ?? []).map((server: any) => server.url)));
+    const agentServers = new Set(
+      Object.values(published.paths).flatMap((item: any) => (item.servers ?? []).map((server: any) => server.url)),
+    );
     expect([...agentServers]).toEqual([AGENT_BASE_URL]);
     expect(JSON.stringify(published)).not.toMatch(/"url":"\{/);
-    expect(published.components.securitySchemes.agentToken.flows.clientCredentials.tokenUrl).toBe(`${AGENT_BASE_URL}/oauth/token`);
+    expect(published.components.securitySchemes.agentToken.flows.clientCredentials.tokenUrl).toBe(
+      `${AGENT_BASE_URL}/oauth/token`,
+    );
   });
 
   it('gives generators one operation per capability: aliases are named in the operation they repeat', () => {
@@ -57,7 +63,10 @@ describe('/openapi.json', () => {
   it('opens every response schema for additive change and keeps request schemas strict', () => {
     const responseNodes = [...walk(published.components.schemas)].filter(([, pointer]) => {
       const name = pointer.split('/')[1];
-      return JSON.stringify(published.components.responses).includes(`"#/components/schemas/${name}"`) || JSON.stringify(published.paths).includes(`"#/components/schemas/${name}"`);
+      return (
+        JSON.stringify(published.components.responses).includes(`"#/components/schemas/${name}"`) ||
+        JSON.stringify(published.paths).includes(`"#/components/schemas/${name}"`)
+      );
     });
     expect(responseNodes.length).toBeGreaterThan(0);
     const requestNames = new Set(
@@ -78,17 +87,25 @@ describe('/openapi.json', () => {
       if (!JSON.stringify(published.components.responses).includes(`/${name}"`)) continue;
       for (const [node, pointer] of walk(published.components.schemas[name], name)) {
         expect(node.additionalProperties, pointer).not.toBe(false);
-        if (Array.isArray(node.enum)) expect(node.enum.every((value: unknown) => typeof value !== 'string'), pointer).toBe(true);
+        if (Array.isArray(node.enum))
+          expect(
+            node.enum.every((value: unknown) => typeof value !== 'string'),
+            pointer,
+          ).toBe(true);
       }
     }
-    expect(published.components.schemas.ReadError.properties.error.properties.code['x-extensible-enum']).toEqual(bundled.components.schemas.ReadError.properties.error.properties.code.enum);
+    expect(published.components.schemas.ReadError.properties.error.properties.code['x-extensible-enum']).toEqual(
+      bundled.components.schemas.ReadError.properties.error.properties.code.enum,
+    );
     expect(published.components.schemas.CheckoutSession.additionalProperties).toBeUndefined();
     expect(bundled.components.schemas.CheckoutSession.additionalProperties).toBe(false);
   });
 
   it('has no server variable descriptions (swagger-parser rejects them)', () => {
     const committed = JSON.parse(readFileSync(projectPath('codegen', 'openapi.published.json'), 'utf8'));
-    for (const [node, pointer] of walk(committed)) if (pointer.includes('/variables/') && pointer.split('/').length - pointer.split('/').indexOf('variables') === 2) expect(node.description, pointer).toBeUndefined();
+    for (const [node, pointer] of walk(committed))
+      if (pointer.includes('/variables/') && pointer.split('/').length - pointer.split('/').indexOf('variables') === 2)
+        expect(node.description, pointer).toBeUndefined();
   });
 });
 

@@ -39,7 +39,11 @@ describe('with a limit of 3 per minute', () => {
   it('answers 429 in the flat checkout shape and in the OAuth shape', async () => {
     const client = freshClient();
     for (let i = 0; i < 3; i++) await api.http('/readyz', { headers: client });
-    const checkout = await api.http('/checkout_sessions', { method: 'POST', headers: { ...client, 'Content-Type': 'application/json' }, body: '{}' });
+    const checkout = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { ...client, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(checkout.status).toBe(429);
     expect(await checkout.json()).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limited' });
     expect(checkout.headers.get('api-version')).toBe('2026-07-16');
@@ -157,7 +161,9 @@ describe.skipIf(!redisUrl)('shared through Redis', () => {
 describe('with Redis unreachable', () => {
   let api: TestService;
   beforeAll(async () => {
-    api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true', REDIS_URL: 'redis://127.0.0.1:1' } });
+    api = await startTestService({
+      env: { RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true', REDIS_URL: 'redis://127.0.0.1:1' },
+    });
   });
   afterAll(async () => {
     await api?.close();

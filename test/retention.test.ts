@@ -17,13 +17,18 @@ afterAll(async () => {
   await api?.close();
 });
 
-const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
 async function createSession(headers: Record<string, string> = {}): Promise<string> {
   const response = await api.http('/checkout_sessions', json({ items: [{ id: 'variant_01tongue2pack' }] }, headers));
   expect(response.status).toBe(201);
   return ((await response.json()) as { id: string }).id;
 }
-const exists = async (table: string, where: Record<string, unknown>) => (await api.service.deps.db(table).where(where).first()) !== undefined;
+const exists = async (table: string, where: Record<string, unknown>) =>
+  (await api.service.deps.db(table).where(where).first()) !== undefined;
 
 describe('live tokens per client', () => {
   it('keeps the 10 newest: issuing the 11th and 12th revokes the two oldest', async () => {
@@ -44,7 +49,10 @@ describe('sweeps', () => {
     const start = clock;
     const idle = await registerClient(api, { scope: 'catalog:read cart:write' });
     const token = await requestToken(api, idle);
-    const cart = await api.http('/agent/carts', json({ items: [{ variant_id: 'variant_01tongue2pack' }] }, bearer(token)));
+    const cart = await api.http(
+      '/agent/carts',
+      json({ items: [{ variant_id: 'variant_01tongue2pack' }] }, bearer(token)),
+    );
     expect(cart.status).toBe(201);
     const cartId = ((await cart.json()) as { id: string }).id;
     await createSession({ 'Idempotency-Key': 'retention-key' });
@@ -53,7 +61,10 @@ describe('sweeps', () => {
     // A session paid, then (in the database) cancelled: its order is the record of a payment and keeps it.
     const paid = await createSession();
     await payWithTestProcessor(api, paid);
-    await api.service.deps.db('carts').where({ id: paid }).update({ status: 'canceled', canceled_at: new Date(clock) });
+    await api.service.deps
+      .db('carts')
+      .where({ id: paid })
+      .update({ status: 'canceled', canceled_at: new Date(clock) });
 
     const at = async (days: number) => {
       clock = start + days * DAY;
@@ -93,7 +104,14 @@ describe('sweeps', () => {
   it('takes rows in bounded batches until none is left', async () => {
     const db = api.service.deps.db;
     const old = new Date(clock - 2 * DAY);
-    const rows = Array.from({ length: 1_234 }, (_, i) => ({ scope: 'bulk', key: `k${i}`, request_hash: 'x', state: 'completed', created_at: old, expires_at: old }));
+    const rows = Array.from({ length: 1_234 }, (_, i) => ({
+      scope: 'bulk',
+      key: `k${i}`,
+      request_hash: 'x',
+      state: 'completed',
+      created_at: old,
+      expires_at: old,
+    }));
     for (let i = 0; i < rows.length; i += 500) await db('idempotency_keys').insert(rows.slice(i, i + 500));
     expect((await sweepRetention(api.service.deps)).idempotencyRecords).toBe(1_234);
     expect(await exists('idempotency_keys', { scope: 'bulk' })).toBe(false);

@@ -21,7 +21,9 @@ describe.skipIf(!redisUrl)('with Redis stalled', () => {
     const redis = await proxied(redisUrl!);
     proxy = redis.proxy;
     api = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true', REDIS_URL: redis.url } });
-    expect((await api.http('/api/store/regions', { headers: freshClient() })).headers.get('ratelimit-remaining')).toBe('2');
+    expect((await api.http('/api/store/regions', { headers: freshClient() })).headers.get('ratelimit-remaining')).toBe(
+      '2',
+    );
     proxy.stall();
   });
   afterAll(async () => {
@@ -32,14 +34,27 @@ describe.skipIf(!redisUrl)('with Redis stalled', () => {
 
   it('answers every request, counting in memory, and the liveness probe too', async () => {
     const statuses = await Promise.all(
-      Array.from({ length: 20 }, async () => (await api.http('/api/store/regions', { headers: freshClient(), signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status),
+      Array.from(
+        { length: 20 },
+        async () =>
+          (
+            await api.http('/api/store/regions', {
+              headers: freshClient(),
+              signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+            })
+          ).status,
+      ),
     );
     expect(statuses).toEqual(Array(20).fill(200));
     expect((await api.http('/healthz', { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(200);
 
     const client = freshClient();
     const counted = [];
-    for (let i = 0; i < 4; i++) counted.push((await api.http('/api/store/collections', { headers: client, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status);
+    for (let i = 0; i < 4; i++)
+      counted.push(
+        (await api.http('/api/store/collections', { headers: client, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }))
+          .status,
+      );
     expect(counted).toEqual([200, 200, 200, 429]);
   });
 });
@@ -64,7 +79,9 @@ describe.skipIf(!serverUrl)('with PostgreSQL connections stalled', () => {
 
   it('times the stalled queries out, replaces the connections and recovers without the sockets being reset', async () => {
     // Open several pooled connections, then freeze every one of them (new connections still get through).
-    expect((await Promise.all(Array.from({ length: 6 }, async () => (await create()).status)))).toEqual(Array(6).fill(201));
+    expect(await Promise.all(Array.from({ length: 6 }, async () => (await create()).status))).toEqual(
+      Array(6).fill(201),
+    );
     outage.proxy.stall();
 
     const during = await create();
@@ -72,6 +89,10 @@ describe.skipIf(!serverUrl)('with PostgreSQL connections stalled', () => {
     expect((await outage.api.http('/healthz', { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status).toBe(200);
 
     await expect.poll(async () => (await create()).status, { timeout: 60_000, interval: 200 }).toBe(201);
-    await expect.poll(async () => (await outage.api.http('/readyz', { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status, { timeout: 60_000 }).toBe(200);
+    await expect
+      .poll(async () => (await outage.api.http('/readyz', { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) })).status, {
+        timeout: 60_000,
+      })
+      .toBe(200);
   });
 });

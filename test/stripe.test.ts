@@ -4,7 +4,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { startTestService, type TestService } from './support/service.js';
-import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type CreatedCheckout, type FakeStripe } from './support/stripe.js';
+import {
+  paidCheckout,
+  signedDelivery,
+  startFakeStripe,
+  stripeEvent,
+  type CreatedCheckout,
+  type FakeStripe,
+} from './support/stripe.js';
 
 let api: TestService;
 let stripe: FakeStripe;
@@ -23,7 +30,11 @@ const db = () => api.service.deps.db;
 const count = async (table: string) => Number((await db()(table).count({ n: '*' }))[0]!.n);
 
 async function createSession(body: unknown) {
-  const response = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await api.http('/checkout_sessions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(201);
   return (await response.json()) as any;
 }
@@ -47,7 +58,14 @@ const deliver = async (init: RequestInit) => {
 
 describe('the pay page with Stripe', () => {
   it('sends the buyer to a Checkout Session charging exactly the quote, in minor units, with an idempotency key', async () => {
-    const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }, { id: TRAVEL, quantity: 1 }], promo_codes: ['10OFF'], buyer: { email: 'ada@example.com' } });
+    const session = await createSession({
+      items: [
+        { id: TWO_PACK, quantity: 3 },
+        { id: TRAVEL, quantity: 1 },
+      ],
+      promo_codes: ['10OFF'],
+      buyer: { email: 'ada@example.com' },
+    });
     const checkout = await checkoutFor(session.id);
     expect(checkout.amountTotal).toBe(minor(session.totals.total.amount));
     expect(checkout.currency).toBe('usd');
@@ -86,7 +104,9 @@ describe('the pay page with Stripe', () => {
   it('renews a Checkout Session about to expire with a new one, not an idempotent replay of the old', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const first = await checkoutFor(session.id);
-    await db()('processor_checkouts').where({ reference: first.id }).update({ expires_at: new Date(Date.now() + 5 * 60_000) });
+    await db()('processor_checkouts')
+      .where({ reference: first.id })
+      .update({ expires_at: new Date(Date.now() + 5 * 60_000) });
     const renewed = await checkoutFor(session.id);
     expect(renewed.id).not.toBe(first.id);
     expect(renewed.idempotencyKey).not.toBe(first.idempotencyKey);
@@ -107,7 +127,11 @@ describe('the pay page with Stripe', () => {
 
   it('turns the test button off', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
-    const response = await api.http(`/pay/${session.id}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf_token=x&quote=y' });
+    const response = await api.http(`/pay/${session.id}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'csrf_token=x&quote=y',
+    });
     expect(response.status).toBe(403);
   });
 });
@@ -117,7 +141,10 @@ describe('Stripe webhooks', () => {
     const session = await createSession({ items: [{ id: TWO_PACK, quantity: 2 }], promo_codes: ['10OFF'] });
     const checkout = await checkoutFor(session.id);
     const completed = stripeEvent('checkout.session.completed', paidCheckout(checkout));
-    expect(await deliver(signedDelivery(completed))).toEqual({ status: 200, body: { received: true, event: completed.id, result: 'order_created' } });
+    expect(await deliver(signedDelivery(completed))).toEqual({
+      status: 200,
+      body: { received: true, event: completed.id, result: 'order_created' },
+    });
     expect((await deliver(signedDelivery(completed))).body.result).toBe('duplicate');
     const asyncSucceeded = stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout));
     expect((await deliver(signedDelivery(asyncSucceeded))).body.result).toBe('order_exists');
@@ -126,30 +153,62 @@ describe('Stripe webhooks', () => {
     expect(paid.status).toBe('completed');
     expect(paid.totals).toEqual(session.totals);
     const [order] = await db()('orders').where({ session_id: session.id });
-    expect(order).toMatchObject({ status: 'paid', processor: 'stripe', payment_reference: `pi_${checkout.id}`, amount_paid: minor(session.totals.total.amount), buyer_email: 'buyer@example.com' });
+    expect(order).toMatchObject({
+      status: 'paid',
+      processor: 'stripe',
+      payment_reference: `pi_${checkout.id}`,
+      amount_paid: minor(session.totals.total.amount),
+      buyer_email: 'buyer@example.com',
+    });
   });
 
   it('waits for async_payment_succeeded when the checkout completed unpaid', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const checkout = await checkoutFor(session.id);
-    expect((await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { payment_status: 'unpaid' }))))).body.result).toBe('ignored');
+    expect(
+      (
+        await deliver(
+          signedDelivery(
+            stripeEvent('checkout.session.completed', paidCheckout(checkout, { payment_status: 'unpaid' })),
+          ),
+        )
+      ).body.result,
+    ).toBe('ignored');
     expect((await getSession(session.id)).status).toBe('ready_for_payment');
-    expect((await deliver(signedDelivery(stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout))))).body.result).toBe('order_created');
+    expect(
+      (await deliver(signedDelivery(stripeEvent('checkout.session.async_payment_succeeded', paidCheckout(checkout)))))
+        .body.result,
+    ).toBe('order_created');
   });
 
   it('records the quote Stripe was asked to charge, and flags a different amount for review', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const checkout = await checkoutFor(session.id);
-    await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { amount_total: checkout.amountTotal - 100 }))));
+    await deliver(
+      signedDelivery(
+        stripeEvent('checkout.session.completed', paidCheckout(checkout, { amount_total: checkout.amountTotal - 100 })),
+      ),
+    );
     expect((await getSession(session.id)).order.status).toBe('needs_review');
-    expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({ review_reasons: ['amount_mismatch'], total: checkout.amountTotal });
+    expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({
+      review_reasons: ['amount_mismatch'],
+      total: checkout.amountTotal,
+    });
   });
 
   it('applies refunds: partial, then full, each event once', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const checkout = await checkoutFor(session.id);
     await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
-    const charge = (amountRefunded: number) => stripeEvent('charge.refunded', { id: `ch_${checkout.id}`, object: 'charge', payment_intent: `pi_${checkout.id}`, amount: checkout.amountTotal, amount_refunded: amountRefunded, refunded: amountRefunded === checkout.amountTotal });
+    const charge = (amountRefunded: number) =>
+      stripeEvent('charge.refunded', {
+        id: `ch_${checkout.id}`,
+        object: 'charge',
+        payment_intent: `pi_${checkout.id}`,
+        amount: checkout.amountTotal,
+        amount_refunded: amountRefunded,
+        refunded: amountRefunded === checkout.amountTotal,
+      });
     expect((await deliver(signedDelivery(charge(500)))).body.result).toBe('order_updated');
     expect((await getSession(session.id)).order.status).toBe('partially_refunded');
     expect((await deliver(signedDelivery(charge(checkout.amountTotal)))).body.result).toBe('order_updated');
@@ -158,7 +217,9 @@ describe('Stripe webhooks', () => {
 
   it('acknowledges and ignores event types it does not act on', async () => {
     const before = await count('processor_events');
-    expect(await deliver(signedDelivery(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' })))).toMatchObject({ status: 200, body: { result: 'ignored' } });
+    expect(
+      await deliver(signedDelivery(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' }))),
+    ).toMatchObject({ status: 200, body: { result: 'ignored' } });
     expect(await count('processor_events')).toBe(before);
   });
 
@@ -171,11 +232,40 @@ describe('Stripe webhooks', () => {
     const cases: Array<[string, RequestInit, number, string]> = [
       ['missing signature', { ...good, headers: { 'Content-Type': 'application/json' } }, 400, 'invalid_signature'],
       ['wrong secret', signedDelivery(event, { secret: 'whsec_someone_else' }), 400, 'invalid_signature'],
-      ['stale timestamp', signedDelivery(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 }), 400, 'invalid_signature'],
-      ['tampered body', { ...good, body: String(good.body).replace(String(checkout.amountTotal), '1') }, 400, 'invalid_signature'],
+      [
+        'stale timestamp',
+        signedDelivery(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+        400,
+        'invalid_signature',
+      ],
+      [
+        'tampered body',
+        { ...good, body: String(good.body).replace(String(checkout.amountTotal), '1') },
+        400,
+        'invalid_signature',
+      ],
       ['malformed JSON', { ...signedDelivery(event), body: '{"id": "evt_broken",' }, 400, 'invalid_parameter'],
-      ['unknown session', signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout, { client_reference_id: 'cart_unknown' }))), 404, 'not_found'],
-      ['unknown payment refunded', signedDelivery(stripeEvent('charge.refunded', { id: 'ch_x', object: 'charge', payment_intent: 'pi_unknown', amount_refunded: 100 })), 404, 'not_found'],
+      [
+        'unknown session',
+        signedDelivery(
+          stripeEvent('checkout.session.completed', paidCheckout(checkout, { client_reference_id: 'cart_unknown' })),
+        ),
+        404,
+        'not_found',
+      ],
+      [
+        'unknown payment refunded',
+        signedDelivery(
+          stripeEvent('charge.refunded', {
+            id: 'ch_x',
+            object: 'charge',
+            payment_intent: 'pi_unknown',
+            amount_refunded: 100,
+          }),
+        ),
+        404,
+        'not_found',
+      ],
     ];
     for (const [name, init, status, code] of cases) {
       const { status: got, body } = await deliver(init);
@@ -193,7 +283,9 @@ describe('choosing the processor', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_MODE=test/);
     expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_MODE: 'test' }).payments).toEqual({ mode: 'test' });
     expect(loadConfig({}).payments).toEqual({ mode: 'test' });
-    expect(loadConfig({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk', STRIPE_WEBHOOK_SECRET: 'whsec' }).payments.mode).toBe('stripe');
+    expect(
+      loadConfig({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk', STRIPE_WEBHOOK_SECRET: 'whsec' }).payments.mode,
+    ).toBe('stripe');
     expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk' })).toThrow(/set together/);
     expect(() => loadConfig({ PAYMENTS_MODE: 'stripe' })).toThrow(/needs STRIPE_SECRET_KEY/);
   });

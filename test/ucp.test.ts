@@ -7,7 +7,15 @@ import { agentToken, bearer } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
 import { protocolBodyProblems } from '../src/protocols/responses.js';
-import { cartCount, PROTOCOL_BASE_URL, PROTOCOL_ENV, protocolFetch, startProfileServer, ucpHeaders, type ProfileServer } from './support/protocols.js';
+import {
+  cartCount,
+  PROTOCOL_BASE_URL,
+  PROTOCOL_ENV,
+  protocolFetch,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
 
 let api: TestService;
 let profiles: ProfileServer;
@@ -26,7 +34,11 @@ const TWO_PACK = 'variant_01tongue2pack';
 const json = (body: unknown) => JSON.stringify(body);
 
 function create(body: unknown, headers: Record<string, string> = ucpHeaders(full)) {
-  return protocolFetch(api, '/ucp/checkout-sessions', { method: 'POST', headers, body: typeof body === 'string' ? body : json(body) });
+  return protocolFetch(api, '/ucp/checkout-sessions', {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : json(body),
+  });
 }
 
 function amounts(totals: Array<{ type: string; amount: number }>): Array<[string, number]> {
@@ -48,10 +60,15 @@ function expectConsistent(checkout: any): void {
   };
   check(checkout.totals);
   for (const line of checkout.line_items) check(line.totals);
-  const lineDiscount = checkout.line_items.flatMap((line: any) => line.totals).filter((total: any) => total.type === 'items_discount').reduce((acc: number, total: any) => acc + total.amount, 0);
+  const lineDiscount = checkout.line_items
+    .flatMap((line: any) => line.totals)
+    .filter((total: any) => total.type === 'items_discount')
+    .reduce((acc: number, total: any) => acc + total.amount, 0);
   expect(lineDiscount).toBe(checkout.totals.find((total: any) => total.type === 'items_discount')?.amount ?? 0);
   for (const applied of checkout.discounts?.applied ?? []) {
-    expect(applied.allocations.reduce((acc: number, allocation: any) => acc + allocation.amount, 0)).toBe(applied.amount);
+    expect(applied.allocations.reduce((acc: number, allocation: any) => acc + allocation.amount, 0)).toBe(
+      applied.amount,
+    );
     expect(applied.amount).toBe(-lineDiscount);
   }
 }
@@ -66,16 +83,26 @@ describe('UCP discovery', () => {
       ['rest', `${PROTOCOL_BASE_URL}/ucp`],
       ['mcp', `${PROTOCOL_BASE_URL}/ucp/mcp`],
     ]);
-    expect(Object.keys(body.ucp.capabilities).sort()).toEqual(['dev.ucp.shopping.checkout', 'dev.ucp.shopping.discount']);
+    expect(Object.keys(body.ucp.capabilities).sort()).toEqual([
+      'dev.ucp.shopping.checkout',
+      'dev.ucp.shopping.discount',
+    ]);
     expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
     const [handlerName] = Object.keys(body.ucp.payment_handlers);
     expect(handlerName).toBe('com.example.shop.human_handoff');
     const [handler] = body.ucp.payment_handlers[handlerName!];
-    for (const url of [handler.spec, handler.schema, `${PROTOCOL_BASE_URL}/policies/returns`, `${PROTOCOL_BASE_URL}/policies/shipping`]) {
+    for (const url of [
+      handler.spec,
+      handler.schema,
+      `${PROTOCOL_BASE_URL}/policies/returns`,
+      `${PROTOCOL_BASE_URL}/policies/shipping`,
+    ]) {
       expect(url.startsWith(`${PROTOCOL_BASE_URL}/`)).toBe(true);
       expect((await api.http(url.slice(PROTOCOL_BASE_URL.length))).status, url).toBe(200);
     }
-    const again = await protocolFetch(api, '/.well-known/ucp', { headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' } });
+    const again = await protocolFetch(api, '/.well-known/ucp', {
+      headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' },
+    });
     expect(again.text).toBe(text);
     expect((await api.http('/.well-known/ucp', { method: 'POST' })).status).toBe(405);
   });
@@ -85,7 +112,13 @@ describe('UCP negotiation', () => {
   it('U-N1: a missing, unparsable, relative or plain-http UCP-Agent is 400 invalid_profile_url and creates nothing', async () => {
     const before = await cartCount(api);
     const body = { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] };
-    for (const agent of [undefined, 'garbage;;', 'profile=/relative', 'profile="not a url"', 'profile="http://platform.example/profile.json"']) {
+    for (const agent of [
+      undefined,
+      'garbage;;',
+      'profile=/relative',
+      'profile="not a url"',
+      'profile="http://platform.example/profile.json"',
+    ]) {
       const headers = ucpHeaders(full);
       if (agent === undefined) delete headers['UCP-Agent'];
       else headers['UCP-Agent'] = agent;
@@ -106,7 +139,10 @@ describe('UCP negotiation', () => {
       ['/old-version.json', 422, 'version_unsupported'],
     ];
     for (const [path, status, code] of cases) {
-      const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profiles.url(path)));
+      const { response, body } = await create(
+        { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] },
+        ucpHeaders(profiles.url(path)),
+      );
       expect([path, response.status, body.code]).toEqual([path, status, code]);
       expect(body.content).toEqual(expect.any(String));
       expect(body.continue_url).toBe(`${PROTOCOL_BASE_URL}/`);
@@ -115,20 +151,30 @@ describe('UCP negotiation', () => {
 
   it('U-N3: a profile without checkout is a 200 capabilities_incompatible error_response and creates nothing', async () => {
     const before = await cartCount(api);
-    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profiles.url('/no-checkout.json')));
+    const { response, body } = await create(
+      { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] },
+      ucpHeaders(profiles.url('/no-checkout.json')),
+    );
     expect(response.status).toBe(200);
     expect(body.ucp).toEqual({ version: '2026-04-08', status: 'error', capabilities: {} });
-    expect(body.messages).toEqual([expect.objectContaining({ type: 'error', code: 'capabilities_incompatible', severity: 'unrecoverable' })]);
+    expect(body.messages).toEqual([
+      expect.objectContaining({ type: 'error', code: 'capabilities_incompatible', severity: 'unrecoverable' }),
+    ]);
     expect(await cartCount(api)).toBe(before);
   });
 
   it('U-N4: without the discount capability, codes are ignored with a warning and no discounts object', async () => {
-    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } }, ucpHeaders(profiles.url('/no-discount.json')));
+    const { response, body } = await create(
+      { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } },
+      ucpHeaders(profiles.url('/no-discount.json')),
+    );
     expect(response.status).toBe(201);
     expect(Object.keys(body.ucp.capabilities)).toEqual(['dev.ucp.shopping.checkout']);
     expect(body.discounts).toBeUndefined();
     expect(body.totals.map((total: any) => total.type)).not.toContain('items_discount');
-    expect(body.messages).toContainEqual(expect.objectContaining({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts' }));
+    expect(body.messages).toContainEqual(
+      expect.objectContaining({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts' }),
+    );
   });
 
   it('U-H1: Request-Id and Idempotency-Key must be UUIDs and are required; Request-Id is echoed', async () => {
@@ -156,39 +202,96 @@ describe('UCP negotiation', () => {
 
 describe('UCP checkout', () => {
   it('U-C1/U-C6: create with 10OFF prices in integer minor units, with the hand-off', async () => {
-    const { response, body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] }, buyer: { email: 'buyer@example.com' } });
+    const { response, body } = await create({
+      line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
+      discounts: { codes: ['10OFF'] },
+      buyer: { email: 'buyer@example.com' },
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(body).toMatchObject({ status: 'requires_escalation', currency: 'USD', buyer: { email: 'buyer@example.com' }, payment: { instruments: [] } });
+    expect(body).toMatchObject({
+      status: 'requires_escalation',
+      currency: 'USD',
+      buyer: { email: 'buyer@example.com' },
+      payment: { instruments: [] },
+    });
     const [line] = body.line_items;
     expect(line.item).toMatchObject({ id: TWO_PACK, price: 1299 });
-    expect(amounts(line.totals)).toEqual([['subtotal', 2598], ['items_discount', -260], ['tax', 170], ['total', 2508]]);
-    expect(amounts(body.totals)).toEqual([['subtotal', 2598], ['items_discount', -260], ['fulfillment', 495], ['tax', 170], ['total', 3003]]);
+    expect(amounts(line.totals)).toEqual([
+      ['subtotal', 2598],
+      ['items_discount', -260],
+      ['tax', 170],
+      ['total', 2508],
+    ]);
+    expect(amounts(body.totals)).toEqual([
+      ['subtotal', 2598],
+      ['items_discount', -260],
+      ['fulfillment', 495],
+      ['tax', 170],
+      ['total', 3003],
+    ]);
     expect(body.discounts.applied).toEqual([
-      { code: '10OFF', title: '10% off', amount: 260, automatic: false, method: 'across', priority: 1, allocations: [{ path: '$.line_items[0]', amount: 260 }] },
+      {
+        code: '10OFF',
+        title: '10% off',
+        amount: 260,
+        automatic: false,
+        method: 'across',
+        priority: 1,
+        allocations: [{ path: '$.line_items[0]', amount: 260 }],
+      },
     ]);
     expect(body.continue_url).toBe(`${PROTOCOL_BASE_URL}/pay/${body.id}`);
-    expect(body.messages[0]).toMatchObject({ type: 'error', code: 'payment_handoff_required', severity: 'requires_buyer_input', path: '$.continue_url' });
+    expect(body.messages[0]).toMatchObject({
+      type: 'error',
+      code: 'payment_handoff_required',
+      severity: 'requires_buyer_input',
+      path: '$.continue_url',
+    });
     expectConsistent(body);
   });
 
   it('U-C3: the market comes from context.address_country; JPY amounts are whole yen', async () => {
-    const eur = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], context: { address_country: 'de' }, discounts: { codes: ['10OFF'] } })).body;
+    const eur = (
+      await create({
+        line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
+        context: { address_country: 'de' },
+        discounts: { codes: ['10OFF'] },
+      })
+    ).body;
     expect(eur.currency).toBe('EUR');
     expectConsistent(eur);
-    const jpy = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'JP' }, discounts: { codes: ['10OFF'] } })).body;
+    const jpy = (
+      await create({
+        line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
+        context: { address_country: 'JP' },
+        discounts: { codes: ['10OFF'] },
+      })
+    ).body;
     expect(jpy.currency).toBe('JPY');
-    expect(amounts(jpy.totals)).toEqual([['subtotal', 1900], ['items_discount', -190], ['fulfillment', 600], ['tax', 171], ['total', 2481]]);
-    const unknown = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'ZZ' } })).body;
+    expect(amounts(jpy.totals)).toEqual([
+      ['subtotal', 1900],
+      ['items_discount', -190],
+      ['fulfillment', 600],
+      ['tax', 171],
+      ['total', 2481],
+    ]);
+    const unknown = (
+      await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'ZZ' } })
+    ).body;
     expect(unknown.currency).toBe('USD');
-    expect(unknown.messages).toContainEqual(expect.objectContaining({ type: 'info', code: 'market_defaulted', path: '$.context.address_country' }));
+    expect(unknown.messages).toContainEqual(
+      expect.objectContaining({ type: 'info', code: 'market_defaulted', path: '$.context.address_country' }),
+    );
   });
 
   it('U-C4/U-C5: rejected codes are warnings at their index, mapped as the design says; codes are echoed as sent', async () => {
     const codes = ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'];
     const { body } = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes } });
     expect(body.discounts.codes).toEqual(codes);
-    const warnings = body.messages.filter((message: any) => message.type === 'warning').map((message: any) => [message.path, message.code]);
+    const warnings = body.messages
+      .filter((message: any) => message.type === 'warning')
+      .map((message: any) => [message.path, message.code]);
     expect(warnings).toEqual([
       ['$.discounts.codes[0]', 'discount_code_invalid'],
       ['$.discounts.codes[1]', 'discount_code_expired'],
@@ -197,8 +300,16 @@ describe('UCP checkout', () => {
       ['$.discounts.codes[5]', 'discount_code_already_applied'],
       ['$.discounts.codes[6]', 'discount_code_combination_disallowed'],
     ]);
-    const jpy = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], context: { address_country: 'JP' }, discounts: { codes: ['WELCOME5'] } })).body;
-    expect(jpy.messages).toContainEqual(expect.objectContaining({ code: 'discount_code_user_ineligible', path: '$.discounts.codes[0]' }));
+    const jpy = (
+      await create({
+        line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
+        context: { address_country: 'JP' },
+        discounts: { codes: ['WELCOME5'] },
+      })
+    ).body;
+    expect(jpy.messages).toContainEqual(
+      expect.objectContaining({ code: 'discount_code_user_ineligible', path: '$.discounts.codes[0]' }),
+    );
     expect(jpy.discounts.applied).toEqual([]);
   });
 
@@ -227,7 +338,13 @@ describe('UCP checkout', () => {
       [{ line_items: [{ item: { id: TWO_PACK }, quantity: 0 }] }, '$.line_items[0].quantity'],
       [{ line_items: [{ item: { id: TWO_PACK }, quantity: 101 }] }, '$.line_items[0].quantity'],
       [{ line_items: [] }, '$.line_items'],
-      [{ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], discounts: { codes: Array.from({ length: 21 }, (_, i) => `C${i}`) } }, '$.discounts.codes'],
+      [
+        {
+          line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
+          discounts: { codes: Array.from({ length: 21 }, (_, i) => `C${i}`) },
+        },
+        '$.discounts.codes',
+      ],
     ];
     for (const [body, path] of cases) {
       const { response, body: error } = await create(body);
@@ -237,7 +354,14 @@ describe('UCP checkout', () => {
     expect([malformed.response.status, malformed.body.code]).toEqual([400, 'invalid_json']);
     const plain = await create('hello', ucpHeaders(full, { 'Content-Type': 'text/plain' }));
     expect([plain.response.status, plain.body.code]).toEqual([415, 'unsupported_media_type']);
-    const ignored = await create({ id: 'mine', status: 'completed', currency: 'EUR', totals: [], ucp: {}, line_items: [{ id: 'x', item: { id: TWO_PACK, price: 1 }, quantity: 1, totals: [] }] });
+    const ignored = await create({
+      id: 'mine',
+      status: 'completed',
+      currency: 'EUR',
+      totals: [],
+      ucp: {},
+      line_items: [{ id: 'x', item: { id: TWO_PACK, price: 1 }, quantity: 1, totals: [] }],
+    });
     expect(ignored.response.status).toBe(201);
     expect(ignored.body).toMatchObject({ status: 'requires_escalation', currency: 'USD' });
     expect(ignored.body.id).not.toBe('mine');
@@ -245,28 +369,52 @@ describe('UCP checkout', () => {
   });
 
   it('U-G1: get answers what create answered; unknown ids and open agent carts are not_found; legacy sessions are readable', async () => {
-    const created = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } });
+    const created = await create({
+      line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
+      discounts: { codes: ['10OFF'] },
+    });
     const read = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, { headers: ucpHeaders(full) });
     expect(read.text).toBe(created.text);
     const unknown = await protocolFetch(api, '/ucp/checkout-sessions/cart_nope', { headers: ucpHeaders(full) });
     expect(unknown.response.status).toBe(200);
     expect(unknown.body.messages).toEqual([expect.objectContaining({ code: 'not_found', severity: 'unrecoverable' })]);
     const token = await agentToken(api, 'cart:write');
-    const openCart = await api.http('/agent/carts', { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: json({ items: [{ id: TWO_PACK }] }) });
+    const openCart = await api.http('/agent/carts', {
+      method: 'POST',
+      headers: { ...bearer(token), 'Content-Type': 'application/json' },
+      body: json({ items: [{ id: TWO_PACK }] }),
+    });
     const openId = ((await openCart.json()) as { id: string }).id;
     const asUcp = await protocolFetch(api, `/ucp/checkout-sessions/${openId}`, { headers: ucpHeaders(full) });
     expect(asUcp.body.messages[0].code).toBe('not_found');
-    const legacy = await api.http('/checkout_sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json({ items: [{ id: TWO_PACK, quantity: 1 }] }) });
+    const legacy = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: json({ items: [{ id: TWO_PACK, quantity: 1 }] }),
+    });
     const legacyId = ((await legacy.json()) as { id: string }).id;
     const viaUcp = await protocolFetch(api, `/ucp/checkout-sessions/${legacyId}`, { headers: ucpHeaders(full) });
     expect(viaUcp.body).toMatchObject({ id: legacyId, status: 'requires_escalation' });
   });
 
   it('U-U1/U-U2/U-R1: PUT replaces lines, buyer and codes, keeping line ids; an unknown item leaves the checkout unchanged', async () => {
-    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], discounts: { codes: ['10OFF'] }, buyer: { email: 'a@example.com', first_name: 'Ada' } })).body;
+    const created = (
+      await create({
+        line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
+        discounts: { codes: ['10OFF'] },
+        buyer: { email: 'a@example.com', first_name: 'Ada' },
+      })
+    ).body;
     const path = `/ucp/checkout-sessions/${created.id}`;
     const lineId = created.line_items[0].id;
-    const updated = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ id: lineId, item: { id: TWO_PACK }, quantity: 3 }], discounts: { codes: ['10OFF'] } }) });
+    const updated = await protocolFetch(api, path, {
+      method: 'PUT',
+      headers: ucpHeaders(full),
+      body: json({
+        line_items: [{ id: lineId, item: { id: TWO_PACK }, quantity: 3 }],
+        discounts: { codes: ['10OFF'] },
+      }),
+    });
     expect(updated.response.status).toBe(200);
     expect(updated.body.line_items).toEqual([expect.objectContaining({ id: lineId, quantity: 3 })]);
     expect(updated.body.buyer).toBeUndefined();
@@ -274,24 +422,51 @@ describe('UCP checkout', () => {
     expectConsistent(updated.body);
     const fresh = await protocolFetch(api, path, { headers: ucpHeaders(full) });
     expect(fresh.text).toBe(updated.text);
-    const cleared = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }) });
+    const cleared = await protocolFetch(api, path, {
+      method: 'PUT',
+      headers: ucpHeaders(full),
+      body: json({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }),
+    });
     expect(cleared.body.discounts).toEqual({ codes: [], applied: [] });
     expect(cleared.body.line_items[0].id).toBe(lineId);
-    const rejected = await protocolFetch(api, path, { method: 'PUT', headers: ucpHeaders(full), body: json({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] }) });
+    const rejected = await protocolFetch(api, path, {
+      method: 'PUT',
+      headers: ucpHeaders(full),
+      body: json({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] }),
+    });
     expect(rejected.response.status).toBe(200);
     expect(rejected.body.line_items).toEqual(cleared.body.line_items);
-    expect(rejected.body.messages).toContainEqual(expect.objectContaining({ type: 'error', code: 'not_found', severity: 'recoverable', path: '$.line_items[0].item.id' }));
+    expect(rejected.body.messages).toContainEqual(
+      expect.objectContaining({
+        type: 'error',
+        code: 'not_found',
+        severity: 'recoverable',
+        path: '$.line_items[0].item.id',
+      }),
+    );
   });
 
   it('U-P1/U-X1/U-U3: complete keeps the hand-off; cancel is final; every change after it is 409; a same-key cancel replays', async () => {
     const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] })).body;
     const path = `/ucp/checkout-sessions/${created.id}`;
-    const completed = await protocolFetch(api, `${path}/complete`, { method: 'POST', headers: ucpHeaders(full), body: json({ payment: { instruments: [] } }) });
+    const completed = await protocolFetch(api, `${path}/complete`, {
+      method: 'POST',
+      headers: ucpHeaders(full),
+      body: json({ payment: { instruments: [] } }),
+    });
     expect(completed.response.status).toBe(200);
     expect(completed.body).toMatchObject({ status: 'requires_escalation', continue_url: created.continue_url });
     expect(completed.body.order).toBeUndefined();
-    const noPayment = await protocolFetch(api, `${path}/complete`, { method: 'POST', headers: ucpHeaders(full), body: json({}) });
-    expect([noPayment.response.status, noPayment.body.code, noPayment.body.path]).toEqual([400, 'invalid_request', '$.payment']);
+    const noPayment = await protocolFetch(api, `${path}/complete`, {
+      method: 'POST',
+      headers: ucpHeaders(full),
+      body: json({}),
+    });
+    expect([noPayment.response.status, noPayment.body.code, noPayment.body.path]).toEqual([
+      400,
+      'invalid_request',
+      '$.payment',
+    ]);
 
     const cancelHeaders = ucpHeaders(full);
     const canceled = await protocolFetch(api, `${path}/cancel`, { method: 'POST', headers: cancelHeaders });
@@ -302,12 +477,23 @@ describe('UCP checkout', () => {
     const legacy = (await (await api.http(`/checkout_sessions/${created.id}`)).json()) as { status: string };
     expect(legacy.status).toBe('canceled');
 
-    const replay = await protocolFetch(api, `${path}/cancel`, { method: 'POST', headers: { ...cancelHeaders, 'Request-Id': randomUUID() } });
+    const replay = await protocolFetch(api, `${path}/cancel`, {
+      method: 'POST',
+      headers: { ...cancelHeaders, 'Request-Id': randomUUID() },
+    });
     expect(replay.response.status).toBe(200);
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.text).toBe(canceled.text);
-    for (const [method, suffix, body] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
-      const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: body && json(body) });
+    for (const [method, suffix, body] of [
+      ['POST', '/cancel', undefined],
+      ['POST', '/complete', { payment: {} }],
+      ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }],
+    ] as const) {
+      const again = await protocolFetch(api, `${path}${suffix}`, {
+        method,
+        headers: ucpHeaders(full),
+        body: body && json(body),
+      });
       expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
     }
   });
@@ -315,17 +501,31 @@ describe('UCP checkout', () => {
 
 describe('UCP after payment', () => {
   it('a session paid on the pay page is completed with its order; it can no longer change', async () => {
-    const created = (await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } })).body;
+    const created = (
+      await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } })
+    ).body;
     await payWithTestProcessor(api, created.id);
     const path = `/ucp/checkout-sessions/${created.id}`;
     const { body } = await protocolFetch(api, path, { headers: ucpHeaders(full) });
     expect(body.status).toBe('completed');
-    expect(body.order).toEqual({ id: expect.stringMatching(/^order_/), permalink_url: expect.stringMatching(/^https:\/\/shop\.example\.com\/orders\//), label: expect.any(String) });
+    expect(body.order).toEqual({
+      id: expect.stringMatching(/^order_/),
+      permalink_url: expect.stringMatching(/^https:\/\/shop\.example\.com\/orders\//),
+      label: expect.any(String),
+    });
     expect(body.continue_url).toBeUndefined();
     expect(body.messages.map((message: any) => message.code)).not.toContain('payment_handoff_required');
     expect(amounts(body.totals)).toEqual(amounts(created.totals));
-    for (const [method, suffix, payload] of [['POST', '/cancel', undefined], ['POST', '/complete', { payment: {} }], ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }]] as const) {
-      const again = await protocolFetch(api, `${path}${suffix}`, { method, headers: ucpHeaders(full), body: payload && json(payload) });
+    for (const [method, suffix, payload] of [
+      ['POST', '/cancel', undefined],
+      ['POST', '/complete', { payment: {} }],
+      ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }],
+    ] as const) {
+      const again = await protocolFetch(api, `${path}${suffix}`, {
+        method,
+        headers: ucpHeaders(full),
+        body: payload && json(payload),
+      });
       expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
     }
   });
@@ -333,7 +533,11 @@ describe('UCP after payment', () => {
 
 /** One tools/call on /ucp/mcp; a result's structuredContent is checked against the protocol schemas like a REST body. */
 async function mcpCall(name: string, args: unknown, rpcId: number | string = 1) {
-  const response = await api.http('/ucp/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: json({ jsonrpc: '2.0', id: rpcId, method: 'tools/call', params: { name, arguments: args } }) });
+  const response = await api.http('/ucp/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: json({ jsonrpc: '2.0', id: rpcId, method: 'tools/call', params: { name, arguments: args } }),
+  });
   const body = (await response.json()) as any;
   if (body.result) {
     const restPath = name === 'create_checkout' ? '/ucp/checkout-sessions' : '/ucp/checkout-sessions/x';
@@ -348,64 +552,140 @@ describe('UCP over MCP', () => {
   const meta = (extra: Record<string, unknown> = {}) => ({ 'ucp-agent': { profile: full }, ...extra });
 
   it('U-M1: lists the five tools; meta.ucp-agent is required, and idempotency-key on complete and cancel', async () => {
-    const list = await api.http('/ucp/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const list = await api.http('/ucp/mcp', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     const tools = ((await list.json()) as any).result.tools;
-    expect(tools.map((tool: any) => tool.name)).toEqual(['create_checkout', 'get_checkout', 'update_checkout', 'complete_checkout', 'cancel_checkout']);
-    const noAgent = await mcpCall('create_checkout', { meta: {}, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] } });
+    expect(tools.map((tool: any) => tool.name)).toEqual([
+      'create_checkout',
+      'get_checkout',
+      'update_checkout',
+      'complete_checkout',
+      'cancel_checkout',
+    ]);
+    const noAgent = await mcpCall('create_checkout', {
+      meta: {},
+      checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] },
+    });
     expect([noAgent.status, noAgent.body.error.code]).toEqual([400, -32602]);
     for (const name of ['complete_checkout', 'cancel_checkout']) {
       const noKey = await mcpCall(name, { meta: meta(), id: 'cart_x', checkout: { payment: {} } });
-      expect([noKey.status, noKey.body.error.code, noKey.body.error.data.path]).toEqual([400, -32602, "$.meta['idempotency-key']"]);
+      expect([noKey.status, noKey.body.error.code, noKey.body.error.data.path]).toEqual([
+        400,
+        -32602,
+        "$.meta['idempotency-key']",
+      ]);
     }
   });
 
   it('U-M2: every tool answers the REST body for the same state', async () => {
-    const created = await mcpCall('create_checkout', { meta: meta(), checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } } });
+    const created = await mcpCall('create_checkout', {
+      meta: meta(),
+      checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } },
+    });
     const checkout = created.body.result.structuredContent;
     expect(checkout.status).toBe('requires_escalation');
     const rest = await protocolFetch(api, `/ucp/checkout-sessions/${checkout.id}`, { headers: ucpHeaders(full) });
     expect(checkout).toEqual(rest.body);
     const got = await mcpCall('get_checkout', { meta: meta(), id: checkout.id });
     expect(got.body.result.structuredContent).toEqual(rest.body);
-    const updated = await mcpCall('update_checkout', { meta: meta(), id: checkout.id, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] } });
+    const updated = await mcpCall('update_checkout', {
+      meta: meta(),
+      id: checkout.id,
+      checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] },
+    });
     expect(updated.body.result.structuredContent.line_items[0].quantity).toBe(3);
-    const withId = await mcpCall('update_checkout', { meta: meta(), id: checkout.id, checkout: { id: checkout.id, line_items: [] } });
+    const withId = await mcpCall('update_checkout', {
+      meta: meta(),
+      id: checkout.id,
+      checkout: { id: checkout.id, line_items: [] },
+    });
     expect(withId.body.error.code).toBe(-32602);
-    const completed = await mcpCall('complete_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id, checkout: { payment: {} } });
+    const completed = await mcpCall('complete_checkout', {
+      meta: meta({ 'idempotency-key': randomUUID() }),
+      id: checkout.id,
+      checkout: { payment: {} },
+    });
     expect(completed.body.result.structuredContent.status).toBe('requires_escalation');
-    const canceled = await mcpCall('cancel_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id });
+    const canceled = await mcpCall('cancel_checkout', {
+      meta: meta({ 'idempotency-key': randomUUID() }),
+      id: checkout.id,
+    });
     expect(canceled.body.result.structuredContent.status).toBe('canceled');
-    const again = await mcpCall('cancel_checkout', { meta: meta({ 'idempotency-key': randomUUID() }), id: checkout.id });
-    expect([again.status, again.body.error.code, again.body.error.data.code]).toEqual([409, -32000, 'checkout_not_modifiable']);
+    const again = await mcpCall('cancel_checkout', {
+      meta: meta({ 'idempotency-key': randomUUID() }),
+      id: checkout.id,
+    });
+    expect([again.status, again.body.error.code, again.body.error.data.code]).toEqual([
+      409,
+      -32000,
+      'checkout_not_modifiable',
+    ]);
   });
 
   it('U-M3: negotiation failures are -32001 with the REST status; same key and arguments with another JSON-RPC id replay', async () => {
-    const unreachable = await mcpCall('get_checkout', { meta: { 'ucp-agent': { profile: profiles.url('/missing.json') } }, id: 'cart_x' });
-    expect([unreachable.status, unreachable.body.error.code, unreachable.body.error.data.code]).toEqual([424, -32001, 'profile_unreachable']);
-    const old = await mcpCall('get_checkout', { meta: { 'ucp-agent': { profile: profiles.url('/old-version.json') } }, id: 'cart_x' });
+    const unreachable = await mcpCall('get_checkout', {
+      meta: { 'ucp-agent': { profile: profiles.url('/missing.json') } },
+      id: 'cart_x',
+    });
+    expect([unreachable.status, unreachable.body.error.code, unreachable.body.error.data.code]).toEqual([
+      424,
+      -32001,
+      'profile_unreachable',
+    ]);
+    const old = await mcpCall('get_checkout', {
+      meta: { 'ucp-agent': { profile: profiles.url('/old-version.json') } },
+      id: 'cart_x',
+    });
     expect([old.status, old.body.error.code]).toEqual([422, -32001]);
     const key = randomUUID();
-    const args = { meta: meta({ 'idempotency-key': key }), checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] } };
+    const args = {
+      meta: meta({ 'idempotency-key': key }),
+      checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] },
+    };
     const first = await mcpCall('create_checkout', args, 1);
     const before = await cartCount(api);
-    const replay = await mcpCall('create_checkout', { checkout: args.checkout, meta: meta({ 'idempotency-key': key }) }, 'other-id');
+    const replay = await mcpCall(
+      'create_checkout',
+      { checkout: args.checkout, meta: meta({ 'idempotency-key': key }) },
+      'other-id',
+    );
     expect(replay.body.result.content[0].text).toBe(first.body.result.content[0].text);
     expect(await cartCount(api)).toBe(before);
-    const conflict = await mcpCall('create_checkout', { ...args, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }] } }, 3);
-    expect([conflict.status, conflict.body.error.code, conflict.body.error.data.code]).toEqual([409, -32000, 'idempotency_conflict']);
+    const conflict = await mcpCall(
+      'create_checkout',
+      { ...args, checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }] } },
+      3,
+    );
+    expect([conflict.status, conflict.body.error.code, conflict.body.error.data.code]).toEqual([
+      409,
+      -32000,
+      'idempotency_conflict',
+    ]);
   });
 });
 
 describe('UCP idempotency', () => {
   it('U-I1: same key and same parameters (keys reordered) replay byte for byte; other parameters are 409; no second cart', async () => {
     const headers = ucpHeaders(full);
-    const first = await create('{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}],"discounts":{"codes":["10OFF"]}}', headers);
+    const first = await create(
+      '{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}],"discounts":{"codes":["10OFF"]}}',
+      headers,
+    );
     const before = await cartCount(api);
-    const replay = await create('{"discounts":{"codes":["10OFF"]},"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}', { ...headers, 'Request-Id': randomUUID() });
+    const replay = await create(
+      '{"discounts":{"codes":["10OFF"]},"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}',
+      { ...headers, 'Request-Id': randomUUID() },
+    );
     expect(replay.response.status).toBe(201);
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.text).toBe(first.text);
-    const conflict = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }, { ...headers, 'Request-Id': randomUUID() });
+    const conflict = await create(
+      { line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] },
+      { ...headers, 'Request-Id': randomUUID() },
+    );
     expect([conflict.response.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
     expect(await cartCount(api)).toBe(before);
   });
@@ -417,7 +697,10 @@ describe('UCP idempotency', () => {
     const replay = await create({ line_items: [] }, { ...headers, 'Request-Id': randomUUID() });
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     const created = await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] });
-    const record = await api.service.deps.db('protocol_idempotency').where('response_body', 'like', `%${created.body.id}%`).first();
+    const record = await api.service.deps
+      .db('protocol_idempotency')
+      .where('response_body', 'like', `%${created.body.id}%`)
+      .first();
     expect(record).toMatchObject({ state: 'completed', status_code: 201, response_body: created.text });
   });
 });

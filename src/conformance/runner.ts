@@ -24,10 +24,21 @@ export function platformProfile(options: { version?: string; checkout?: boolean;
   return {
     ucp: {
       version,
-      services: { 'dev.ucp.shopping': [{ version, spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`, transport: 'rest', schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/rest.openapi.json` }] },
+      services: {
+        'dev.ucp.shopping': [
+          {
+            version,
+            spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`,
+            transport: 'rest',
+            schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/rest.openapi.json`,
+          },
+        ],
+      },
       capabilities: {
         ...(checkout ? { 'dev.ucp.shopping.checkout': [capability('checkout')] } : {}),
-        ...(discount ? { 'dev.ucp.shopping.discount': [capability('discount', { extends: 'dev.ucp.shopping.checkout' })] } : {}),
+        ...(discount
+          ? { 'dev.ucp.shopping.discount': [capability('discount', { extends: 'dev.ucp.shopping.checkout' })] }
+          : {}),
         ...(!checkout && !discount ? { 'dev.ucp.shopping.order': [capability('order')] } : {}),
       },
       payment_handlers: {},
@@ -68,7 +79,10 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   const base = options.baseUrl.replace(/\/+$/, '');
   const result: RunnerResult = { pass: 0, fail: 0, skip: 0, responses: 0, schemaErrors: 0, failures: [] };
 
-  async function call(path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; text: string; body: Json }> {
+  async function call(
+    path: string,
+    init: RequestInit = {},
+  ): Promise<{ status: number; headers: Headers; text: string; body: Json }> {
     const response = await fetch(`${base}${path}`, init);
     const text = await response.text();
     let body: Json;
@@ -78,10 +92,13 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
       body = undefined;
     }
     result.responses += 1;
-    const problems = path === '/ucp/mcp' ? [] : protocolBodyProblems(new URL(`${base}${path}`).pathname, response.status, body);
+    const problems =
+      path === '/ucp/mcp' ? [] : protocolBodyProblems(new URL(`${base}${path}`).pathname, response.status, body);
     if (problems.length) {
       result.schemaErrors += problems.length;
-      throw new CheckFailed(`${init.method ?? 'GET'} ${path} → ${response.status}: ${problems.length} schema errors, first: ${problems[0]!.path} ${problems[0]!.message}`);
+      throw new CheckFailed(
+        `${init.method ?? 'GET'} ${path} → ${response.status}: ${problems.length} schema errors, first: ${problems[0]!.path} ${problems[0]!.message}`,
+      );
     }
     return { status: response.status, headers: response.headers, text, body };
   }
@@ -95,7 +112,12 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   let profileBase: string | undefined;
   const wantsUcp = options.protocol !== 'acp';
   if (wantsUcp && !profile) {
-    const profiles: Record<string, unknown> = { '/full.json': platformProfile(), '/no-checkout.json': platformProfile({ checkout: false, discount: false }), '/no-discount.json': platformProfile({ discount: false }), '/old.json': platformProfile({ version: '2026-01-23' }) };
+    const profiles: Record<string, unknown> = {
+      '/full.json': platformProfile(),
+      '/no-checkout.json': platformProfile({ checkout: false, discount: false }),
+      '/no-discount.json': platformProfile({ discount: false }),
+      '/old.json': platformProfile({ version: '2026-01-23' }),
+    };
     profileServer = createServer((request, response) => {
       const found = profiles[(request.url ?? '').split('?')[0]!];
       response.writeHead(found ? 200 : 404, { 'Content-Type': 'application/json' });
@@ -105,23 +127,41 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
     profileBase = `http://127.0.0.1:${(profileServer.address() as AddressInfo).port}`;
     profile = `${profileBase}/full.json`;
   }
-  const ucpHeaders = (agent = profile!, extra: Record<string, string> = {}): Record<string, string> => ({ 'UCP-Agent': `profile="${agent}"`, 'Request-Id': randomUUID(), 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json', ...extra });
-  const ucpCreate = (body: unknown, headers = ucpHeaders()) => call('/ucp/checkout-sessions', { method: 'POST', headers, body: JSON.stringify(body) });
+  const ucpHeaders = (agent = profile!, extra: Record<string, string> = {}): Record<string, string> => ({
+    'UCP-Agent': `profile="${agent}"`,
+    'Request-Id': randomUUID(),
+    'Idempotency-Key': randomUUID(),
+    'Content-Type': 'application/json',
+    ...extra,
+  });
+  const ucpCreate = (body: unknown, headers = ucpHeaders()) =>
+    call('/ucp/checkout-sessions', { method: 'POST', headers, body: JSON.stringify(body) });
   const totalsOf = (totals: Json[]) => totals.map((total: Json) => [total.type, total.amount]);
   const lines = (quantity = 2) => ({ line_items: [{ item: { id: TWO_PACK }, quantity }] });
 
   check('U-D1', 'ucp', async () => {
     const { status, body } = await call('/.well-known/ucp');
     assert(status === 200, `status ${status}`);
-    const services = body.ucp.services['dev.ucp.shopping'].map((service: Json) => service.transport).sort().join(',');
+    const services = body.ucp.services['dev.ucp.shopping']
+      .map((service: Json) => service.transport)
+      .sort()
+      .join(',');
     assert(services === 'mcp,rest', `services ${services}`);
-    assert(Object.keys(body.ucp.capabilities).sort().join(',') === 'dev.ucp.shopping.checkout,dev.ucp.shopping.discount', 'capabilities');
+    assert(
+      Object.keys(body.ucp.capabilities).sort().join(',') === 'dev.ucp.shopping.checkout,dev.ucp.shopping.discount',
+      'capabilities',
+    );
   });
   check('U-D2', 'ucp', async () => {
     const first = await call('/.well-known/ucp');
-    const second = await call('/.well-known/ucp', { headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' } });
+    const second = await call('/.well-known/ucp', {
+      headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' },
+    });
     assert(first.text === second.text, 'body differs with UCP-Agent');
-    assert(first.headers.get('cache-control') === 'public, max-age=300', `Cache-Control ${first.headers.get('cache-control')}`);
+    assert(
+      first.headers.get('cache-control') === 'public, max-age=300',
+      `Cache-Control ${first.headers.get('cache-control')}`,
+    );
   });
   check('U-N1', 'ucp', async () => {
     const { status, body } = await ucpCreate(lines(), ucpHeaders(undefined, { 'UCP-Agent': 'garbage;;' }));
@@ -141,9 +181,15 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('U-N4', 'ucp', async () => {
     if (options.lenient || !profileBase) throw new Skipped('lenient policy or external profile');
-    const { status, body } = await ucpCreate({ ...lines(), discounts: { codes: ['10OFF'] } }, ucpHeaders(`${profileBase}/no-discount.json`));
+    const { status, body } = await ucpCreate(
+      { ...lines(), discounts: { codes: ['10OFF'] } },
+      ucpHeaders(`${profileBase}/no-discount.json`),
+    );
     assert(status === 201 && body.discounts === undefined, `${status}`);
-    assert(body.messages.some((message: Json) => message.code === 'discount_not_negotiated'), 'no discount_not_negotiated warning');
+    assert(
+      body.messages.some((message: Json) => message.code === 'discount_not_negotiated'),
+      'no discount_not_negotiated warning',
+    );
   });
   check('U-H1', 'ucp', async () => {
     const headers: Record<string, string> = ucpHeaders();
@@ -155,16 +201,48 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('U-C1', 'ucp', async () => {
     const { status, body } = await ucpCreate({ ...lines(), discounts: { codes: ['10OFF'] } });
-    assert(status === 201 && body.status === 'requires_escalation' && body.currency === 'USD', `${status} ${body.status}`);
-    assert(JSON.stringify(totalsOf(body.totals)) === JSON.stringify([['subtotal', 2598], ['items_discount', -260], ['fulfillment', 495], ['tax', 170], ['total', 3003]]), `totals ${JSON.stringify(totalsOf(body.totals))}`);
+    assert(
+      status === 201 && body.status === 'requires_escalation' && body.currency === 'USD',
+      `${status} ${body.status}`,
+    );
+    assert(
+      JSON.stringify(totalsOf(body.totals)) ===
+        JSON.stringify([
+          ['subtotal', 2598],
+          ['items_discount', -260],
+          ['fulfillment', 495],
+          ['tax', 170],
+          ['total', 3003],
+        ]),
+      `totals ${JSON.stringify(totalsOf(body.totals))}`,
+    );
   });
   check('U-C3', 'ucp', async () => {
-    const { body } = await ucpCreate({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'JP' }, discounts: { codes: ['10OFF'] } });
-    assert(JSON.stringify(totalsOf(body.totals)) === JSON.stringify([['subtotal', 1900], ['items_discount', -190], ['fulfillment', 600], ['tax', 171], ['total', 2481]]), `JPY totals ${JSON.stringify(totalsOf(body.totals))}`);
+    const { body } = await ucpCreate({
+      line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
+      context: { address_country: 'JP' },
+      discounts: { codes: ['10OFF'] },
+    });
+    assert(
+      JSON.stringify(totalsOf(body.totals)) ===
+        JSON.stringify([
+          ['subtotal', 1900],
+          ['items_discount', -190],
+          ['fulfillment', 600],
+          ['tax', 171],
+          ['total', 2481],
+        ]),
+      `JPY totals ${JSON.stringify(totalsOf(body.totals))}`,
+    );
   });
   check('U-C4', 'ucp', async () => {
     const { body } = await ucpCreate({ ...lines(), discounts: { codes: ['NOPE99'] } });
-    assert(body.messages.some((message: Json) => message.code === 'discount_code_invalid' && message.path === '$.discounts.codes[0]'), 'no discount_code_invalid warning');
+    assert(
+      body.messages.some(
+        (message: Json) => message.code === 'discount_code_invalid' && message.path === '$.discounts.codes[0]',
+      ),
+      'no discount_code_invalid warning',
+    );
   });
   check('U-C7', 'ucp', async () => {
     const { status, body } = await ucpCreate({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] });
@@ -183,14 +261,30 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('U-U1', 'ucp', async () => {
     const created = await ucpCreate(lines(1));
-    const updated = await call(`/ucp/checkout-sessions/${created.body.id}`, { method: 'PUT', headers: ucpHeaders(), body: JSON.stringify(lines(3)) });
-    assert(updated.status === 200 && updated.body.line_items[0].id === created.body.line_items[0].id && updated.body.line_items[0].quantity === 3, 'line not kept');
+    const updated = await call(`/ucp/checkout-sessions/${created.body.id}`, {
+      method: 'PUT',
+      headers: ucpHeaders(),
+      body: JSON.stringify(lines(3)),
+    });
+    assert(
+      updated.status === 200 &&
+        updated.body.line_items[0].id === created.body.line_items[0].id &&
+        updated.body.line_items[0].quantity === 3,
+      'line not kept',
+    );
   });
   check('U-P1/U-X1/U-U3', 'ucp', async () => {
     const created = await ucpCreate(lines(1));
     const path = `/ucp/checkout-sessions/${created.body.id}`;
-    const completed = await call(`${path}/complete`, { method: 'POST', headers: ucpHeaders(), body: JSON.stringify({ payment: {} }) });
-    assert(completed.status === 200 && completed.body.status === 'requires_escalation' && !completed.body.order, 'complete');
+    const completed = await call(`${path}/complete`, {
+      method: 'POST',
+      headers: ucpHeaders(),
+      body: JSON.stringify({ payment: {} }),
+    });
+    assert(
+      completed.status === 200 && completed.body.status === 'requires_escalation' && !completed.body.order,
+      'complete',
+    );
     const canceled = await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
     assert(canceled.status === 200 && canceled.body.status === 'canceled' && !canceled.body.continue_url, 'cancel');
     const again = await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
@@ -198,18 +292,40 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('U-I1', 'ucp', async () => {
     const headers = ucpHeaders();
-    const first = await call('/ucp/checkout-sessions', { method: 'POST', headers, body: '{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}]}' });
-    const replay = await call('/ucp/checkout-sessions', { method: 'POST', headers: { ...headers, 'Request-Id': randomUUID() }, body: '{"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}' });
-    assert(replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true', 'not a byte-identical replay');
-    const conflict = await call('/ucp/checkout-sessions', { method: 'POST', headers: { ...headers, 'Request-Id': randomUUID() }, body: JSON.stringify(lines(3)) });
+    const first = await call('/ucp/checkout-sessions', {
+      method: 'POST',
+      headers,
+      body: '{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}]}',
+    });
+    const replay = await call('/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: { ...headers, 'Request-Id': randomUUID() },
+      body: '{"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}',
+    });
+    assert(
+      replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true',
+      'not a byte-identical replay',
+    );
+    const conflict = await call('/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: { ...headers, 'Request-Id': randomUUID() },
+      body: JSON.stringify(lines(3)),
+    });
     assert(conflict.status === 409 && conflict.body.code === 'idempotency_conflict', `${conflict.status}`);
   });
   check('U-M1/U-M2', 'ucp', async () => {
     const rpc = (method: string, params?: unknown) =>
-      call('/ucp/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      call('/ucp/mcp', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
     const list = await rpc('tools/list');
     assert(list.body.result.tools.length === 5, 'five tools');
-    const created = await rpc('tools/call', { name: 'create_checkout', arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() } });
+    const created = await rpc('tools/call', {
+      name: 'create_checkout',
+      arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() },
+    });
     const content = created.body.result.structuredContent;
     const problems = protocolBodyProblems('/ucp/checkout-sessions', 201, content);
     result.schemaErrors += problems.length;
@@ -219,13 +335,23 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('U-R1', 'ucp', async () => {
     const { headers } = await ucpCreate(lines());
-    assert(headers.get('cache-control') === 'no-store' && (headers.get('content-type') ?? '').startsWith('application/json'), 'headers');
+    assert(
+      headers.get('cache-control') === 'no-store' && (headers.get('content-type') ?? '').startsWith('application/json'),
+      'headers',
+    );
   });
 
   // ACP: a client of the store's own OAuth with cart:write.
   let token: string | undefined;
-  const acpHeaders = (extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${token}`, 'API-Version': ACP_VERSION, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json', ...extra });
-  const acpCreate = (body: unknown, extra: Record<string, string> = {}) => call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders(extra), body: JSON.stringify(body) });
+  const acpHeaders = (extra: Record<string, string> = {}) => ({
+    Authorization: `Bearer ${token}`,
+    'API-Version': ACP_VERSION,
+    'Idempotency-Key': randomUUID(),
+    'Content-Type': 'application/json',
+    ...extra,
+  });
+  const acpCreate = (body: unknown, extra: Record<string, string> = {}) =>
+    call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders(extra), body: JSON.stringify(body) });
   const BASIC = { line_items: [{ id: TWO_PACK, quantity: 2 }], currency: 'usd', capabilities: {} };
 
   check('A-D1', 'acp', async () => {
@@ -236,12 +362,19 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
     assert(discovery.body.api_base_url.endsWith('/acp'), 'api_base_url');
   });
   check('A-H1', 'acp', async () => {
-    const { status, headers } = await call('/acp/checkout_sessions', { method: 'POST', headers: { 'API-Version': ACP_VERSION, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' }, body: JSON.stringify(BASIC) });
+    const { status, headers } = await call('/acp/checkout_sessions', {
+      method: 'POST',
+      headers: { 'API-Version': ACP_VERSION, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
+      body: JSON.stringify(BASIC),
+    });
     assert(status === 401 && headers.get('www-authenticate'), `${status}`);
   });
   check('A-H2', 'acp', async () => {
     const { status, body } = await acpCreate(BASIC, { 'API-Version': '2026-01-30' });
-    assert(status === 400 && body.code === 'unsupported_api_version' && body.supported_versions?.[0] === ACP_VERSION, `${status}`);
+    assert(
+      status === 400 && body.code === 'unsupported_api_version' && body.supported_versions?.[0] === ACP_VERSION,
+      `${status}`,
+    );
   });
   check('A-H3', 'acp', async () => {
     const { status, body } = await acpCreate(BASIC, { 'Idempotency-Key': '' });
@@ -250,14 +383,35 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   check('A-C1/A-C2', 'acp', async () => {
     const first = await acpCreate({ ...BASIC, discounts: { codes: ['10OFF'] } });
     assert(first.status === 201 && first.body.status === 'requires_escalation', `${first.status}`);
-    const expected = [['items_base_amount', 2598], ['items_discount', 260], ['subtotal', 2338], ['fulfillment', 495], ['tax', 170], ['total', 3003]];
-    assert(JSON.stringify(totalsOf(first.body.totals)) === JSON.stringify(expected), `totals ${JSON.stringify(totalsOf(first.body.totals))}`);
-    const second = await acpCreate({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], currency: 'usd', capabilities: {}, discounts: { codes: ['10OFF'] } });
-    assert(JSON.stringify(totalsOf(second.body.totals)) === JSON.stringify(expected), 'the item form prices differently');
+    const expected = [
+      ['items_base_amount', 2598],
+      ['items_discount', 260],
+      ['subtotal', 2338],
+      ['fulfillment', 495],
+      ['tax', 170],
+      ['total', 3003],
+    ];
+    assert(
+      JSON.stringify(totalsOf(first.body.totals)) === JSON.stringify(expected),
+      `totals ${JSON.stringify(totalsOf(first.body.totals))}`,
+    );
+    const second = await acpCreate({
+      line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
+      currency: 'usd',
+      capabilities: {},
+      discounts: { codes: ['10OFF'] },
+    });
+    assert(
+      JSON.stringify(totalsOf(second.body.totals)) === JSON.stringify(expected),
+      'the item form prices differently',
+    );
   });
   check('A-C4', 'acp', async () => {
     const chf = await acpCreate({ ...BASIC, currency: 'chf' });
-    assert(chf.status === 400 && chf.body.code === 'unsupported_currency' && chf.body.param === '$.currency', `${chf.status}`);
+    assert(
+      chf.status === 400 && chf.body.code === 'unsupported_currency' && chf.body.param === '$.currency',
+      `${chf.status}`,
+    );
   });
   check('A-C5', 'acp', async () => {
     const { body } = await acpCreate({ ...BASIC, discounts: { codes: ['NOPE99'] } });
@@ -274,13 +428,26 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
     assert(missing.status === 404 && missing.body.code === 'session_not_found', `${missing.status}`);
     const created = await acpCreate(BASIC);
     const path = `/acp/checkout_sessions/${created.body.id}`;
-    const updated = await call(path, { method: 'POST', headers: acpHeaders(), body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }) });
-    assert(updated.status === 200 && updated.body.line_items[0].id === created.body.line_items[0].id && updated.body.line_items[0].quantity === 3, 'update');
+    const updated = await call(path, {
+      method: 'POST',
+      headers: acpHeaders(),
+      body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }),
+    });
+    assert(
+      updated.status === 200 &&
+        updated.body.line_items[0].id === created.body.line_items[0].id &&
+        updated.body.line_items[0].quantity === 3,
+      'update',
+    );
   });
   check('A-P1/A-X1', 'acp', async () => {
     const created = await acpCreate(BASIC);
     const path = `/acp/checkout_sessions/${created.body.id}`;
-    const complete = await call(`${path}/complete`, { method: 'POST', headers: acpHeaders(), body: JSON.stringify({ payment_data: { purchase_order_number: 'PO-1' } }) });
+    const complete = await call(`${path}/complete`, {
+      method: 'POST',
+      headers: acpHeaders(),
+      body: JSON.stringify({ payment_data: { purchase_order_number: 'PO-1' } }),
+    });
     assert(complete.status === 422 && complete.body.code === 'delegated_payment_not_supported', `${complete.status}`);
     const canceled = await call(`${path}/cancel`, { method: 'POST', headers: acpHeaders(), body: '{}' });
     assert(canceled.status === 200 && canceled.body.status === 'canceled', `${canceled.status}`);
@@ -289,9 +456,20 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   });
   check('A-I1/A-I2', 'acp', async () => {
     const key = randomUUID();
-    const first = await call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders({ 'Idempotency-Key': key }), body: '{"line_items":[{"id":"variant_01tongue2pack","quantity":2}],"currency":"usd","capabilities":{}}' });
-    const replay = await call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders({ 'Idempotency-Key': key }), body: '{"capabilities":{},"currency":"usd","line_items":[{"quantity":2.0,"id":"variant_01tongue2pack"}]}' });
-    assert(replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true', 'not a byte-identical replay');
+    const first = await call('/acp/checkout_sessions', {
+      method: 'POST',
+      headers: acpHeaders({ 'Idempotency-Key': key }),
+      body: '{"line_items":[{"id":"variant_01tongue2pack","quantity":2}],"currency":"usd","capabilities":{}}',
+    });
+    const replay = await call('/acp/checkout_sessions', {
+      method: 'POST',
+      headers: acpHeaders({ 'Idempotency-Key': key }),
+      body: '{"capabilities":{},"currency":"usd","line_items":[{"quantity":2.0,"id":"variant_01tongue2pack"}]}',
+    });
+    assert(
+      replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true',
+      'not a byte-identical replay',
+    );
     const conflict = await acpCreate({ ...BASIC, currency: 'eur' }, { 'Idempotency-Key': key });
     assert(conflict.status === 422 && conflict.body.code === 'idempotency_conflict', `${conflict.status}`);
   });
@@ -319,7 +497,9 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   } finally {
     await new Promise<void>((resolve) => (profileServer ? profileServer.close(() => resolve()) : resolve()));
   }
-  log(`${result.pass} pass / ${result.fail} fail / ${result.skip} skip; ${result.responses} responses, ${result.schemaErrors} schema errors`);
+  log(
+    `${result.pass} pass / ${result.fail} fail / ${result.skip} skip; ${result.responses} responses, ${result.schemaErrors} schema errors`,
+  );
   return result;
 }
 
@@ -334,7 +514,12 @@ async function acpToken(base: string): Promise<string> {
   const token = await fetch(`${base}/oauth/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret, scope: 'cart:write' }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      scope: 'cart:write',
+    }).toString(),
   });
   return ((await token.json()) as { access_token: string }).access_token;
 }

@@ -71,7 +71,8 @@ function postgresConfig(databaseUrl: string, statementTimeoutMs: number): Knex.C
 const PGLITE_SETTINGS = ['shared_buffers=16MB', 'max_connections=4', 'temp_buffers=2MB', 'wal_buffers=1MB'];
 
 /** PGlite's initdb and its whole catalogue bootstrap, in a throwaway process with V8's default compiler settings. */
-const INITDB_SCRIPT = "const { PGlite } = await import('@electric-sql/pglite'); const db = new PGlite(process.argv[1]); await db.waitReady; await db.close();";
+const INITDB_SCRIPT =
+  "const { PGlite } = await import('@electric-sql/pglite'); const db = new PGlite(process.argv[1]); await db.waitReady; await db.close();";
 
 /**
  * A new data directory is initialised in a child process: initdb inside the serving process would leave its
@@ -81,14 +82,19 @@ const INITDB_SCRIPT = "const { PGlite } = await import('@electric-sql/pglite'); 
 async function initialisePgliteDir(dir: string): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
   mkdirSync(dir, { recursive: true });
-  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', INITDB_SCRIPT, dir], { cwd: projectPath(), timeout: 300_000 });
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', INITDB_SCRIPT, dir], {
+    cwd: projectPath(),
+    timeout: 300_000,
+  });
 }
 
 async function pgliteConfig(dir: string): Promise<Knex.Config> {
   // `memory://` keeps the database in memory (tests); anything else is a directory on disk.
   const inMemory = dir.startsWith('memory://');
   if (!inMemory) await initialisePgliteDir(dir);
-  const pglite = new PGlite(inMemory ? undefined : dir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] });
+  const pglite = new PGlite(inMemory ? undefined : dir, {
+    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
+  });
   return {
     client: ClientPgLite as unknown as typeof Knex.Client,
     connection: { pglite } as unknown as Knex.StaticConnectionConfig,
@@ -96,9 +102,16 @@ async function pgliteConfig(dir: string): Promise<Knex.Config> {
 }
 
 export async function createDatabase(options: DatabaseOptions, log: Logger): Promise<Db> {
-  const config = options.databaseUrl ? postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000) : await pgliteConfig(options.pgliteDir);
+  const config = options.databaseUrl
+    ? postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000)
+    : await pgliteConfig(options.pgliteDir);
   // Knex reports pool and connection trouble through this logger rather than the console.
-  const knexLog = { warn: (message: unknown) => log.warn({ knex: String(message) }, 'database'), error: (message: unknown) => log.error({ knex: String(message) }, 'database'), deprecate: () => {}, debug: () => {} };
+  const knexLog = {
+    warn: (message: unknown) => log.warn({ knex: String(message) }, 'database'),
+    error: (message: unknown) => log.error({ knex: String(message) }, 'database'),
+    deprecate: () => {},
+    debug: () => {},
+  };
   return knexFactory({ ...config, log: knexLog });
 }
 
@@ -127,14 +140,20 @@ async function whileHoldingMigrationLock(db: Db, run: () => Promise<void>): Prom
     // it under load): poll with the non-blocking try-lock instead.
     const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
     for (;;) {
-      const { rows } = (await db.raw('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY]).connection(connection)) as { rows: Array<{ locked: boolean }> };
+      const { rows } = (await db
+        .raw('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY])
+        .connection(connection)) as { rows: Array<{ locked: boolean }> };
       if (rows[0]!.locked) break;
-      if (Date.now() > deadline) throw new Error(`Another instance held the migration lock for ${MIGRATION_LOCK_WAIT_MS / 1000} s; giving up.`);
+      if (Date.now() > deadline)
+        throw new Error(`Another instance held the migration lock for ${MIGRATION_LOCK_WAIT_MS / 1000} s; giving up.`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     await run();
   } finally {
-    await db.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection).catch(() => undefined);
+    await db
+      .raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY])
+      .connection(connection)
+      .catch(() => undefined);
     await db.client.releaseConnection(connection);
   }
 }
@@ -151,11 +170,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     // 53300: too many connections; 57014: statement_timeout (the database is too slow to answer right now).
-    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', '53300', '57014'].includes(code)) return true;
+    if (
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', '53300', '57014'].includes(code)
+    )
+      return true;
     if (code.startsWith('08') || code.startsWith('57P')) return true; // connection exceptions, operator intervention
   }
   return (
     error.name === 'KnexTimeoutError' ||
-    /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(error.message)
+    /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(
+      error.message,
+    )
   );
 }

@@ -44,7 +44,9 @@ function sessionTotals(session: ProtocolSession) {
   const { totals, applied } = session;
   return [
     total('items_base_amount', 'Items', totals.subtotal),
-    ...(totals.discount > 0 ? [total('items_discount', applied ? `Discount (${applied.code})` : 'Discount', totals.discount)] : []),
+    ...(totals.discount > 0
+      ? [total('items_discount', applied ? `Discount (${applied.code})` : 'Discount', totals.discount)]
+      : []),
     total('subtotal', 'Subtotal', totals.subtotal - totals.discount),
     total('fulfillment', 'Shipping', totals.shipping),
     total('tax', 'Tax', totals.tax),
@@ -71,29 +73,65 @@ function discounts(session: ProtocolSession) {
             automatic: false,
             method: 'across',
             priority: 1,
-            allocations: session.lines.flatMap((line, index) => (line.discount > 0 ? [{ path: `$.line_items[${index}]`, amount: line.discount }] : [])),
+            allocations: session.lines.flatMap((line, index) =>
+              line.discount > 0 ? [{ path: `$.line_items[${index}]`, amount: line.discount }] : [],
+            ),
           },
         ]
       : [],
-    rejected: session.rejections.map((rejection) => ({ code: rejection.code, reason: rejection.reason, message: rejection.content })),
+    rejected: session.rejections.map((rejection) => ({
+      code: rejection.code,
+      reason: rejection.reason,
+      message: rejection.content,
+    })),
   };
 }
 
 function messages(session: ProtocolSession, rendering: AcpRendering): AcpMessage[] {
   return [
     ...(session.state === 'requires_escalation'
-      ? [acpMessage({ type: 'info', severity: 'info', resolution: 'requires_buyer_input', param: '$.continue_url', content: HANDOFF_CONTENT })]
+      ? [
+          acpMessage({
+            type: 'info',
+            severity: 'info',
+            resolution: 'requires_buyer_input',
+            param: '$.continue_url',
+            content: HANDOFF_CONTENT,
+          }),
+        ]
       : []),
     ...(session.unavailableLines
-      ? [acpMessage({ type: 'error', code: 'region_restricted', severity: 'high', resolution: 'recoverable', param: '$.line_items', content: `${session.unavailableLines} item(s) are no longer sold in this market and were left out.` })]
+      ? [
+          acpMessage({
+            type: 'error',
+            code: 'region_restricted',
+            severity: 'high',
+            resolution: 'recoverable',
+            param: '$.line_items',
+            content: `${session.unavailableLines} item(s) are no longer sold in this market and were left out.`,
+          }),
+        ]
       : []),
     ...(rendering.extraMessages ?? []).filter((message) => message.type === 'error'),
-    ...session.rejections.map((rejection) => acpMessage({ type: 'warning', code: rejection.reason, resolution: 'recoverable', param: `$.discounts.codes[${rejection.index}]`, content: rejection.content })),
+    ...session.rejections.map((rejection) =>
+      acpMessage({
+        type: 'warning',
+        code: rejection.reason,
+        resolution: 'recoverable',
+        param: `$.discounts.codes[${rejection.index}]`,
+        content: rejection.content,
+      }),
+    ),
   ];
 }
 
 /** ACP's states for the store's (D3): an open session the agent cannot pay is `requires_escalation`; no lines, `not_ready_for_payment`. */
-const ACP_STATUS = { requires_escalation: 'requires_escalation', incomplete: 'not_ready_for_payment', canceled: 'canceled', completed: 'completed' } as const;
+const ACP_STATUS = {
+  requires_escalation: 'requires_escalation',
+  incomplete: 'not_ready_for_payment',
+  canceled: 'canceled',
+  completed: 'completed',
+} as const;
 
 export function toAcpCheckoutSession(session: ProtocolSession, rendering: AcpRendering) {
   const lineIds = session.lines.map((line) => line.id);
@@ -120,7 +158,16 @@ export function toAcpCheckoutSession(session: ProtocolSession, rendering: AcpRen
           },
         ],
       },
-      extensions: [{ name: 'discount', extends: ['$.CheckoutSessionCreateRequest.discounts', '$.CheckoutSessionUpdateRequest.discounts', '$.CheckoutSession.discounts'] }],
+      extensions: [
+        {
+          name: 'discount',
+          extends: [
+            '$.CheckoutSessionCreateRequest.discounts',
+            '$.CheckoutSessionUpdateRequest.discounts',
+            '$.CheckoutSession.discounts',
+          ],
+        },
+      ],
     },
     ...(buyer?.email ? { buyer: { ...buyer, email: buyer.email } } : {}),
     status: ACP_STATUS[session.state],
@@ -138,7 +185,14 @@ export function toAcpCheckoutSession(session: ProtocolSession, rendering: AcpRen
       totals: lineTotals(line),
     })),
     ...(session.fulfillmentDetails ? { fulfillment_details: session.fulfillmentDetails } : {}),
-    fulfillment_options: [{ type: 'shipping', id: 'standard', title: 'Standard shipping', totals: [total('fulfillment', 'Shipping', session.totals.shipping)] }],
+    fulfillment_options: [
+      {
+        type: 'shipping',
+        id: 'standard',
+        title: 'Standard shipping',
+        totals: [total('fulfillment', 'Shipping', session.totals.shipping)],
+      },
+    ],
     selected_fulfillment_options: [{ type: 'shipping', option_id: 'standard', item_ids: lineIds }],
     totals: sessionTotals(session),
     discounts: discounts(session),

@@ -66,17 +66,25 @@ export function parseBasicCredentials(header: string): ClientCredentials | undef
 export function clientCredentials(authorization: string, form: FormCredentials): ClientCredentials {
   if (authorization) {
     if (form.client_secret !== undefined) {
-      throw new BadRequest('invalid_request', 'Authenticate with one method only: HTTP Basic or client_secret in the body, not both.');
+      throw new BadRequest(
+        'invalid_request',
+        'Authenticate with one method only: HTTP Basic or client_secret in the body, not both.',
+      );
     }
     const credentials = parseBasicCredentials(authorization);
     if (!credentials) throw invalidClient('The Authorization header is not valid HTTP Basic client authentication.');
     if (form.client_id !== undefined && form.client_id !== credentials.clientId) {
-      throw new BadRequest('invalid_request', 'client_id in the body does not match the client authenticated with HTTP Basic.');
+      throw new BadRequest(
+        'invalid_request',
+        'client_id in the body does not match the client authenticated with HTTP Basic.',
+      );
     }
     return credentials;
   }
   if (form.client_id && form.client_secret) return { clientId: form.client_id, clientSecret: form.client_secret };
-  throw invalidClient('Client authentication is required: HTTP Basic with the client_id and client_secret from registration.');
+  throw invalidClient(
+    'Client authentication is required: HTTP Basic with the client_id and client_secret from registration.',
+  );
 }
 
 /** The bearer token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined. */
@@ -110,7 +118,9 @@ export function grantableScopes(requested: string[] | undefined, registered: rea
   const wanted = requested ? registrableScopes(requested) : SCOPES.filter((scope) => registered.includes(scope));
   const granted = wanted.filter((scope) => registered.includes(scope));
   if (!granted.length) {
-    throw invalidScope(`This client is registered for "${formatScope(registered)}" and asked for none of it; register again with the scope you need.`);
+    throw invalidScope(
+      `This client is registered for "${formatScope(registered)}" and asked for none of it; register again with the scope you need.`,
+    );
   }
   return granted;
 }

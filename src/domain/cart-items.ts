@@ -42,7 +42,12 @@ export function itemPath(index: number): ItemPath {
 /** A body that is itself one item: its fields are top-level (`quantity`), the item as a whole is the `body`. */
 export const BODY_ITEM: ItemPath = (field) => field ?? 'body';
 
-function invalidItem(reason: BadRequestReason, message: string, param: string, details?: Record<string, unknown>): BadRequest {
+function invalidItem(
+  reason: BadRequestReason,
+  message: string,
+  param: string,
+  details?: Record<string, unknown>,
+): BadRequest {
   return new BadRequest(reason, message, { param, details });
 }
 
@@ -50,13 +55,23 @@ function invalidItem(reason: BadRequestReason, message: string, param: string, d
 export function referenceOf(item: ItemInput, at: ItemPath): ItemReference {
   const given = IDENTIFIERS.filter((name) => item[name] !== undefined);
   if (given.length === 0) {
-    throw invalidItem('missing_item_identifier', `${at()} needs an identifier: id (a variant id or product handle), variant_id, handle or sku.`, at('id'));
+    throw invalidItem(
+      'missing_item_identifier',
+      `${at()} needs an identifier: id (a variant id or product handle), variant_id, handle or sku.`,
+      at('id'),
+    );
   }
-  if (given.length > 1) throw invalidItem('ambiguous_item', `${at()} has several identifiers (${given.join(', ')}); send exactly one.`, at());
+  if (given.length > 1)
+    throw invalidItem(
+      'ambiguous_item',
+      `${at()} has several identifiers (${given.join(', ')}); send exactly one.`,
+      at(),
+    );
   const name = given[0]!;
   const value = item[name]!;
   const param = at(name);
-  if (name === 'id') return value.startsWith('variant_') ? { kind: 'variant_id', value, param } : { kind: 'handle', value, param };
+  if (name === 'id')
+    return value.startsWith('variant_') ? { kind: 'variant_id', value, param } : { kind: 'handle', value, param };
   return { kind: name, value, param };
 }
 
@@ -72,11 +87,20 @@ export function variantOf(item: ItemInput, at: ItemPath, candidates: Purchasable
   const matches = candidates.filter((variant) => matchesReference(variant, ref));
   if (matches.length === 0) {
     const what = ref.kind === 'variant_id' ? 'variant' : ref.kind === 'sku' ? 'SKU' : 'product handle';
-    throw invalidItem('unknown_item', `No ${what} "${ref.value}" in the catalog. List products with GET /api/store/products.`, ref.param);
+    throw invalidItem(
+      'unknown_item',
+      `No ${what} "${ref.value}" in the catalog. List products with GET /api/store/products.`,
+      ref.param,
+    );
   }
   if (matches.length > 1) {
     const ids = matches.map((variant) => variant.id);
-    throw invalidItem('variant_required', `Product "${ref.value}" has several variants; send one of their ids: ${ids.join(', ')}.`, ref.param, { variant_ids: ids });
+    throw invalidItem(
+      'variant_required',
+      `Product "${ref.value}" has several variants; send one of their ids: ${ids.join(', ')}.`,
+      ref.param,
+      { variant_ids: ids },
+    );
   }
   return matches[0]!;
 }
@@ -85,18 +109,36 @@ export function variantOf(item: ItemInput, at: ItemPath, candidates: Purchasable
 export function checkAvailable(line: RequestedLine, currencyCode: string): void {
   const { variant, quantity, at } = line;
   if (variant.price_amount === null) {
-    throw invalidItem('item_unavailable_in_region', `${variant.id} is not sold in ${currencyCode.toUpperCase()}; choose another region.`, at());
+    throw invalidItem(
+      'item_unavailable_in_region',
+      `${variant.id} is not sold in ${currencyCode.toUpperCase()}; choose another region.`,
+      at(),
+    );
   }
-  if (quantity > MAX_QUANTITY) throw invalidItem('quantity_too_large', `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`, at('quantity'));
+  if (quantity > MAX_QUANTITY)
+    throw invalidItem(
+      'quantity_too_large',
+      `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`,
+      at('quantity'),
+    );
   if (variant.manage_inventory && !variant.allow_backorder && quantity > variant.inventory_quantity) {
-    throw invalidItem('insufficient_stock', `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`, at('quantity'), {
-      available: variant.inventory_quantity,
-    });
+    throw invalidItem(
+      'insufficient_stock',
+      `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`,
+      at('quantity'),
+      {
+        available: variant.inventory_quantity,
+      },
+    );
   }
 }
 
 /** One line per variant (the same variant twice merges, quantities summed), in first-mention order. */
-export function resolveLines(items: ItemInput[], candidates: PurchasableVariantRow[], currencyCode: string): RequestedLine[] {
+export function resolveLines(
+  items: ItemInput[],
+  candidates: PurchasableVariantRow[],
+  currencyCode: string,
+): RequestedLine[] {
   const lines = new Map<string, RequestedLine>();
   items.forEach((item, index) => {
     const at = itemPath(index);

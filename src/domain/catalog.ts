@@ -22,12 +22,19 @@ function shapeVariant(row: VariantRow, fields: Set<string>, region: RegionRow): 
   if (fields.has('sku')) variant.sku = row.sku;
   if (fields.has('manage_inventory')) variant.manage_inventory = row.manage_inventory;
   if (fields.has('allow_backorder')) variant.allow_backorder = row.allow_backorder;
-  if (fields.has('inventory_quantity')) variant.inventory_quantity = row.manage_inventory ? row.inventory_quantity : null;
-  if (fields.has('calculated_price') && row.price_amount !== null) variant.calculated_price = calculatedPrice(row.price_amount, region);
+  if (fields.has('inventory_quantity'))
+    variant.inventory_quantity = row.manage_inventory ? row.inventory_quantity : null;
+  if (fields.has('calculated_price') && row.price_amount !== null)
+    variant.calculated_price = calculatedPrice(row.price_amount, region);
   return variant;
 }
 
-export function shapeProduct(row: ProductRow, variants: VariantRow[], selection: FieldSelection, region: RegionRow): Product {
+export function shapeProduct(
+  row: ProductRow,
+  variants: VariantRow[],
+  selection: FieldSelection,
+  region: RegionRow,
+): Product {
   const fields = selection.product;
   const product: Product = { id: row.id };
   if (fields.has('title')) product.title = row.title;

@@ -12,7 +12,8 @@ export type PaidSession = CheckoutSession & { order: NonNullable<CheckoutSession
 export const HANDOFF_NOTE =
   'Payment is a human step: send the buyer to checkout_url to pay; this API cannot complete or charge the session.';
 
-export const PAID_NOTE = 'Paid: the buyer completed payment at checkout_url and the session became the order in `order`.';
+export const PAID_NOTE =
+  'Paid: the buyer completed payment at checkout_url and the session became the order in `order`.';
 
 export interface SessionFacts {
   id: string;
@@ -63,7 +64,11 @@ export function toCheckoutSession(facts: SessionFacts, priced: PricedCart): Chec
     totals: totalsInMajorUnits(priced.totals, currency),
     promo_codes: facts.appliedCodes,
     messages: facts.messages.map(({ type, code, param, message }) => ({ type, code, param, message })),
-    payment_provider: { provider: 'human_handoff', checkout_url: facts.checkoutUrl, note: facts.order ? PAID_NOTE : HANDOFF_NOTE },
+    payment_provider: {
+      provider: 'human_handoff',
+      checkout_url: facts.checkoutUrl,
+      note: facts.order ? PAID_NOTE : HANDOFF_NOTE,
+    },
     ...(facts.order ? { order: facts.order } : {}),
   };
 }

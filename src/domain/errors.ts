@@ -62,7 +62,8 @@ export class BadRequest extends DomainError {
 /** The thing the request names does not exist (for this caller). */
 export class NotFound extends DomainError {}
 
-export type ConflictReason = 'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
+export type ConflictReason =
+  'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {

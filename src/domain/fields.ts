@@ -5,7 +5,15 @@
 import { BadRequest } from './errors.js';
 
 export const PRODUCT_FIELDS = ['id', 'title', 'handle', 'description', 'material', 'thumbnail'] as const;
-export const VARIANT_FIELDS = ['id', 'title', 'sku', 'manage_inventory', 'allow_backorder', 'inventory_quantity', 'calculated_price'] as const;
+export const VARIANT_FIELDS = [
+  'id',
+  'title',
+  'sku',
+  'manage_inventory',
+  'allow_backorder',
+  'inventory_quantity',
+  'calculated_price',
+] as const;
 export type ProductField = (typeof PRODUCT_FIELDS)[number];
 export type VariantField = (typeof VARIANT_FIELDS)[number];
 
@@ -18,7 +26,8 @@ export interface FieldSelection {
 }
 
 type Operator = 'add' | 'remove' | 'select';
-type Target = { kind: 'product'; field: ProductField } | { kind: 'variants' } | { kind: 'variant'; field: VariantField };
+type Target =
+  { kind: 'product'; field: ProductField } | { kind: 'variants' } | { kind: 'variant'; field: VariantField };
 interface Token {
   operator: Operator;
   target: Target;
@@ -52,7 +61,8 @@ function targetOf(name: string): Target {
 function parseToken(raw: string): Token {
   const [operator, name] = operatorOf(raw.trimEnd());
   const target = targetOf(name.trim());
-  if (operator === 'remove' && target.kind === 'product' && target.field === 'id') throw invalidField(raw, 'id is always returned and cannot be removed:');
+  if (operator === 'remove' && target.kind === 'product' && target.field === 'id')
+    throw invalidField(raw, 'id is always returned and cannot be removed:');
   return { operator, target };
 }
 
@@ -62,7 +72,8 @@ function startingSelection(tokens: Token[]): FieldSelection {
   const selection: FieldSelection = { product: new Set(['id']), variants: null };
   for (const { target } of selects) {
     if (target.kind === 'product') selection.product.add(target.field);
-    else if (target.kind === 'variants') selection.variants = new Set([...(selection.variants ?? []), ...DEFAULT_VARIANT_FIELDS]);
+    else if (target.kind === 'variants')
+      selection.variants = new Set([...(selection.variants ?? []), ...DEFAULT_VARIANT_FIELDS]);
     else selection.variants = new Set([...(selection.variants ?? ['id' as const]), target.field]);
   }
   return selection;
@@ -71,7 +82,8 @@ function startingSelection(tokens: Token[]): FieldSelection {
 function apply(selection: FieldSelection, { operator, target }: Token): void {
   if (operator === 'add') {
     if (target.kind === 'product') selection.product.add(target.field);
-    else if (target.kind === 'variants') selection.variants = new Set([...(selection.variants ?? []), ...DEFAULT_VARIANT_FIELDS]);
+    else if (target.kind === 'variants')
+      selection.variants = new Set([...(selection.variants ?? []), ...DEFAULT_VARIANT_FIELDS]);
     else (selection.variants ??= new Set(['id'])).add(target.field);
   } else if (operator === 'remove') {
     if (target.kind === 'product') selection.product.delete(target.field);
@@ -82,7 +94,10 @@ function apply(selection: FieldSelection, { operator, target }: Token): void {
 
 /** Parses a `fields` value into the product and variant fields to return; throws a 400 naming an unknown field. */
 export function parseFieldSelection(raw: string | undefined): FieldSelection {
-  const tokens = (raw ?? '').split(',').filter((token) => token.trim() !== '').map(parseToken);
+  const tokens = (raw ?? '')
+    .split(',')
+    .filter((token) => token.trim() !== '')
+    .map(parseToken);
   const selection = startingSelection(tokens);
   for (const token of tokens) apply(selection, token);
   return selection;

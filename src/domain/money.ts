@@ -1,6 +1,16 @@
 // Money is an integer number of minor units inside the service (dinero.js does the arithmetic, with each currency's
 // ISO 4217 exponent). Major units appear only at the API boundary, through toMajorUnits.
-import { allocate, dinero, halfUp, multiply, toDecimal, toSnapshot, transformScale, type Dinero, type DineroCurrency } from 'dinero.js';
+import {
+  allocate,
+  dinero,
+  halfUp,
+  multiply,
+  toDecimal,
+  toSnapshot,
+  transformScale,
+  type Dinero,
+  type DineroCurrency,
+} from 'dinero.js';
 import * as currencies from 'dinero.js/currencies';
 
 export type MinorUnits = number;

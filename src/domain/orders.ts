@@ -21,7 +21,16 @@ export function quoteHash(quote: Quote): string {
   const canonical = {
     currency: quote.currencyCode,
     region: quote.regionId,
-    lines: quote.lines.map((line) => [line.id, line.variantId, line.quantity, line.unitAmount, line.baseAmount, line.discount, line.tax, line.total]),
+    lines: quote.lines.map((line) => [
+      line.id,
+      line.variantId,
+      line.quantity,
+      line.unitAmount,
+      line.baseAmount,
+      line.discount,
+      line.tax,
+      line.total,
+    ]),
     totals: [quote.totals.subtotal, quote.totals.discount, quote.totals.shipping, quote.totals.tax, quote.totals.total],
     codes: quote.promoCodes,
   };

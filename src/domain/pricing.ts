@@ -53,7 +53,8 @@ function discountFor(promotion: AppliedPromotion | null, subtotal: MinorUnits, c
 }
 
 function shippingFor(lineCount: number, goodsAfterDiscount: MinorUnits, region: RegionTerms): MinorUnits {
-  const free = lineCount === 0 || (region.freeShippingThreshold !== null && goodsAfterDiscount >= region.freeShippingThreshold);
+  const free =
+    lineCount === 0 || (region.freeShippingThreshold !== null && goodsAfterDiscount >= region.freeShippingThreshold);
   return free ? 0 : region.shippingAmount;
 }
 
@@ -74,5 +75,9 @@ export function priceCart(lines: LineToPrice[], region: RegionTerms, promotion: 
 
   const tax = priced.reduce((sum, line) => sum + line.tax, 0);
   const shipping = shippingFor(lines.length, subtotal - discount, region);
-  return { currencyCode, lines: priced, totals: { subtotal, discount, shipping, tax, total: subtotal - discount + shipping + tax } };
+  return {
+    currencyCode,
+    lines: priced,
+    totals: { subtotal, discount, shipping, tax, total: subtotal - discount + shipping + tax },
+  };
 }

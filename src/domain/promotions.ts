@@ -55,16 +55,30 @@ export function canonicalCode(code: string): string {
   return code.trim().toUpperCase();
 }
 
-function rejectionOf(promotion: Promotion | undefined, context: PromoContext): [PromoRejection, string, NotApplicableCause?] | null {
+function rejectionOf(
+  promotion: Promotion | undefined,
+  context: PromoContext,
+): [PromoRejection, string, NotApplicableCause?] | null {
   if (!promotion) return ['promo_code_invalid', 'is not a valid promo code'];
-  if (promotion.endsAt && context.now >= promotion.endsAt) return ['promo_code_expired', `expired on ${promotion.endsAt.toISOString().slice(0, 10)}`];
-  if (promotion.startsAt && context.now < promotion.startsAt) return ['promo_code_not_yet_active', `is not active until ${promotion.startsAt.toISOString().slice(0, 10)}`];
-  if (promotion.usageLimit !== null && promotion.timesRedeemed >= promotion.usageLimit) return ['promo_code_exhausted', 'has reached its usage limit'];
+  if (promotion.endsAt && context.now >= promotion.endsAt)
+    return ['promo_code_expired', `expired on ${promotion.endsAt.toISOString().slice(0, 10)}`];
+  if (promotion.startsAt && context.now < promotion.startsAt)
+    return ['promo_code_not_yet_active', `is not active until ${promotion.startsAt.toISOString().slice(0, 10)}`];
+  if (promotion.usageLimit !== null && promotion.timesRedeemed >= promotion.usageLimit)
+    return ['promo_code_exhausted', 'has reached its usage limit'];
   if (promotion.currencyCode && promotion.currencyCode !== context.currencyCode) {
-    return ['promo_code_not_applicable', `applies only to ${promotion.currencyCode.toUpperCase()} carts`, 'wrong_currency'];
+    return [
+      'promo_code_not_applicable',
+      `applies only to ${promotion.currencyCode.toUpperCase()} carts`,
+      'wrong_currency',
+    ];
   }
   if (promotion.minSubtotal !== null && context.subtotal < promotion.minSubtotal) {
-    return ['promo_code_not_applicable', `needs a subtotal of at least ${toMajorUnits(promotion.minSubtotal, context.currencyCode)} ${context.currencyCode.toUpperCase()}`, 'minimum_not_met'];
+    return [
+      'promo_code_not_applicable',
+      `needs a subtotal of at least ${toMajorUnits(promotion.minSubtotal, context.currencyCode)} ${context.currencyCode.toUpperCase()}`,
+      'minimum_not_met',
+    ];
   }
   return null;
 }
@@ -73,7 +87,11 @@ function rejectionOf(promotion: Promotion | undefined, context: PromoContext): [
  * Decides the outcome of each requested code, in order: the first valid one applies; later valid ones are
  * `promo_code_not_combinable`; repeats of an earlier code are `promo_code_duplicate`.
  */
-export function applyPromoCodes(requested: string[], stored: Map<string, Promotion>, context: PromoContext): PromoOutcome {
+export function applyPromoCodes(
+  requested: string[],
+  stored: Map<string, Promotion>,
+  context: PromoContext,
+): PromoOutcome {
   const outcome: PromoOutcome = { applied: null, messages: [] };
   const seen = new Set<string>();
   requested.forEach((raw, index) => {

@@ -97,7 +97,18 @@ export function discountTitle(applied: AppliedPromotion, currency: string): stri
 }
 
 /** What the store knows of a session, besides its priced lines. */
-export interface SessionFacts extends Pick<ProtocolSession, 'id' | 'codes' | 'unavailableLines' | 'buyer' | 'fulfillmentDetails' | 'createdAt' | 'updatedAt' | 'continueUrl' | 'order'> {
+export interface SessionFacts extends Pick<
+  ProtocolSession,
+  | 'id'
+  | 'codes'
+  | 'unavailableLines'
+  | 'buyer'
+  | 'fulfillmentDetails'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'continueUrl'
+  | 'order'
+> {
   storedStatus: string;
   lines: Array<Pick<SessionLine, 'id' | 'productId' | 'sku' | 'imageUrl'>>;
   applied: AppliedPromotion | null;
@@ -113,7 +124,12 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     totals: priced.totals,
     codes: facts.codes,
     applied: facts.applied && priced.totals.discount > 0 ? { ...facts.applied, amount: priced.totals.discount } : null,
-    rejections: facts.promoMessages.map((message) => ({ index: message.index, code: message.requested, reason: discountRejectionOf(message), content: message.message })),
+    rejections: facts.promoMessages.map((message) => ({
+      index: message.index,
+      code: message.requested,
+      reason: discountRejectionOf(message),
+      content: message.message,
+    })),
     unavailableLines: facts.unavailableLines,
     buyer: facts.buyer && Object.keys(facts.buyer).length ? facts.buyer : null,
     fulfillmentDetails: facts.fulfillmentDetails,
@@ -127,7 +143,12 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
 /** RFC 9535 JSONPath of a request field, from its segments: ['line_items', 0, 'item', 'id'] → `$.line_items[0].item.id`. */
 export function jsonPath(segments: Array<string | number>): string {
   return segments.reduce<string>(
-    (path, segment) => (typeof segment === 'number' ? `${path}[${segment}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment) ? `${path}.${segment}` : `${path}['${segment.replaceAll("'", "\\'")}']`),
+    (path, segment) =>
+      typeof segment === 'number'
+        ? `${path}[${segment}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)
+          ? `${path}.${segment}`
+          : `${path}['${segment.replaceAll("'", "\\'")}']`,
     '$',
   );
 }

@@ -40,7 +40,10 @@ export interface UcpRendering {
 
 export type UcpCheckout = Record<string, unknown> & { id: string; status: string };
 
-export function ucpEnvelope(status: 'success' | 'error', rendering: Pick<UcpRendering, 'namespace' | 'discountNegotiated'>) {
+export function ucpEnvelope(
+  status: 'success' | 'error',
+  rendering: Pick<UcpRendering, 'namespace' | 'discountNegotiated'>,
+) {
   return {
     version: UCP_VERSION,
     status,
@@ -49,7 +52,9 @@ export function ucpEnvelope(status: 'success' | 'error', rendering: Pick<UcpRend
       ...(rendering.discountNegotiated ? { [UCP_DISCOUNT]: [{ version: UCP_VERSION }] } : {}),
     },
     payment_handlers: {
-      [`${rendering.namespace}.human_handoff`]: [{ id: 'human_handoff', version: UCP_VERSION, available_instruments: [{ type: 'hosted_checkout' }] }],
+      [`${rendering.namespace}.human_handoff`]: [
+        { id: 'human_handoff', version: UCP_VERSION, available_instruments: [{ type: 'hosted_checkout' }] },
+      ],
     },
   };
 }
@@ -64,13 +69,36 @@ function orderedMessages(session: ProtocolSession, rendering: UcpRendering): Ucp
   const extra = rendering.extraMessages ?? [];
   const handoff =
     session.state === 'requires_escalation'
-      ? [ucpMessage({ type: 'error', code: 'payment_handoff_required', severity: 'requires_buyer_input', path: '$.continue_url', content: HANDOFF_CONTENT })]
+      ? [
+          ucpMessage({
+            type: 'error',
+            code: 'payment_handoff_required',
+            severity: 'requires_buyer_input',
+            path: '$.continue_url',
+            content: HANDOFF_CONTENT,
+          }),
+        ]
       : [];
   const unavailable = session.unavailableLines
-    ? [ucpMessage({ type: 'error', code: 'item_unavailable', severity: 'recoverable', path: '$.line_items', content: `${session.unavailableLines} item(s) are no longer sold in this market and were left out of the checkout and its totals.` })]
+    ? [
+        ucpMessage({
+          type: 'error',
+          code: 'item_unavailable',
+          severity: 'recoverable',
+          path: '$.line_items',
+          content: `${session.unavailableLines} item(s) are no longer sold in this market and were left out of the checkout and its totals.`,
+        }),
+      ]
     : [];
   const discountWarnings = rendering.discountNegotiated
-    ? session.rejections.map((rejection) => ucpMessage({ type: 'warning', code: rejection.reason, path: `$.discounts.codes[${rejection.index}]`, content: rejection.content }))
+    ? session.rejections.map((rejection) =>
+        ucpMessage({
+          type: 'warning',
+          code: rejection.reason,
+          path: `$.discounts.codes[${rejection.index}]`,
+          content: rejection.content,
+        }),
+      )
     : [];
   return [
     ...handoff,
@@ -95,8 +123,20 @@ function cartTotals(session: ProtocolSession): UcpTotal[] {
   const { totals, applied } = session;
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: totals.subtotal },
-    ...(totals.discount > 0 ? [{ type: 'items_discount', display_text: applied ? `Discount (${applied.code})` : 'Discount', amount: -totals.discount }] : []),
-    { type: 'fulfillment', display_text: totals.shipping === 0 ? 'Shipping (free)' : 'Shipping', amount: totals.shipping },
+    ...(totals.discount > 0
+      ? [
+          {
+            type: 'items_discount',
+            display_text: applied ? `Discount (${applied.code})` : 'Discount',
+            amount: -totals.discount,
+          },
+        ]
+      : []),
+    {
+      type: 'fulfillment',
+      display_text: totals.shipping === 0 ? 'Shipping (free)' : 'Shipping',
+      amount: totals.shipping,
+    },
     { type: 'tax', display_text: 'Tax', amount: totals.tax },
     { type: 'total', display_text: 'Total', amount: totals.total },
   ];
@@ -115,7 +155,9 @@ function discounts(session: ProtocolSession) {
             automatic: false,
             method: 'across',
             priority: 1,
-            allocations: session.lines.flatMap((line, index) => (line.discount > 0 ? [{ path: `$.line_items[${index}]`, amount: line.discount }] : [])),
+            allocations: session.lines.flatMap((line, index) =>
+              line.discount > 0 ? [{ path: `$.line_items[${index}]`, amount: line.discount }] : [],
+            ),
           },
         ]
       : [],
@@ -125,7 +167,13 @@ function discounts(session: ProtocolSession) {
 function buyerOf(session: ProtocolSession) {
   const { buyer } = session;
   if (!buyer) return {};
-  return { buyer: Object.fromEntries(['email', 'first_name', 'last_name', 'phone_number'].flatMap((key) => (buyer[key as keyof typeof buyer] ? [[key, buyer[key as keyof typeof buyer]]] : []))) };
+  return {
+    buyer: Object.fromEntries(
+      ['email', 'first_name', 'last_name', 'phone_number'].flatMap((key) =>
+        buyer[key as keyof typeof buyer] ? [[key, buyer[key as keyof typeof buyer]]] : [],
+      ),
+    ),
+  };
 }
 
 export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering): UcpCheckout {
@@ -137,7 +185,12 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
     currency: session.currency.toUpperCase(),
     line_items: session.lines.map((line) => ({
       id: line.id,
-      item: { id: line.variantId, title: line.title, price: line.unitAmount, ...(line.imageUrl ? { image_url: line.imageUrl } : {}) },
+      item: {
+        id: line.variantId,
+        title: line.title,
+        price: line.unitAmount,
+        ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
+      },
       quantity: line.quantity,
       totals: lineTotals(line),
     })),
@@ -148,14 +201,24 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
     links: rendering.links,
     ...(open ? { continue_url: session.continueUrl } : {}),
     ...(session.order
-      ? { order: { id: session.order.id, permalink_url: session.order.permalinkUrl, ...(session.order.orderNumber ? { label: session.order.orderNumber } : {}) } }
+      ? {
+          order: {
+            id: session.order.id,
+            permalink_url: session.order.permalinkUrl,
+            ...(session.order.orderNumber ? { label: session.order.orderNumber } : {}),
+          },
+        }
       : {}),
     payment: { instruments: [] },
   };
 }
 
 /** UCP's error_response (no checkout to show): unknown session, items that cannot be bought, incompatible capabilities. */
-export function ucpErrorResponse(messages: UcpMessage[], baseUrl: string, options: { emptyCapabilities?: boolean } = {}) {
+export function ucpErrorResponse(
+  messages: UcpMessage[],
+  baseUrl: string,
+  options: { emptyCapabilities?: boolean } = {},
+) {
   return {
     ucp: { version: UCP_VERSION, status: 'error' as const, ...(options.emptyCapabilities ? { capabilities: {} } : {}) },
     messages,

@@ -51,12 +51,17 @@ export function currentVersion(versions: ApiVersion[] = API_VERSIONS): string {
 }
 
 /** The newest version on or before the requested date; omitted means the current one. */
-export function resolveApiVersion(requested: string | undefined, versions: ApiVersion[] = API_VERSIONS): VersionResolution {
+export function resolveApiVersion(
+  requested: string | undefined,
+  versions: ApiVersion[] = API_VERSIONS,
+): VersionResolution {
   if (requested === undefined || requested.trim() === '') return { ok: true, version: currentVersion(versions) };
   const date = requested.trim();
-  if (!isCalendarDate(date)) return { ok: false, reason: `API-Version must be a date (YYYY-MM-DD), got "${requested}".` };
+  if (!isCalendarDate(date))
+    return { ok: false, reason: `API-Version must be a date (YYYY-MM-DD), got "${requested}".` };
   const applicable = versions.filter((entry) => entry.version <= date);
-  if (applicable.length === 0) return { ok: false, reason: `API-Version ${date} predates the first version, ${versions[0]!.version}.` };
+  if (applicable.length === 0)
+    return { ok: false, reason: `API-Version ${date} predates the first version, ${versions[0]!.version}.` };
   return { ok: true, version: applicable[applicable.length - 1]!.version };
 }
 
@@ -82,7 +87,9 @@ function noticeDays(entry: Deprecation): number {
 export function checkNoticePeriods(deprecations: Deprecation[]): Deprecation[] {
   for (const entry of deprecations) {
     if (!(noticeDays(entry) >= MIN_SUNSET_NOTICE_DAYS)) {
-      throw new Error(`Retirement of ${entry.subject} gives ${noticeDays(entry)} days of notice; at least ${MIN_SUNSET_NOTICE_DAYS} are required.`);
+      throw new Error(
+        `Retirement of ${entry.subject} gives ${noticeDays(entry)} days of notice; at least ${MIN_SUNSET_NOTICE_DAYS} are required.`,
+      );
     }
   }
   return deprecations;

@@ -9,7 +9,16 @@ import { agentUrls, findActiveGrant } from '../services/oauth.js';
 import { runIdempotently, type ProtocolResponse } from '../services/protocol-idempotency.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import type { AppContext } from './context.js';
-import { jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
+import {
+  jsonResponse,
+  matchProtocolRoute,
+  ProtocolError,
+  protocolErrorOf,
+  rateLimit,
+  readJsonBody,
+  sendProtocolResponse,
+  type ProtocolRoute,
+} from './protocol-io.js';
 
 export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
@@ -36,16 +45,36 @@ function errorType(status: number): 'invalid_request' | 'processing_error' | 'se
 /** ACP's flat Error: `type`, `code`, `message`, `param` (a JSONPath, or the header's name), and documented extras. */
 function renderError(error: ProtocolError): ProtocolResponse {
   const { param, headers, details } = error.options;
-  return jsonResponse(error.status, { type: errorType(error.status), code: error.code, message: error.message, ...(param ? { param } : {}), ...details }, { ...headers });
+  return jsonResponse(
+    error.status,
+    {
+      type: errorType(error.status),
+      code: error.code,
+      message: error.message,
+      ...(param ? { param } : {}),
+      ...details,
+    },
+    { ...headers },
+  );
 }
 
 export async function acpDiscovery(deps: Deps) {
   const { baseUrl } = deps.config;
   return {
-    protocol: { name: 'acp', version: ACP_VERSION, supported_versions: [ACP_VERSION], documentation_url: `${baseUrl}/docs` },
+    protocol: {
+      name: 'acp',
+      version: ACP_VERSION,
+      supported_versions: [ACP_VERSION],
+      documentation_url: `${baseUrl}/docs`,
+    },
     api_base_url: `${baseUrl}/acp`,
     transports: ['rest'],
-    capabilities: { services: ['checkout'], extensions: [{ name: 'discount' }], supported_currencies: await supportedCurrencies(deps.db), supported_locales: ['en-US'] },
+    capabilities: {
+      services: ['checkout'],
+      extensions: [{ name: 'discount' }],
+      supported_currencies: await supportedCurrencies(deps.db),
+      supported_locales: ['en-US'],
+    },
   };
 }
 
@@ -54,21 +83,38 @@ async function authenticate(deps: Deps, ctx: AppContext): Promise<string> {
   const { resourceMetadata } = agentUrls(deps.config);
   const header = ctx.get('Authorization');
   if (!header) {
-    throw new ProtocolError(401, 'unauthorized', 'Send Authorization: Bearer <ACCESS_TOKEN>; get a token with scope cart:write from this store\'s OAuth token endpoint.', {
-      headers: { 'WWW-Authenticate': bearerChallenge({ resourceMetadata }) },
-    });
+    throw new ProtocolError(
+      401,
+      'unauthorized',
+      "Send Authorization: Bearer <ACCESS_TOKEN>; get a token with scope cart:write from this store's OAuth token endpoint.",
+      {
+        headers: { 'WWW-Authenticate': bearerChallenge({ resourceMetadata }) },
+      },
+    );
   }
   const token = parseBearerToken(header);
   const grant = token === undefined ? undefined : await findActiveGrant(deps, token);
   if (!grant) {
-    throw new ProtocolError(401, 'invalid_token', 'The access token is expired, revoked, unknown or malformed; request a new one.', {
-      headers: { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token', resourceMetadata }) },
-    });
+    throw new ProtocolError(
+      401,
+      'invalid_token',
+      'The access token is expired, revoked, unknown or malformed; request a new one.',
+      {
+        headers: { 'WWW-Authenticate': bearerChallenge({ error: 'invalid_token', resourceMetadata }) },
+      },
+    );
   }
   if (!hasScopes(grant.scopes, [SCOPE])) {
-    throw new ProtocolError(403, 'insufficient_scope', `This API needs the scope "${SCOPE}", which the token was not granted.`, {
-      headers: { 'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: SCOPE, resourceMetadata }) },
-    });
+    throw new ProtocolError(
+      403,
+      'insufficient_scope',
+      `This API needs the scope "${SCOPE}", which the token was not granted.`,
+      {
+        headers: {
+          'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: SCOPE, resourceMetadata }),
+        },
+      },
+    );
   }
   return grant.clientId;
 }
@@ -76,14 +122,31 @@ async function authenticate(deps: Deps, ctx: AppContext): Promise<string> {
 function checkApiVersion(ctx: AppContext): void {
   const version = ctx.get('API-Version');
   const details = { supported_versions: [ACP_VERSION] };
-  if (!version) throw new ProtocolError(400, 'missing_api_version', `Send API-Version: ${ACP_VERSION}.`, { param: 'API-Version', details });
-  if (version !== ACP_VERSION) throw new ProtocolError(400, 'unsupported_api_version', `API-Version ${version} is not supported.`, { param: 'API-Version', details });
+  if (!version)
+    throw new ProtocolError(400, 'missing_api_version', `Send API-Version: ${ACP_VERSION}.`, {
+      param: 'API-Version',
+      details,
+    });
+  if (version !== ACP_VERSION)
+    throw new ProtocolError(400, 'unsupported_api_version', `API-Version ${version} is not supported.`, {
+      param: 'API-Version',
+      details,
+    });
 }
 
 function idempotencyKey(ctx: AppContext): string {
   const key = ctx.get('Idempotency-Key');
-  if (!key) throw new ProtocolError(400, 'idempotency_key_required', 'Every POST needs an Idempotency-Key header.', { param: 'Idempotency-Key' });
-  if (key.length > MAX_KEY_LENGTH) throw new ProtocolError(400, 'invalid_idempotency_key', `Idempotency-Key is at most ${MAX_KEY_LENGTH} characters.`, { param: 'Idempotency-Key' });
+  if (!key)
+    throw new ProtocolError(400, 'idempotency_key_required', 'Every POST needs an Idempotency-Key header.', {
+      param: 'Idempotency-Key',
+    });
+  if (key.length > MAX_KEY_LENGTH)
+    throw new ProtocolError(
+      400,
+      'invalid_idempotency_key',
+      `Idempotency-Key is at most ${MAX_KEY_LENGTH} characters.`,
+      { param: 'Idempotency-Key' },
+    );
   return key;
 }
 
@@ -97,7 +160,9 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     const mutating = ctx.method === 'POST';
     const key = mutating ? idempotencyKey(ctx) : undefined;
     if (key) ctx.set('Idempotency-Key', key);
-    const body = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
+    const body = mutating
+      ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
+      : { kind: 'absent' as const };
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
     const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
     const outcome = await runIdempotently(deps, scope, async (db) => {
@@ -114,12 +179,22 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       case 'replayed':
         return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
       case 'conflict':
-        throw new ProtocolError(422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', { param: 'Idempotency-Key' });
+        throw new ProtocolError(
+          422,
+          'idempotency_conflict',
+          'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+          { param: 'Idempotency-Key' },
+        );
       case 'in_flight':
-        throw new ProtocolError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry after a moment.', {
-          param: 'Idempotency-Key',
-          headers: { 'Retry-After': '1' },
-        });
+        throw new ProtocolError(
+          409,
+          'idempotency_in_flight',
+          'A request with this Idempotency-Key is still being processed; retry after a moment.',
+          {
+            param: 'Idempotency-Key',
+            headers: { 'Retry-After': '1' },
+          },
+        );
     }
   }
 
@@ -130,13 +205,21 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     try {
       await rateLimit(ctx, deps);
       if (ctx.path === ACP_DISCOVERY_PATH) {
-        matchProtocolRoute([{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }], ctx.method, ctx.path);
-        sendProtocolResponse(ctx, jsonResponse(200, await acpDiscovery(deps)), { 'Cache-Control': DISCOVERY_CACHE_CONTROL });
+        matchProtocolRoute(
+          [{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }],
+          ctx.method,
+          ctx.path,
+        );
+        sendProtocolResponse(ctx, jsonResponse(200, await acpDiscovery(deps)), {
+          'Cache-Control': DISCOVERY_CACHE_CONTROL,
+        });
         return;
       }
       await serveCheckout(ctx);
     } catch (error) {
-      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limit_exceeded' })), { 'Cache-Control': 'no-store' });
+      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limit_exceeded' })), {
+        'Cache-Control': 'no-store',
+      });
     }
   };
 }

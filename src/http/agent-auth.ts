@@ -19,7 +19,9 @@ type SecurityRequirement = Record<string, string[]>;
 /** The scope sets that would each satisfy the operation, one per requirement naming the agent scheme. */
 function agentScopeRequirements(operation: Context['operation']): string[][] {
   const requirements = (operation.security ?? []) as SecurityRequirement[];
-  return requirements.filter((requirement) => AGENT_SCHEME in requirement).map((requirement) => requirement[AGENT_SCHEME]!);
+  return requirements
+    .filter((requirement) => AGENT_SCHEME in requirement)
+    .map((requirement) => requirement[AGENT_SCHEME]!);
 }
 
 /**
@@ -41,7 +43,9 @@ export function resolveBearer(deps: Deps): AppMiddleware {
   };
 }
 
-export function agentAuthentication(deps: Deps): Pick<ContractOptions, 'securityHandlers' | 'afterAuthentication' | 'unauthorized'> {
+export function agentAuthentication(
+  deps: Deps,
+): Pick<ContractOptions, 'securityHandlers' | 'afterAuthentication' | 'unauthorized'> {
   const { resourceMetadata } = agentUrls(deps.config);
 
   return {

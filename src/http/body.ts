@@ -18,10 +18,14 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
-
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
 export function parseBodies(): AppMiddleware {
-  const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: BODY_LIMIT, formLimit: BODY_LIMIT, encoding: 'utf-8' }) as unknown as AppMiddleware;
+  const parse = bodyParser({
+    enableTypes: ['json', 'form'],
+    jsonLimit: BODY_LIMIT,
+    formLimit: BODY_LIMIT,
+    encoding: 'utf-8',
+  }) as unknown as AppMiddleware;
   return async (ctx, next) => {
     let parsed = false;
     try {
@@ -31,7 +35,10 @@ export function parseBodies(): AppMiddleware {
     } catch (error) {
       ctx.state.bodyError = error;
     }
-    if (parsed && exceedsDepth(ctx.request.body)) ctx.state.bodyError = new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
+    if (parsed && exceedsDepth(ctx.request.body))
+      ctx.state.bodyError = new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, {
+        param: 'body',
+      });
     await next();
   };
 }

@@ -3,7 +3,19 @@
 import cors from '@koa/cors';
 import type { AppMiddleware } from './context.js';
 
-const EXPOSED = ['ETag', 'API-Version', 'Idempotent-Replayed', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link'];
+const EXPOSED = [
+  'ETag',
+  'API-Version',
+  'Idempotent-Replayed',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-Request-Id',
+  'Deprecation',
+  'Sunset',
+  'Link',
+];
 const ALLOWED = ['Content-Type', 'Idempotency-Key', 'API-Version', 'If-None-Match', 'X-Request-Id'];
 
 export function publicCors(): AppMiddleware {

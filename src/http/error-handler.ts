@@ -15,11 +15,20 @@ function asDomainError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
   if (isDatabaseUnavailable(error)) return new Unavailable();
   // A safety net behind the contract's patterns: a value the database cannot even compare is the request's fault.
-  if (isRejectedInput(error)) return new BadRequest('invalid_field', 'A value in the request contains characters or numbers that are not accepted.');
+  if (isRejectedInput(error))
+    return new BadRequest(
+      'invalid_field',
+      'A value in the request contains characters or numbers that are not accepted.',
+    );
   const status = error instanceof Error ? (error as HttpError).status : undefined;
-  if (status === 413) return new PayloadTooLarge('The request body is larger than the 100 kB limit.', { param: 'body' });
+  if (status === 413)
+    return new PayloadTooLarge('The request body is larger than the 100 kB limit.', { param: 'body' });
   if (status === 400 || status === 415 || status === 422) {
-    return new BadRequest('invalid_body', 'The request body could not be parsed: send well-formed JSON (or a form, on OAuth endpoints).', { param: 'body' });
+    return new BadRequest(
+      'invalid_body',
+      'The request body could not be parsed: send well-formed JSON (or a form, on OAuth endpoints).',
+      { param: 'body' },
+    );
   }
   return error;
 }

@@ -66,16 +66,20 @@ function statusOf(error: DomainError | undefined, shape: ErrorShape): number {
 }
 
 function headersOf(error: DomainError | undefined): Record<string, string> {
-  if (error instanceof RateLimited || error instanceof Unavailable || error instanceof ProcessorUnavailable) return { 'Retry-After': String(error.retryAfterSeconds) };
-  if (error instanceof Conflict && error.retryAfterSeconds !== undefined) return { 'Retry-After': String(error.retryAfterSeconds) };
-  if ((error instanceof Unauthorized || error instanceof ForbiddenScope) && error.challenge) return { 'WWW-Authenticate': error.challenge };
+  if (error instanceof RateLimited || error instanceof Unavailable || error instanceof ProcessorUnavailable)
+    return { 'Retry-After': String(error.retryAfterSeconds) };
+  if (error instanceof Conflict && error.retryAfterSeconds !== undefined)
+    return { 'Retry-After': String(error.retryAfterSeconds) };
+  if ((error instanceof Unauthorized || error instanceof ForbiddenScope) && error.challenge)
+    return { 'WWW-Authenticate': error.challenge };
   if (error instanceof InvalidClient) return { 'WWW-Authenticate': 'Basic realm="agent", charset="UTF-8"' };
   if (error instanceof MethodNotAllowed) return { Allow: error.allowed.join(', ') };
   return {};
 }
 
 function readCode(error: DomainError | undefined): ReadCode {
-  if (error instanceof BadRequest) return error.reason === 'invalid_signature' ? 'invalid_signature' : 'invalid_parameter';
+  if (error instanceof BadRequest)
+    return error.reason === 'invalid_signature' ? 'invalid_signature' : 'invalid_parameter';
   if (error instanceof NotFound) return 'not_found';
   if (error instanceof Forbidden) return error.reason;
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
@@ -87,13 +91,22 @@ function readCode(error: DomainError | undefined): ReadCode {
   return 'internal_error';
 }
 
-const OAUTH_REASONS = new Set<BadRequestReason>(['invalid_request', 'invalid_scope', 'unsupported_grant_type', 'invalid_client_metadata']);
+const OAUTH_REASONS = new Set<BadRequestReason>([
+  'invalid_request',
+  'invalid_scope',
+  'unsupported_grant_type',
+  'invalid_client_metadata',
+]);
 
 function checkoutCode(error: DomainError | undefined): CheckoutCode {
   // The OAuth reasons never arise on checkout; were one to, it is a field the request got wrong.
-  if (error instanceof BadRequest) return OAUTH_REASONS.has(error.reason) ? 'invalid_field' : (error.reason as CheckoutCode);
+  if (error instanceof BadRequest)
+    return OAUTH_REASONS.has(error.reason) ? 'invalid_field' : (error.reason as CheckoutCode);
   if (error instanceof NotFound) return 'session_not_found';
-  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? error.reason : 'invalid_field';
+  if (error instanceof Conflict)
+    return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed'
+      ? error.reason
+      : 'invalid_field';
   if (error instanceof Unprocessable) return error.reason;
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
   if (error instanceof MethodNotAllowed) return 'method_not_allowed';
@@ -105,12 +118,16 @@ function checkoutCode(error: DomainError | undefined): CheckoutCode {
 
 function oauthCode(error: DomainError | undefined): OAuthCode {
   // RFC 6749 has one code for a malformed request; the precise reason stays in the description and `param`.
-  if (error instanceof BadRequest) return OAUTH_REASONS.has(error.reason) ? (error.reason as OAuthCode) : 'invalid_request';
+  if (error instanceof BadRequest)
+    return OAUTH_REASONS.has(error.reason) ? (error.reason as OAuthCode) : 'invalid_request';
   if (error instanceof Unauthorized) return error.reason;
   if (error instanceof ForbiddenScope) return 'insufficient_scope';
   if (error instanceof InvalidClient) return 'invalid_client';
   if (error instanceof NotFound) return 'not_found';
-  if (error instanceof Conflict) return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed' ? 'invalid_request' : error.reason;
+  if (error instanceof Conflict)
+    return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed'
+      ? 'invalid_request'
+      : error.reason;
   if (error instanceof Unprocessable) return 'invalid_request';
   if (error instanceof UnknownEndpoint) return 'unknown_endpoint';
   if (error instanceof MethodNotAllowed) return 'method_not_allowed';
@@ -140,7 +157,10 @@ const READ_RESOLUTIONS: Partial<Record<ReadCode, string>> = {
   rate_limited: 'Wait for the number of seconds in Retry-After, then retry.',
   catalog_unavailable: 'Transient: retry with exponential backoff.',
 };
-const PAGE_RESOLUTIONS: Partial<Record<ReadCode, string>> = { ...READ_RESOLUTIONS, not_found: 'Use the checkout_url of a session you created.' };
+const PAGE_RESOLUTIONS: Partial<Record<ReadCode, string>> = {
+  ...READ_RESOLUTIONS,
+  not_found: 'Use the checkout_url of a session you created.',
+};
 
 function checkoutType(status: number): Schemas['CheckoutError']['type'] {
   if (status === 429) return 'rate_limit_exceeded';
@@ -160,12 +180,23 @@ export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
     case 'read':
     case 'page': {
       const code = readCode(error);
-      const resolution = error?.resolution ?? (shape === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ?? 'Fix the request before retrying.';
+      const resolution =
+        error?.resolution ??
+        (shape === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ??
+        'Fix the request before retrying.';
       return { status, headers, body: { error: { code, message, resolution, ...param } } };
     }
     case 'checkout':
-      return { status, headers, body: { type: checkoutType(status), code: checkoutCode(error), message, ...param, ...error?.details } };
+      return {
+        status,
+        headers,
+        body: { type: checkoutType(status), code: checkoutCode(error), message, ...param, ...error?.details },
+      };
     case 'oauth':
-      return { status, headers, body: { error: oauthCode(error), error_description: message, ...param, ...error?.details } };
+      return {
+        status,
+        headers,
+        body: { error: oauthCode(error), error_description: message, ...param, ...error?.details },
+      };
   }
 }

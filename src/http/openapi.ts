@@ -4,12 +4,25 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
-import { OpenAPIBackend, type Context, type Document, type Handler, type Operation, type Request } from 'openapi-backend';
+import {
+  OpenAPIBackend,
+  type Context,
+  type Document,
+  type Handler,
+  type Operation,
+  type Request,
+} from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import type { ProtocolOperationId } from './protocols.js';
 import type { AppContext, AppMiddleware } from './context.js';
-import { BadRequest, MethodNotAllowed, Unauthorized, UnknownEndpoint, type BadRequestReason } from '../domain/errors.js';
+import {
+  BadRequest,
+  MethodNotAllowed,
+  Unauthorized,
+  UnknownEndpoint,
+  type BadRequestReason,
+} from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
@@ -31,7 +44,9 @@ const VALIDATION_REASONS: Record<ValidationProblem['kind'], BadRequestReason> = 
 /** Header parameters are validated under lower-cased names; errors name them as the contract spells them. */
 function canonicalParam(c: Context, param: string): string {
   const parameters = (c.operation.parameters ?? []) as Array<{ name: string; in: string }>;
-  return parameters.find((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === param)?.name ?? param;
+  return (
+    parameters.find((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === param)?.name ?? param
+  );
 }
 
 function validationFailed(c: Context): never {
@@ -54,7 +69,11 @@ function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
   const accepted = Object.keys(requestBody.content);
   const sent = mediaType(ctx);
   if (!accepted.includes(sent)) {
-    throw new BadRequest('invalid_content_type', `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`, { param: 'Content-Type' });
+    throw new BadRequest(
+      'invalid_content_type',
+      `Content-Type must be ${accepted.join(' or ')}${sent ? `, not ${sent}` : ''}.`,
+      { param: 'Content-Type' },
+    );
   }
 }
 
@@ -154,7 +173,13 @@ export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
     // HEAD is GET without the body (RFC 9110): routed as GET; Koa sends no body for HEAD.
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     await api.handleRequest(
-      { method, path: ctx.path, query: ctx.query as Record<string, string | string[]>, headers: ctx.headers as Record<string, string | string[]>, body: ctx.request.body },
+      {
+        method,
+        path: ctx.path,
+        query: ctx.query as Record<string, string | string[]>,
+        headers: ctx.headers as Record<string, string | string[]>,
+        body: ctx.request.body,
+      },
       ctx,
     );
   };

@@ -34,12 +34,21 @@ export interface RouteMatch<Op extends string> {
 }
 
 /** The operation for this method and path; 404 unknown_endpoint or 405 method_not_allowed (with Allow) otherwise. */
-export function matchProtocolRoute<Op extends string>(routes: ProtocolRoute<Op>[], method: string, path: string): RouteMatch<Op> {
+export function matchProtocolRoute<Op extends string>(
+  routes: ProtocolRoute<Op>[],
+  method: string,
+  path: string,
+): RouteMatch<Op> {
   const normalised = path.length > 1 ? path.replace(/\/$/, '') : path;
   const route = isDecodable(normalised) ? routes.find(({ pattern }) => pattern.test(normalised)) : undefined;
   if (!route) throw new UnknownEndpoint(method, path);
   const op = route.methods[method === 'HEAD' ? 'GET' : method];
-  if (!op) throw new MethodNotAllowed(method, path, Object.keys(route.methods).flatMap((allowed) => (allowed === 'GET' ? ['GET', 'HEAD'] : [allowed])));
+  if (!op)
+    throw new MethodNotAllowed(
+      method,
+      path,
+      Object.keys(route.methods).flatMap((allowed) => (allowed === 'GET' ? ['GET', 'HEAD'] : [allowed])),
+    );
   const id = route.pattern.exec(normalised)?.[1];
   return { op, ...(id === undefined ? {} : { id: decodeURIComponent(id) }) };
 }
@@ -58,21 +67,32 @@ export function isJsonMediaType(contentType: string): boolean {
 export type JsonBody = { kind: 'absent' } | { kind: 'json'; value: unknown };
 
 /** Reads a JSON body (100 kB, 32 levels); the errors are ApiErrors the binding renders in its own shape. */
-export async function readJsonBody(ctx: AppContext, codes: { invalidJson: string; mediaType: string }): Promise<JsonBody> {
+export async function readJsonBody(
+  ctx: AppContext,
+  codes: { invalidJson: string; mediaType: string },
+): Promise<JsonBody> {
   const declaredLength = Number(ctx.get('Content-Length') || 0);
   const hasBody = declaredLength > 0 || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody) return { kind: 'absent' };
-  if (!isJsonMediaType(ctx.get('Content-Type'))) throw new ProtocolError(415, codes.mediaType, 'Send the body as application/json.', { param: 'Content-Type' });
+  if (!isJsonMediaType(ctx.get('Content-Type')))
+    throw new ProtocolError(415, codes.mediaType, 'Send the body as application/json.', { param: 'Content-Type' });
   const read = await readBody(ctx.req, MCP_BODY_LIMIT);
   if (read.outcome === 'too_large') {
     ctx.set('Connection', 'close'); // the rest of the body is never read
-    throw new ProtocolError(413, 'payload_too_large', `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`, { param: '$' });
+    throw new ProtocolError(
+      413,
+      'payload_too_large',
+      `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`,
+      { param: '$' },
+    );
   }
-  if (read.outcome === 'aborted') throw new ProtocolError(400, codes.invalidJson, 'The body could not be read.', { param: '$' });
+  if (read.outcome === 'aborted')
+    throw new ProtocolError(400, codes.invalidJson, 'The body could not be read.', { param: '$' });
   if (read.text.trim() === '') return { kind: 'absent' };
   const parsed = parseJson(read.text);
   if (!parsed.ok) throw new ProtocolError(400, codes.invalidJson, 'The body is not valid JSON.', { param: '$' });
-  if (exceedsDepth(parsed.value)) throw new ProtocolError(400, codes.invalidJson, 'The body is nested deeper than 32 levels.', { param: '$' });
+  if (exceedsDepth(parsed.value))
+    throw new ProtocolError(400, codes.invalidJson, 'The body is nested deeper than 32 levels.', { param: '$' });
   return { kind: 'json', value: parsed.value };
 }
 
@@ -81,7 +101,11 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return { status, body: JSON.stringify(body), headers };
 }
 
-export function sendProtocolResponse(ctx: AppContext, response: ProtocolResponse, headers: Record<string, string> = {}): void {
+export function sendProtocolResponse(
+  ctx: AppContext,
+  response: ProtocolResponse,
+  headers: Record<string, string> = {},
+): void {
   ctx.status = response.status;
   for (const [name, value] of Object.entries({ ...response.headers, ...headers })) ctx.set(name, value);
   ctx.type = 'application/json';
@@ -95,10 +119,21 @@ export function sendProtocolResponse(ctx: AppContext, response: ProtocolResponse
 export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLimited: string }): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof UnknownEndpoint) return new ProtocolError(404, 'unknown_endpoint', error.message);
-  if (error instanceof MethodNotAllowed) return new ProtocolError(405, 'method_not_allowed', error.message, { headers: { Allow: error.allowed.join(', ') } });
-  if (error instanceof RateLimited) return new ProtocolError(429, codes.rateLimited, error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
+  if (error instanceof MethodNotAllowed)
+    return new ProtocolError(405, 'method_not_allowed', error.message, {
+      headers: { Allow: error.allowed.join(', ') },
+    });
+  if (error instanceof RateLimited)
+    return new ProtocolError(429, codes.rateLimited, error.message, {
+      headers: { 'Retry-After': String(error.retryAfterSeconds) },
+    });
   if (error instanceof Unavailable || isDatabaseUnavailable(error)) {
-    return new ProtocolError(503, 'service_unavailable', 'The service is temporarily unavailable; nothing was changed. Retry with backoff.', { headers: { 'Retry-After': '5' } });
+    return new ProtocolError(
+      503,
+      'service_unavailable',
+      'The service is temporarily unavailable; nothing was changed. Retry with backoff.',
+      { headers: { 'Retry-After': '5' } },
+    );
   }
   ctx.state.log.error({ err: error }, 'request failed');
   return new ProtocolError(500, 'internal_error', 'An unexpected error occurred; nothing was charged.');

@@ -36,12 +36,20 @@ export interface LimitOptions {
  * option for one, so its Map is swapped for an LRU of the same interface; the check makes a library upgrade that
  * changes the store fail at start rather than silently unbound it again.
  */
-function boundedMemoryLimiter({ limit, windowSeconds, keyPrefix, maxMemoryKeys = MEMORY_KEYS }: LimitOptions): RateLimiterMemory {
+function boundedMemoryLimiter({
+  limit,
+  windowSeconds,
+  keyPrefix,
+  maxMemoryKeys = MEMORY_KEYS,
+}: LimitOptions): RateLimiterMemory {
   const limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix });
   const store = (limiter as unknown as { _memoryStorage?: { _storage?: unknown } })._memoryStorage;
   if (!(store?._storage instanceof Map)) throw new Error('rate-limiter-flexible: unexpected memory store layout');
   // An evicted record's expiry timer would otherwise keep it reachable until the window ends.
-  store._storage = new LRUCache<string, MemoryRecord>({ max: maxMemoryKeys, dispose: (record) => clearTimeout(record.timeoutId ?? undefined) });
+  store._storage = new LRUCache<string, MemoryRecord>({
+    max: maxMemoryKeys,
+    dispose: (record) => clearTimeout(record.timeoutId ?? undefined),
+  });
   return limiter;
 }
 
@@ -78,7 +86,9 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLim
         throw outcome.reason;
       });
       const rejected = outcomes.some((outcome) => outcome.status === 'rejected');
-      const tightest = results.reduce((least, result) => (result.remainingPoints < least.remainingPoints ? result : least));
+      const tightest = results.reduce((least, result) =>
+        result.remainingPoints < least.remainingPoints ? result : least,
+      );
       const reset = Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
       ctx.set('RateLimit-Limit', String(limit));
       ctx.set('RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints)));
@@ -106,7 +116,9 @@ export function limitByAddress(limiter: RateLimiter): AppMiddleware {
 export function limitByAddressAndClient(limiter: RateLimiter): AppMiddleware {
   return async (ctx, next) => {
     const { grant } = ctx.state;
-    await (grant ? limiter.consume(ctx, byAddress(ctx), `client:${grant.clientId}`) : limiter.consume(ctx, byAddress(ctx)));
+    await (grant
+      ? limiter.consume(ctx, byAddress(ctx), `client:${grant.clientId}`)
+      : limiter.consume(ctx, byAddress(ctx)));
     await next();
   };
 }

@@ -27,7 +27,10 @@ interface SurfaceRoutes {
 }
 
 const SURFACES = {
-  checkout: { paths: ['/checkout-sessions', '/checkout-sessions/*', '/checkout_sessions', '/checkout_sessions/*'], errors: 'checkout' },
+  checkout: {
+    paths: ['/checkout-sessions', '/checkout-sessions/*', '/checkout_sessions', '/checkout_sessions/*'],
+    errors: 'checkout',
+  },
   agent: { paths: ['/agent', '/agent/*'], errors: 'oauth' },
   registration: { paths: ['/oauth/register'], methods: ['POST'], errors: 'oauth' },
   oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'], errors: 'oauth' },
@@ -58,7 +61,15 @@ export interface SurfaceParts {
 }
 
 /** The steps of each surface, in order, after its error rendering; the last one answers. */
-function pipelines({ deps, contract, limiter, registrationLimiter, readCache, mcp, protocols }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
+function pipelines({
+  deps,
+  contract,
+  limiter,
+  registrationLimiter,
+  readCache,
+  mcp,
+  protocols,
+}: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
   const operation = dispatchContract(contract);
   const notices = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
   const byAddress = limitByAddress(limiter);
@@ -105,7 +116,10 @@ export function errorShapeOf(method: string, path: string): ErrorShape | undefin
 export function routeToSurfaces(parts: SurfaceParts): AppMiddleware {
   const steps = pipelines(parts);
   const composed = Object.fromEntries(
-    (Object.entries(SURFACES) as Array<[SurfaceName, SurfaceRoutes]>).map(([name, { errors }]) => [name, compose(errors ? [renderErrorsAs(errors), ...steps[name]] : steps[name])]),
+    (Object.entries(SURFACES) as Array<[SurfaceName, SurfaceRoutes]>).map(([name, { errors }]) => [
+      name,
+      compose(errors ? [renderErrorsAs(errors), ...steps[name]] : steps[name]),
+    ]),
   ) as Record<SurfaceName, AppMiddleware>;
   return (ctx, next) => composed[surfaceOf(ctx.method, ctx.path)](ctx, () => composed.reads(ctx, next));
 }

@@ -2,14 +2,37 @@
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
 import type { Deps } from '../deps.js';
-import { ucpErrorResponse, ucpMessage, UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION, type UcpMessage } from '../domain/ucp-checkout.js';
+import {
+  ucpErrorResponse,
+  ucpMessage,
+  UCP_CHECKOUT,
+  UCP_DISCOUNT,
+  UCP_VERSION,
+  type UcpMessage,
+} from '../domain/ucp-checkout.js';
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { runIdempotently } from '../services/protocol-idempotency.js';
-import { createProfileResolver, negotiate, profileUrlOf, type Negotiated, type ProfileResolver } from '../services/ucp-profiles.js';
+import {
+  createProfileResolver,
+  negotiate,
+  profileUrlOf,
+  type Negotiated,
+  type ProfileResolver,
+} from '../services/ucp-profiles.js';
 import type { AppContext } from './context.js';
-import { isUuid, jsonResponse, matchProtocolRoute, ProtocolError, protocolErrorOf, rateLimit, readJsonBody, sendProtocolResponse, type ProtocolRoute } from './protocol-io.js';
+import {
+  isUuid,
+  jsonResponse,
+  matchProtocolRoute,
+  ProtocolError,
+  protocolErrorOf,
+  rateLimit,
+  readJsonBody,
+  sendProtocolResponse,
+  type ProtocolRoute,
+} from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
@@ -38,9 +61,20 @@ export function businessProfile(deps: Deps) {
   return {
     ucp: {
       version: UCP_VERSION,
-      services: { 'dev.ucp.shopping': [service('rest', `${baseUrl}/ucp`, 'rest.openapi.json'), service('mcp', `${baseUrl}${UCP_MCP_PATH}`, 'mcp.openrpc.json')] },
+      services: {
+        'dev.ucp.shopping': [
+          service('rest', `${baseUrl}/ucp`, 'rest.openapi.json'),
+          service('mcp', `${baseUrl}${UCP_MCP_PATH}`, 'mcp.openrpc.json'),
+        ],
+      },
       capabilities: {
-        [UCP_CHECKOUT]: [{ version: UCP_VERSION, spec: `https://ucp.dev/${UCP_VERSION}/specification/checkout`, schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/checkout.json` }],
+        [UCP_CHECKOUT]: [
+          {
+            version: UCP_VERSION,
+            spec: `https://ucp.dev/${UCP_VERSION}/specification/checkout`,
+            schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/checkout.json`,
+          },
+        ],
         [UCP_DISCOUNT]: [
           {
             version: UCP_VERSION,
@@ -69,7 +103,16 @@ export function businessProfile(deps: Deps) {
 /** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
 function renderError(error: ProtocolError, baseUrl: string): ProtocolResponse {
   const headers = { ...error.options.headers };
-  return jsonResponse(error.status, { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}), continue_url: `${baseUrl}/` }, headers);
+  return jsonResponse(
+    error.status,
+    {
+      code: error.code,
+      content: error.message,
+      ...(error.options.param ? { path: error.options.param } : {}),
+      continue_url: `${baseUrl}/`,
+    },
+    headers,
+  );
 }
 
 /** The 200 error_response when the platform cannot do checkout with this business. */
@@ -86,7 +129,8 @@ function incompatible(baseUrl: string): ProtocolResponse {
 const NOT_NEGOTIATED = ucpMessage({
   type: 'info',
   code: 'profile_not_negotiated',
-  content: 'The platform profile could not be used; this request proceeded as if it declared every capability of this business (lenient policy).',
+  content:
+    'The platform profile could not be used; this request proceeded as if it declared every capability of this business (lenient policy).',
 });
 
 interface Negotiation {
@@ -95,7 +139,11 @@ interface Negotiation {
 }
 
 /** Steps 6–7: the platform profile, its version and the capability intersection (or the lenient fallback). */
-async function negotiateWith(deps: Deps, profiles: ProfileResolver, profileUrl: string): Promise<Negotiation | ProtocolResponse> {
+async function negotiateWith(
+  deps: Deps,
+  profiles: ProfileResolver,
+  profileUrl: string,
+): Promise<Negotiation | ProtocolResponse> {
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
   const result = await profiles(profileUrl);
   if (!result.ok) {
@@ -153,9 +201,19 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
       case 'replayed':
         return { response: outcome.response, replayed: true };
       case 'conflict':
-        throw new ProtocolError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with different parameters; use a new key for a new request.', { param: 'Idempotency-Key' });
+        throw new ProtocolError(
+          409,
+          'idempotency_conflict',
+          'This Idempotency-Key was already used with different parameters; use a new key for a new request.',
+          { param: 'Idempotency-Key' },
+        );
       case 'in_flight':
-        throw new ProtocolError(503, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+        throw new ProtocolError(
+          503,
+          'idempotency_in_flight',
+          'A request with this Idempotency-Key is still being processed; retry shortly.',
+          { headers: { 'Retry-After': '1' } },
+        );
     }
   };
 }
@@ -173,15 +231,31 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
     const profileUrl = profileUrlOf(ctx.get('UCP-Agent'));
     if (!profileUrl) {
-      throw new ProtocolError(400, 'invalid_profile_url', 'UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile="https://…".', { param: 'UCP-Agent' });
+      throw new ProtocolError(
+        400,
+        'invalid_profile_url',
+        'UCP-Agent must be a structured-field dictionary whose profile member is an absolute URL: profile="https://…".',
+        { param: 'UCP-Agent' },
+      );
     }
-    const requestId = requiredUuidHeader(ctx, 'Request-Id', { missing: 'request_id_required', invalid: 'invalid_request_id' });
+    const requestId = requiredUuidHeader(ctx, 'Request-Id', {
+      missing: 'request_id_required',
+      invalid: 'invalid_request_id',
+    });
     ctx.set('Request-Id', requestId);
     const mutating = ctx.method === 'POST' || ctx.method === 'PUT';
-    const key = mutating ? requiredUuidHeader(ctx, 'Idempotency-Key', { missing: 'idempotency_key_required', invalid: 'invalid_idempotency_key' }) : undefined;
-    const read = mutating ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' }) : { kind: 'absent' as const };
+    const key = mutating
+      ? requiredUuidHeader(ctx, 'Idempotency-Key', {
+          missing: 'idempotency_key_required',
+          invalid: 'invalid_idempotency_key',
+        })
+      : undefined;
+    const read = mutating
+      ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
+      : { kind: 'absent' as const };
     const body = read.kind === 'json' ? read.value : undefined;
-    const idempotency = key === undefined ? undefined : { key, scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, hashed: body };
+    const idempotency =
+      key === undefined ? undefined : { key, scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, hashed: body };
     const answer = await execute({ profileUrl, op: route.op, id: route.id, body, idempotency });
     sendProtocolResponse(ctx, answer.response, answer.replayed ? { 'Idempotent-Replayed': 'true' } : {});
   }

@@ -10,11 +10,17 @@ export interface ValidationProblem {
 
 /** `/requestBody/items/0/quantity` → `items[0].quantity`; `/query/limit` → `limit`. */
 export function paramPath(instancePath: string, child?: string): string {
-  const segments = instancePath.split('/').slice(1).map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const segments = instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
   const [location, ...rest] = segments;
   if (child !== undefined) rest.push(child);
   if (rest.length === 0) return location === 'requestBody' ? 'body' : (location ?? 'body');
-  return rest.reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+  return rest.reduce(
+    (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment),
+    '',
+  );
 }
 
 function describe(error: ErrorObject): ValidationProblem {
@@ -33,7 +39,11 @@ function describe(error: ErrorObject): ValidationProblem {
     case 'anyOf':
     case 'oneOf': {
       const param = paramPath(error.instancePath);
-      return { param, message: `${param} does not match any accepted form; see the schema in the API reference.`, kind: 'invalid' };
+      return {
+        param,
+        message: `${param} does not match any accepted form; see the schema in the API reference.`,
+        kind: 'invalid',
+      };
     }
     default: {
       const param = paramPath(error.instancePath);
@@ -46,7 +56,9 @@ function describe(error: ErrorObject): ValidationProblem {
 // an `anyOf` branch says less than the anyOf itself, so branch errors are skipped in favour of their parent.
 export function mostSpecificError(errors: ErrorObject[]): ErrorObject {
   const composite = errors.find((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
-  const direct = errors.find((error) => !composite || !error.schemaPath.startsWith(composite.schemaPath.replace(/\/(anyOf|oneOf)$/, '/$1/')));
+  const direct = errors.find(
+    (error) => !composite || !error.schemaPath.startsWith(composite.schemaPath.replace(/\/(anyOf|oneOf)$/, '/$1/')),
+  );
   return direct ?? composite ?? errors[0]!;
 }
 

@@ -1,5 +1,13 @@
 // Date versioning of the checkout endpoints, and retirement notices on any endpoint.
-import { API_VERSIONS, currentVersion, deprecationHeader, deprecationsFor, resolveApiVersion, sunsetHeader, type Deprecation } from '../domain/versioning.js';
+import {
+  API_VERSIONS,
+  currentVersion,
+  deprecationHeader,
+  deprecationsFor,
+  resolveApiVersion,
+  sunsetHeader,
+  type Deprecation,
+} from '../domain/versioning.js';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
 

@@ -4,7 +4,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { currentVersion } from '../domain/versioning.js';
-import { cancelCheckoutSession, createCheckoutSession, createCheckoutSessionIdempotently, getCheckoutSession, type CheckoutSession, type CheckoutSessionInput } from '../services/checkout.js';
+import {
+  cancelCheckoutSession,
+  createCheckoutSession,
+  createCheckoutSessionIdempotently,
+  getCheckoutSession,
+  type CheckoutSession,
+  type CheckoutSessionInput,
+} from '../services/checkout.js';
 import { contractParameter, contractSchema } from './schemas.js';
 import { jsonSchemaValidator, registerTool } from './tools.js';
 
@@ -13,7 +20,11 @@ const INSTRUCTIONS =
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId = z.strictObject({ id: contractParameter('CheckoutSessionId').describe('The checkout session id returned by create_checkout_session (prefix cart_).') });
+const sessionId = z.strictObject({
+  id: contractParameter('CheckoutSessionId').describe(
+    'The checkout session id returned by create_checkout_session (prefix cart_).',
+  ),
+});
 
 /** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
 function nextStep(session: CheckoutSession): string[] {
@@ -24,7 +35,9 @@ function nextStep(session: CheckoutSession): string[] {
     ];
   }
   if (session.status === 'canceled') {
-    return ['This session is canceled: nothing was charged, and it can no longer be paid. Create a new session to buy.'];
+    return [
+      'This session is canceled: nothing was charged, and it can no longer be paid. Create a new session to buy.',
+    ];
   }
   return [
     `Nothing has been charged. To buy, a human must open ${session.payment_provider.checkout_url} and pay there; ` +
@@ -43,15 +56,30 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
       'Arguments are those of POST /checkout-sessions: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
       'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
       'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused.',
-    annotations: { title: 'Create a checkout session', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      title: 'Create a checkout session',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     inputSchema: contractSchema('CheckoutSessionCreateRequest').extend({
-      idempotency_key: z.string().min(1).max(255).optional().describe('Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.'),
+      idempotency_key: z
+        .string()
+        .min(1)
+        .max(255)
+        .optional()
+        .describe(
+          'Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.',
+        ),
     }),
     outputSchema: session,
     notes: nextStep,
     run: async ({ idempotency_key: key, ...args }) => {
       const input = args as unknown as CheckoutSessionInput;
-      return key ? (await createCheckoutSessionIdempotently(deps, input, key as string, currentVersion())).session : createCheckoutSession(deps, input);
+      return key
+        ? (await createCheckoutSessionIdempotently(deps, input, key as string, currentVersion())).session
+        : createCheckoutSession(deps, input);
     },
   });
   registerTool(server, log, {
@@ -60,7 +88,13 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
     description:
       'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
       'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
-    annotations: { title: 'Get a checkout session', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      title: 'Get a checkout session',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     inputSchema: sessionId,
     outputSchema: session,
     lookupArgument: 'id',
@@ -70,8 +104,15 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
   registerTool(server, log, {
     name: 'cancel_checkout_session',
     title: 'Cancel a checkout session',
-    description: 'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
-    annotations: { title: 'Cancel a checkout session', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    description:
+      'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
+    annotations: {
+      title: 'Cancel a checkout session',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     inputSchema: sessionId,
     outputSchema: session,
     lookupArgument: 'id',
@@ -81,7 +122,10 @@ function registerCheckoutTools(server: McpServer, deps: Deps): void {
 }
 
 export function createCheckoutServer(deps: Deps): McpServer {
-  const server = new McpServer({ name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' }, { instructions: INSTRUCTIONS, jsonSchemaValidator });
+  const server = new McpServer(
+    { name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' },
+    { instructions: INSTRUCTIONS, jsonSchemaValidator },
+  );
   registerCheckoutTools(server, deps);
   return server;
 }

@@ -20,7 +20,9 @@ let definitions: Record<string, unknown> | undefined;
 function contractDefinitions(): Record<string, unknown> {
   if (!definitions) {
     const { components: bundled } = loadDocument() as { components: { schemas: Record<string, unknown> } };
-    definitions = JSON.parse(JSON.stringify(bundled.schemas).replaceAll('"#/components/schemas/', '"#/$defs/')) as Record<string, unknown>;
+    definitions = JSON.parse(
+      JSON.stringify(bundled.schemas).replaceAll('"#/components/schemas/', '"#/$defs/'),
+    ) as Record<string, unknown>;
   }
   return definitions;
 }
@@ -34,7 +36,11 @@ export function contractSchema<Name extends SchemaName>(name: Name): ContractSch
     const defs = contractDefinitions();
     const component = defs[name];
     if (!component) throw new Error(`The contract has no schema component ${name}; run npm run codegen`);
-    const jsonSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(component as object), $defs: defs };
+    const jsonSchema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      ...(component as object),
+      $defs: defs,
+    };
     schema = z.fromJSONSchema(jsonSchema as JsonSchema);
     // The SDK only lists (and validates against) object schemas; anything else would silently lose its outputSchema.
     if (!(schema instanceof z.ZodObject)) throw new Error(`Schema component ${name} is not an object schema`);
@@ -53,7 +59,9 @@ const parameters = new Map<ParameterName, z.ZodType>();
 export function contractParameter<Name extends ParameterName>(name: Name): z.ZodType<Parameters[Name]> {
   let schema = parameters.get(name);
   if (!schema) {
-    const { components: bundled } = loadDocument() as { components: { parameters: Record<string, { schema?: unknown }> } };
+    const { components: bundled } = loadDocument() as {
+      components: { parameters: Record<string, { schema?: unknown }> };
+    };
     const parameter = bundled.parameters[name];
     if (!parameter?.schema) throw new Error(`The contract has no parameter component ${name}; run npm run codegen`);
     schema = z.fromJSONSchema(parameter.schema as JsonSchema);

@@ -25,12 +25,16 @@ const regionPolicy = z.object({
   countries: z.array(z.object({ iso_2: z.string(), display_name: z.string() })),
   shipping: z.object({
     flat_rate: amount.describe('Charged once per order unless the order ships free.'),
-    free_shipping_threshold: amount.nullable().describe('Orders whose goods total after discounts reaches this amount ship free; null: never free.'),
+    free_shipping_threshold: amount
+      .nullable()
+      .describe('Orders whose goods total after discounts reaches this amount ship free; null: never free.'),
     summary: z.string(),
   }),
   tax: z.object({
     rate_percent: z.number().describe('Tax rate in percent, added at checkout.'),
-    prices_include_tax: z.boolean().describe('Whether catalog prices include tax (they do not: tax is added at checkout).'),
+    prices_include_tax: z
+      .boolean()
+      .describe('Whether catalog prices include tax (they do not: tax is added at checkout).'),
     summary: z.string(),
   }),
 });
@@ -53,7 +57,10 @@ function formatted(minor: number, currency: string): string {
 
 function shippingOf(region: RegionRow): z.output<typeof regionPolicy>['shipping'] {
   const { currency_code: currency, shipping_amount: rate, free_shipping_threshold: threshold } = region;
-  const free = threshold === null ? 'There is no free-shipping threshold.' : `Free when the goods total after discounts reaches ${formatted(threshold, currency)}.`;
+  const free =
+    threshold === null
+      ? 'There is no free-shipping threshold.'
+      : `Free when the goods total after discounts reaches ${formatted(threshold, currency)}.`;
   return {
     flat_rate: inMajorUnits(rate, currency),
     free_shipping_threshold: threshold === null ? null : inMajorUnits(threshold, currency),
@@ -81,7 +88,9 @@ export async function storePolicies(db: Db, regionId: string | undefined): Promi
         region_id: region.id,
         name: region.name,
         currency_code: region.currency_code,
-        countries: countries.filter((country) => country.region_id === region.id).map(({ iso_2, display_name }) => ({ iso_2, display_name })),
+        countries: countries
+          .filter((country) => country.region_id === region.id)
+          .map(({ iso_2, display_name }) => ({ iso_2, display_name })),
         shipping: shippingOf(region),
         tax: taxOf(region),
       })),

@@ -36,8 +36,13 @@ function failureMessage(error: DomainError, lookupArgument: string | undefined):
 }
 
 /** isError results carry no structuredContent: clients would validate it against the success schema and throw. */
-function errorResult(error: unknown, definition: ToolDefinition<z.ZodObject, z.ZodObject>, log: Logger): CallToolResult {
-  if (error instanceof DomainError) return { isError: true, content: [text(failureMessage(error, definition.lookupArgument))] };
+function errorResult(
+  error: unknown,
+  definition: ToolDefinition<z.ZodObject, z.ZodObject>,
+  log: Logger,
+): CallToolResult {
+  if (error instanceof DomainError)
+    return { isError: true, content: [text(failureMessage(error, definition.lookupArgument))] };
   if (isDatabaseUnavailable(error)) {
     log.warn({ err: error, tool: definition.name }, 'MCP tool failed: database unavailable');
     return { isError: true, content: [text('The store is temporarily unavailable. Transient: retry with backoff.')] };
@@ -54,16 +59,29 @@ function nulCharacterAt(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (Array.isArray(value)) return value.map((item, index) => nulCharacterAt(item, `${path}[${index}]`)).find(Boolean);
   if (value !== null && typeof value === 'object') {
-    return Object.entries(value).map(([key, item]) => nulCharacterAt(item, path ? `${path}.${key}` : key)).find(Boolean);
+    return Object.entries(value)
+      .map(([key, item]) => nulCharacterAt(item, path ? `${path}.${key}` : key))
+      .find(Boolean);
   }
   return undefined;
 }
 
-async function runTool(definition: ToolDefinition<z.ZodObject, z.ZodObject>, args: unknown, log: Logger): Promise<CallToolResult> {
+async function runTool(
+  definition: ToolDefinition<z.ZodObject, z.ZodObject>,
+  args: unknown,
+  log: Logger,
+): Promise<CallToolResult> {
   const nul = nulCharacterAt(args, '');
-  if (nul) return { isError: true, content: [text(`Argument ${nul}: must not contain the NUL character (U+0000). Remove it and call again.`)] };
+  if (nul)
+    return {
+      isError: true,
+      content: [text(`Argument ${nul}: must not contain the NUL character (U+0000). Remove it and call again.`)],
+    };
   try {
-    const output = definition.outputSchema.parse(await definition.run(args as z.output<z.ZodObject>)) as Record<string, unknown>;
+    const output = definition.outputSchema.parse(await definition.run(args as z.output<z.ZodObject>)) as Record<
+      string,
+      unknown
+    >;
     const notes = definition.notes?.(output) ?? [];
     return { structuredContent: output, content: [text(JSON.stringify(output)), ...notes.map(text)] };
   } catch (error) {
@@ -77,9 +95,15 @@ async function runTool(definition: ToolDefinition<z.ZodObject, z.ZodObject>, arg
  */
 export const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-export function registerTool<In extends z.ZodObject, Out extends z.ZodObject>(server: McpServer, log: Logger, definition: ToolDefinition<In, Out>): void {
+export function registerTool<In extends z.ZodObject, Out extends z.ZodObject>(
+  server: McpServer,
+  log: Logger,
+  definition: ToolDefinition<In, Out>,
+): void {
   // Typed once here, where the definition is built; the SDK's conditional callback type cannot follow a generic schema.
   const erased = definition as unknown as ToolDefinition<z.ZodObject, z.ZodObject>;
   const { name, title, description, annotations, inputSchema, outputSchema } = erased;
-  server.registerTool(name, { title, description, annotations, inputSchema, outputSchema }, (args) => runTool(erased, args, log));
+  server.registerTool(name, { title, description, annotations, inputSchema, outputSchema }, (args) =>
+    runTool(erased, args, log),
+  );
 }

@@ -88,7 +88,8 @@ function negotiateProtocolVersion(message: unknown): void {
   if (typeof message !== 'object' || message === null) return;
   const { method, params } = message as { method?: unknown; params?: { protocolVersion?: unknown } };
   if (method !== 'initialize' || typeof params !== 'object' || params === null) return;
-  if (!ACCEPTED_PROTOCOL_VERSIONS.includes(params.protocolVersion as string)) params.protocolVersion = NEGOTIATED_PROTOCOL_VERSION;
+  if (!ACCEPTED_PROTOCOL_VERSIONS.includes(params.protocolVersion as string))
+    params.protocolVersion = NEGOTIATED_PROTOCOL_VERSION;
 }
 
 /** Clients that send no Accept, or one that admits JSON, are served; the SDK insists on a literal list. */
@@ -105,11 +106,21 @@ export function admit(ctx: AppContext, deps: Deps): boolean {
     throw new MethodNotAllowed(ctx.method, ctx.path, ['POST']);
   }
   if (!originAllowed(ctx, deps.config.mcpAllowedOrigins)) {
-    reject(ctx, 403, TRANSPORT_ERROR, `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`);
+    reject(
+      ctx,
+      403,
+      TRANSPORT_ERROR,
+      `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`,
+    );
     return false;
   }
   if (!protocolVersionAccepted(ctx)) {
-    reject(ctx, 400, TRANSPORT_ERROR, `Unsupported MCP-Protocol-Version ${ctx.get('MCP-Protocol-Version')}; supported: ${ACCEPTED_PROTOCOL_VERSIONS.join(', ')}.`);
+    reject(
+      ctx,
+      400,
+      TRANSPORT_ERROR,
+      `Unsupported MCP-Protocol-Version ${ctx.get('MCP-Protocol-Version')}; supported: ${ACCEPTED_PROTOCOL_VERSIONS.join(', ')}.`,
+    );
     return false;
   }
   // Checked before the body is read (the SDK checks it too, but only after our parse), so the order of answers is fixed.
@@ -138,11 +149,21 @@ export async function readMessage(ctx: AppContext): Promise<object | undefined> 
     return undefined;
   }
   if (Array.isArray(parsed.value)) {
-    reject(ctx, 400, INVALID_REQUEST, `JSON-RPC batches are not supported in protocol ${NEGOTIATED_PROTOCOL_VERSION}; send one message per request.`);
+    reject(
+      ctx,
+      400,
+      INVALID_REQUEST,
+      `JSON-RPC batches are not supported in protocol ${NEGOTIATED_PROTOCOL_VERSION}; send one message per request.`,
+    );
     return undefined;
   }
   if (typeof parsed.value !== 'object' || parsed.value === null || exceedsDepth(parsed.value)) {
-    reject(ctx, 400, INVALID_REQUEST, 'Invalid request: send one JSON-RPC 2.0 message object, nested at most 32 levels deep.');
+    reject(
+      ctx,
+      400,
+      INVALID_REQUEST,
+      'Invalid request: send one JSON-RPC 2.0 message object, nested at most 32 levels deep.',
+    );
     return undefined;
   }
   return parsed.value;
@@ -155,7 +176,9 @@ async function dispatch(ctx: AppContext, deps: Deps, createServer: McpServerFact
   transport.onerror = (error) => ctx.state.log.info({ err: error.message }, 'MCP request refused by the transport');
   ctx.res.on('close', () => {
     // Once the response is done, nothing may outlive the request; a failing close must not become an unhandled rejection.
-    Promise.all([transport.close(), server.close()]).catch((error: unknown) => ctx.state.log.warn({ err: error }, 'closing an MCP server failed'));
+    Promise.all([transport.close(), server.close()]).catch((error: unknown) =>
+      ctx.state.log.warn({ err: error }, 'closing an MCP server failed'),
+    );
   });
   await server.connect(transport);
   ctx.respond = false; // the transport writes the response; the headers set so far (rate limit, request id) go with it

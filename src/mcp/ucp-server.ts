@@ -19,11 +19,17 @@ const PROTOCOL_ERROR = -32000;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
 const INTERNAL_ERROR = -32603;
-const NEGOTIATION_CODES = new Set(['invalid_profile_url', 'profile_unreachable', 'profile_malformed', 'version_unsupported']);
+const NEGOTIATION_CODES = new Set([
+  'invalid_profile_url',
+  'profile_unreachable',
+  'profile_malformed',
+  'version_unsupported',
+]);
 
 const meta = (required: string[]) => ({
   type: 'object',
-  description: 'Request metadata: `ucp-agent.profile` (the platform profile URL, as the UCP-Agent header) and `idempotency-key` (a UUID, as the Idempotency-Key header).',
+  description:
+    'Request metadata: `ucp-agent.profile` (the platform profile URL, as the UCP-Agent header) and `idempotency-key` (a UUID, as the Idempotency-Key header).',
   required,
   properties: {
     'ucp-agent': { type: 'object', required: ['profile'], properties: { profile: { type: 'string', format: 'uri' } } },
@@ -42,8 +48,16 @@ interface ToolDefinition {
 const TOOLS: Record<string, ToolDefinition> = {
   create_checkout: {
     op: 'create',
-    description: 'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country and discounts.codes. Payment is a human hand-off at continue_url.',
-    inputSchema: { type: 'object', required: ['meta', 'checkout'], properties: { meta: meta(['ucp-agent']), checkout: checkout('The create request (shopping/checkout.json, create fields).') } },
+    description:
+      'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country and discounts.codes. Payment is a human hand-off at continue_url.',
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'checkout'],
+      properties: {
+        meta: meta(['ucp-agent']),
+        checkout: checkout('The create request (shopping/checkout.json, create fields).'),
+      },
+    },
   },
   get_checkout: {
     op: 'get',
@@ -52,22 +66,48 @@ const TOOLS: Record<string, ToolDefinition> = {
   },
   update_checkout: {
     op: 'update',
-    description: 'Replace a checkout: line_items (known line ids are kept), buyer and discounts.codes; absent buyer or codes are cleared.',
-    inputSchema: { type: 'object', required: ['meta', 'id', 'checkout'], properties: { meta: meta(['ucp-agent']), id, checkout: checkout('The update request; without an id (the id is the tool argument).') } },
+    description:
+      'Replace a checkout: line_items (known line ids are kept), buyer and discounts.codes; absent buyer or codes are cleared.',
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'id', 'checkout'],
+      properties: {
+        meta: meta(['ucp-agent']),
+        id,
+        checkout: checkout('The update request; without an id (the id is the tool argument).'),
+      },
+    },
   },
   complete_checkout: {
     op: 'complete',
-    description: 'Ask to complete a checkout. This store never takes payment through the API: the answer is the checkout, requires_escalation, with its continue_url.',
-    inputSchema: { type: 'object', required: ['meta', 'id', 'checkout'], properties: { meta: meta(['ucp-agent', 'idempotency-key']), id, checkout: checkout('The complete request, with payment.') } },
+    description:
+      'Ask to complete a checkout. This store never takes payment through the API: the answer is the checkout, requires_escalation, with its continue_url.',
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'id', 'checkout'],
+      properties: {
+        meta: meta(['ucp-agent', 'idempotency-key']),
+        id,
+        checkout: checkout('The complete request, with payment.'),
+      },
+    },
   },
   cancel_checkout: {
     op: 'cancel',
     description: 'Cancel a checkout (final).',
-    inputSchema: { type: 'object', required: ['meta', 'id'], properties: { meta: meta(['ucp-agent', 'idempotency-key']), id } },
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'id'],
+      properties: { meta: meta(['ucp-agent', 'idempotency-key']), id },
+    },
   },
 };
 
-const OUTPUT_SCHEMA = { type: 'object', description: "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers." };
+const OUTPUT_SCHEMA = {
+  type: 'object',
+  description:
+    "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers.",
+};
 
 type JsonRpcId = string | number | null;
 
@@ -89,9 +129,22 @@ function send(ctx: AppContext, status: number, payload: object): void {
 }
 
 /** A UCP protocol error (thrown, or answered and stored) as the JSON-RPC error of A.10, with the REST status. */
-function rpcErrorOf(status: number, body: { code: string; content: string; path?: string; continue_url?: string }, retryAfter?: string): RpcError {
-  const code = NEGOTIATION_CODES.has(body.code) ? NEGOTIATION_ERROR : status === 400 ? INVALID_PARAMS : status >= 500 && status !== 503 ? INTERNAL_ERROR : PROTOCOL_ERROR;
-  return new RpcError(status, code, body.content, { ...body, ...(retryAfter ? { retry_after: Number(retryAfter) } : {}) });
+function rpcErrorOf(
+  status: number,
+  body: { code: string; content: string; path?: string; continue_url?: string },
+  retryAfter?: string,
+): RpcError {
+  const code = NEGOTIATION_CODES.has(body.code)
+    ? NEGOTIATION_ERROR
+    : status === 400
+      ? INVALID_PARAMS
+      : status >= 500 && status !== 503
+        ? INTERNAL_ERROR
+        : PROTOCOL_ERROR;
+  return new RpcError(status, code, body.content, {
+    ...body,
+    ...(retryAfter ? { retry_after: Number(retryAfter) } : {}),
+  });
 }
 
 function invalidParams(content: string, path: string): RpcError {
@@ -109,20 +162,31 @@ function checkedArguments(ctx: AppContext, name: string, tool: ToolDefinition, a
   const error = firstSchemaError(schemaByRef(`ucp-mcp:${name}`, tool.inputSchema), args ?? {});
   if (error) {
     const segments = error.instancePath.split('/').slice(1);
-    const missing = error.keyword === 'required' ? [String((error.params as { missingProperty: string }).missingProperty)] : [];
+    const missing =
+      error.keyword === 'required' ? [String((error.params as { missingProperty: string }).missingProperty)] : [];
     const path = jsonPath([...segments, ...missing]);
     throw invalidParams(`Invalid arguments: ${path} ${error.message ?? 'is invalid'}.`, path);
   }
   const checked = args as ToolArguments;
   const key = checked.meta['idempotency-key'];
-  if (tool.op === 'update' && checked.checkout && 'id' in checked.checkout) throw invalidParams('checkout.id must not be sent: the checkout is named by the id argument.', '$.checkout.id');
+  if (tool.op === 'update' && checked.checkout && 'id' in checked.checkout)
+    throw invalidParams('checkout.id must not be sent: the checkout is named by the id argument.', '$.checkout.id');
   const header = ctx.get('Idempotency-Key');
-  if (header && header !== key) throw invalidParams('The Idempotency-Key header and meta["idempotency-key"] disagree; send one key.', "$.meta['idempotency-key']");
-  if (key !== undefined && !isUuid(key)) throw invalidParams('meta["idempotency-key"] must be a UUID.', "$.meta['idempotency-key']");
+  if (header && header !== key)
+    throw invalidParams(
+      'The Idempotency-Key header and meta["idempotency-key"] disagree; send one key.',
+      "$.meta['idempotency-key']",
+    );
+  if (key !== undefined && !isUuid(key))
+    throw invalidParams('meta["idempotency-key"] must be a UUID.', "$.meta['idempotency-key']");
   return checked;
 }
 
-async function callTool(ctx: AppContext, execute: (execution: UcpExecution) => Promise<UcpAnswer>, params: { name?: unknown; arguments?: unknown }): Promise<object> {
+async function callTool(
+  ctx: AppContext,
+  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
+  params: { name?: unknown; arguments?: unknown },
+): Promise<object> {
   const name = String(params?.name);
   const tool = TOOLS[name];
   if (!tool) throw invalidParams(`Unknown tool ${name}; the tools are ${Object.keys(TOOLS).join(', ')}.`, '$.name');
@@ -131,32 +195,51 @@ async function callTool(ctx: AppContext, execute: (execution: UcpExecution) => P
   const key = args.meta['idempotency-key'];
   // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
   const { meta: _meta, ...hashed } = args;
-  const idempotency = key === undefined ? undefined : { key, scope: `ucp-mcp|${profileUrl}|${name} ${args.id ?? ''}`, hashed };
+  const idempotency =
+    key === undefined ? undefined : { key, scope: `ucp-mcp|${profileUrl}|${name} ${args.id ?? ''}`, hashed };
   let answer: UcpAnswer;
   try {
     answer = await execute({ profileUrl, op: tool.op, id: args.id, body: args.checkout, idempotency });
   } catch (error) {
-    if (error instanceof ProtocolError) throw rpcErrorOf(error.status, { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}) }, error.options.headers?.['Retry-After']);
+    if (error instanceof ProtocolError)
+      throw rpcErrorOf(
+        error.status,
+        { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}) },
+        error.options.headers?.['Retry-After'],
+      );
     throw error;
   }
   const { response } = answer;
-  if (response.status >= 300) throw rpcErrorOf(response.status, JSON.parse(response.body), response.headers['Retry-After']);
-  return { structuredContent: JSON.parse(response.body), content: [{ type: 'text', text: response.body }], isError: false };
+  if (response.status >= 300)
+    throw rpcErrorOf(response.status, JSON.parse(response.body), response.headers['Retry-After']);
+  return {
+    structuredContent: JSON.parse(response.body),
+    content: [{ type: 'text', text: response.body }],
+    isError: false,
+  };
 }
 
 function initializeResult(params: { protocolVersion?: unknown } | undefined): object {
   const requested = params?.protocolVersion;
   return {
-    protocolVersion: typeof requested === 'string' && ACCEPTED_PROTOCOL_VERSIONS.includes(requested) ? requested : NEGOTIATED_PROTOCOL_VERSION,
+    protocolVersion:
+      typeof requested === 'string' && ACCEPTED_PROTOCOL_VERSIONS.includes(requested)
+        ? requested
+        : NEGOTIATED_PROTOCOL_VERSION,
     capabilities: { tools: {} },
     serverInfo: { name: 'storefront-ucp', version: '2026-04-08' },
   };
 }
 
 /** Serves one JSON-RPC message on /ucp/mcp. */
-export async function serveUcpMcp(ctx: AppContext, deps: Deps, execute: (execution: UcpExecution) => Promise<UcpAnswer>): Promise<void> {
+export async function serveUcpMcp(
+  ctx: AppContext,
+  deps: Deps,
+  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
+): Promise<void> {
   if (!admit(ctx, deps)) return;
-  const message = (await readMessage(ctx)) as { id?: JsonRpcId; method?: unknown; params?: Record<string, unknown> } | undefined;
+  const message = (await readMessage(ctx)) as
+    { id?: JsonRpcId; method?: unknown; params?: Record<string, unknown> } | undefined;
   if (!message) return;
   if (message.id === undefined) {
     ctx.status = 202; // a notification: nothing to answer
@@ -170,7 +253,17 @@ export async function serveUcpMcp(ctx: AppContext, deps: Deps, execute: (executi
       case 'ping':
         return send(ctx, 200, { id, result: {} });
       case 'tools/list':
-        return send(ctx, 200, { id, result: { tools: Object.entries(TOOLS).map(([name, tool]) => ({ name, description: tool.description, inputSchema: tool.inputSchema, outputSchema: OUTPUT_SCHEMA })) } });
+        return send(ctx, 200, {
+          id,
+          result: {
+            tools: Object.entries(TOOLS).map(([name, tool]) => ({
+              name,
+              description: tool.description,
+              inputSchema: tool.inputSchema,
+              outputSchema: OUTPUT_SCHEMA,
+            })),
+          },
+        });
       case 'tools/call':
         return send(ctx, 200, { id, result: await callTool(ctx, execute, message.params ?? {}) });
       default:
@@ -179,6 +272,9 @@ export async function serveUcpMcp(ctx: AppContext, deps: Deps, execute: (executi
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
     if (error.data?.retry_after !== undefined) ctx.set('Retry-After', String(error.data.retry_after));
-    send(ctx, error.status, { id, error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) } });
+    send(ctx, error.status, {
+      id,
+      error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
+    });
   }
 }

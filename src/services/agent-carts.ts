@@ -7,12 +7,27 @@ import type { Knex } from 'knex';
 import type { components } from '../../codegen/types.js';
 import type { Db } from '../db/knex.js';
 import * as carts from '../db/repositories/carts.js';
-import { BODY_ITEM, checkAvailable, pathUnder, referenceOf, variantOf, type ItemInput, type ItemPath } from '../domain/cart-items.js';
+import {
+  BODY_ITEM,
+  checkAvailable,
+  pathUnder,
+  referenceOf,
+  variantOf,
+  type ItemInput,
+  type ItemPath,
+} from '../domain/cart-items.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession, type CheckoutSessionInput } from './checkout.js';
+import {
+  candidateVariants,
+  getCheckoutSession,
+  newCart,
+  presentCart,
+  type CheckoutSession,
+  type CheckoutSessionInput,
+} from './checkout.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
 
@@ -23,11 +38,16 @@ function cartNotFound(id: string): NotFound {
 }
 
 function lineNotFound(cartId: string, lineId: string): NotFound {
-  return new NotFound(`Cart ${cartId} has no line ${lineId}; its line ids are in line_items[].id.`, { param: 'line_id' });
+  return new NotFound(`Cart ${cartId} has no line ${lineId}; its line ids are in line_items[].id.`, {
+    param: 'line_id',
+  });
 }
 
 function cartNotOpen(cart: carts.CartRow): Conflict {
-  const what = cart.status === 'canceled' ? 'became a checkout session that was cancelled' : 'became a checkout session and can no longer be changed';
+  const what =
+    cart.status === 'canceled'
+      ? 'became a checkout session that was cancelled'
+      : 'became a checkout session and can no longer be changed';
   return new Conflict('cart_not_open', `Cart ${cart.id} ${what}; create a new cart with POST /agent/carts.`);
 }
 
@@ -38,7 +58,10 @@ function cartNotOpen(cart: carts.CartRow): Conflict {
 function lineUnavailable(error: unknown, lineId: string): unknown {
   if (!(error instanceof BadRequest)) return error;
   const fix = `Change or remove line ${lineId} (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.`;
-  return new Conflict('line_item_unavailable', `${error.message} ${fix}`, undefined, { param: error.param, details: error.details });
+  return new Conflict('line_item_unavailable', `${error.message} ${fix}`, undefined, {
+    param: error.param,
+    details: error.details,
+  });
 }
 
 /** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
@@ -47,7 +70,12 @@ async function present(deps: Deps, cart: carts.CartRow): Promise<AgentCart> {
   return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
 }
 
-async function requireCart(db: Db, id: string, clientId: string, options: { forUpdate?: boolean } = {}): Promise<carts.CartRow> {
+async function requireCart(
+  db: Db,
+  id: string,
+  clientId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<carts.CartRow> {
   const cart = await carts.findClientCart(db, id, clientId, options);
   if (!cart) throw cartNotFound(id);
   return cart;
@@ -60,9 +88,17 @@ function requireLine(cart: carts.CartRow, lines: carts.StoredLine[], lineId: str
 }
 
 /** The variants the items name, in order, with their stock and their price in the cart's region, and its currency. */
-async function variantsInCart(trx: Knex.Transaction, cart: carts.CartRow, items: Array<{ item: ItemInput; at: ItemPath }>) {
+async function variantsInCart(
+  trx: Knex.Transaction,
+  cart: carts.CartRow,
+  items: Array<{ item: ItemInput; at: ItemPath }>,
+) {
   const region = await resolveRegion(trx, cart.region_id);
-  const candidates = await candidateVariants(trx, items.map(({ item, at }) => referenceOf(item, at)), region);
+  const candidates = await candidateVariants(
+    trx,
+    items.map(({ item, at }) => referenceOf(item, at)),
+    region,
+  );
   return { variants: items.map(({ item, at }) => variantOf(item, at, candidates)), currencyCode: region.currency_code };
 }
 
@@ -87,8 +123,15 @@ async function changeOpenCart(deps: Deps, clientId: string, id: string, change: 
 /** Every line must still be buyable as it stands, by the rules of creating a session: stock may have fallen since. */
 async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): Promise<void> {
   const lines = await carts.listLineRows(trx, cart.id);
-  if (!lines.length) throw new Conflict('cart_empty', `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`);
-  const named = lines.map((line, index) => ({ item: { variant_id: line.variant_id }, at: pathUnder(`line_items[${index}]`) }));
+  if (!lines.length)
+    throw new Conflict(
+      'cart_empty',
+      `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`,
+    );
+  const named = lines.map((line, index) => ({
+    item: { variant_id: line.variant_id },
+    at: pathUnder(`line_items[${index}]`),
+  }));
   const { variants, currencyCode } = await variantsInCart(trx, cart, named);
   lines.forEach((line, index) => {
     try {
@@ -122,7 +165,13 @@ export function addLineItem(deps: Deps, clientId: string, id: string, item: Item
   });
 }
 
-export function updateLineItem(deps: Deps, clientId: string, id: string, lineId: string, quantity: number): Promise<AgentCart> {
+export function updateLineItem(
+  deps: Deps,
+  clientId: string,
+  id: string,
+  lineId: string,
+  quantity: number,
+): Promise<AgentCart> {
   return changeOpenCart(deps, clientId, id, async (trx, cart, lines) => {
     const line = requireLine(cart, lines, lineId);
     const { variant, currencyCode } = await variantOfBody(trx, cart, { variant_id: line.variant_id });
@@ -133,14 +182,20 @@ export function updateLineItem(deps: Deps, clientId: string, id: string, lineId:
 
 /** Removing the last line is allowed: the cart stays open, empty and priced at zero, ready for new lines. */
 export function removeLineItem(deps: Deps, clientId: string, id: string, lineId: string): Promise<AgentCart> {
-  return changeOpenCart(deps, clientId, id, (trx, cart, lines) => carts.deleteLine(trx, requireLine(cart, lines, lineId).id));
+  return changeOpenCart(deps, clientId, id, (trx, cart, lines) =>
+    carts.deleteLine(trx, requireLine(cart, lines, lineId).id),
+  );
 }
 
 /**
  * Turns an open cart into the checkout session with its id. Repeating it (a retry after a lost answer) changes nothing
  * and answers the session as it stands (`created: false`); a cancelled session cannot be reopened.
  */
-export async function checkOut(deps: Deps, clientId: string, id: string): Promise<{ session: CheckoutSession; created: boolean }> {
+export async function checkOut(
+  deps: Deps,
+  clientId: string,
+  id: string,
+): Promise<{ session: CheckoutSession; created: boolean }> {
   const created = await deps.db.transaction(async (trx) => {
     const cart = await requireCart(trx, id, clientId, { forUpdate: true });
     if (cart.status === 'ready_for_payment' || cart.status === 'completed') return false;

@@ -22,7 +22,9 @@ export interface AgentProductQuery {
 }
 
 function unknownFilter(param: string, value: string, listing: string): BadRequest {
-  return new BadRequest('invalid_parameter', `Unknown ${param} "${value}"; use an id or handle from ${listing}.`, { param });
+  return new BadRequest('invalid_parameter', `Unknown ${param} "${value}"; use an id or handle from ${listing}.`, {
+    param,
+  });
 }
 
 /** The ids the filters allow, or undefined when no filter narrows the catalogue. */
@@ -31,7 +33,8 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
   const search: repo.ProductSearch = { q: query.q };
   if (query.collection !== undefined) {
     search.collectionId = await repo.findCollectionId(db, query.collection);
-    if (search.collectionId === undefined) throw unknownFilter('collection', query.collection, 'GET /agent/collections');
+    if (search.collectionId === undefined)
+      throw unknownFilter('collection', query.collection, 'GET /agent/collections');
   }
   if (query.category !== undefined) {
     search.categoryIds = await repo.findCategoryTreeIds(db, query.category);
@@ -42,16 +45,27 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
 
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
   const id = await repo.findProductId(db, idOrHandle);
-  if (id === undefined) throw new NotFound(`No product with id or handle "${idOrHandle}"; list products with GET /agent/products.`);
+  if (id === undefined)
+    throw new NotFound(`No product with id or handle "${idOrHandle}"; list products with GET /agent/products.`);
   return id;
 }
 
 export async function listProducts(db: Db, query: AgentProductQuery): Promise<Schemas['ProductList']> {
   const ids = await filteredProductIds(db, query);
-  return catalog.listProducts(db, { ids, limit: query.limit, offset: query.offset, regionId: query.regionId, fields: PRICES_AND_STOCK });
+  return catalog.listProducts(db, {
+    ids,
+    limit: query.limit,
+    offset: query.offset,
+    regionId: query.regionId,
+    fields: PRICES_AND_STOCK,
+  });
 }
 
-export async function getProduct(db: Db, idOrHandle: string, regionId: string | undefined): Promise<Schemas['Product']> {
+export async function getProduct(
+  db: Db,
+  idOrHandle: string,
+  regionId: string | undefined,
+): Promise<Schemas['Product']> {
   const id = await requireProductId(db, idOrHandle);
   return catalog.getProduct(db, id, { regionId, fields: PRICES_AND_STOCK });
 }

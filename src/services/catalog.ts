@@ -22,30 +22,62 @@ export interface ProductQuery {
  * The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake.
  * Regions (currency, tax rate, shipping terms) change rarely: like every catalogue query, they are kept 60 s.
  */
-export async function resolveRegion(db: Db, regionId: string | undefined, param = 'region_id'): Promise<repo.RegionRow> {
+export async function resolveRegion(
+  db: Db,
+  regionId: string | undefined,
+  param = 'region_id',
+): Promise<repo.RegionRow> {
   const region = await cachedQuery(db, `region:${regionId ?? ''}`, () => repo.findRegion(db, regionId));
   if (!region) {
     throw new BadRequest('invalid_parameter', `Unknown region "${regionId}".`, {
       param,
-      resolution: 'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
+      resolution:
+        'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
     });
   }
   return region;
 }
 
-async function productsWithVariants(db: Db, rows: repo.ProductRow[], selection: FieldSelection, region: repo.RegionRow): Promise<Product[]> {
-  const variants = selection.variants ? await repo.listVariantRows(db, rows.map((row) => row.id), region.id) : [];
-  return rows.map((row) => shapeProduct(row, variants.filter((variant) => variant.product_id === row.id), selection, region));
+async function productsWithVariants(
+  db: Db,
+  rows: repo.ProductRow[],
+  selection: FieldSelection,
+  region: repo.RegionRow,
+): Promise<Product[]> {
+  const variants = selection.variants
+    ? await repo.listVariantRows(
+        db,
+        rows.map((row) => row.id),
+        region.id,
+      )
+    : [];
+  return rows.map((row) =>
+    shapeProduct(
+      row,
+      variants.filter((variant) => variant.product_id === row.id),
+      selection,
+      region,
+    ),
+  );
 }
 
 export async function listProducts(db: Db, query: ProductQuery): Promise<Schemas['ProductList']> {
   const selection = parseFieldSelection(query.fields);
   const region = await resolveRegion(db, query.regionId);
   const filter = { handle: query.handle, ids: query.ids };
-  return cachedQuery(db, `products:${JSON.stringify([filter, query.limit, query.offset, region.id, query.fields])}`, async () => {
-    const { rows, count } = await repo.listProductRows(db, filter, query);
-    return { products: await productsWithVariants(db, rows, selection, region), count, offset: query.offset, limit: query.limit };
-  });
+  return cachedQuery(
+    db,
+    `products:${JSON.stringify([filter, query.limit, query.offset, region.id, query.fields])}`,
+    async () => {
+      const { rows, count } = await repo.listProductRows(db, filter, query);
+      return {
+        products: await productsWithVariants(db, rows, selection, region),
+        count,
+        offset: query.offset,
+        limit: query.limit,
+      };
+    },
+  );
 }
 
 export async function getProduct(db: Db, id: string, query: { regionId?: string; fields?: string }): Promise<Product> {
@@ -73,11 +105,15 @@ export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
       id: region.id,
       name: region.name,
       currency_code: region.currency_code,
-      countries: countries.filter((country) => country.region_id === region.id).map(({ iso_2, display_name }) => ({ iso_2, display_name })),
+      countries: countries
+        .filter((country) => country.region_id === region.id)
+        .map(({ iso_2, display_name }) => ({ iso_2, display_name })),
     })),
   };
 }
 
 export async function listCollections(db: Db, handle: string | undefined): Promise<Schemas['CollectionList']> {
-  return { collections: await cachedQuery(db, `collections:${handle ?? ''}`, () => repo.listCollectionRows(db, handle)) };
+  return {
+    collections: await cachedQuery(db, `collections:${handle ?? ''}`, () => repo.listCollectionRows(db, handle)),
+  };
 }

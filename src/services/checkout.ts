@@ -6,21 +6,53 @@ import { findOrderBySession, type OrderWithLines } from '../db/repositories/orde
 import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
 import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
-import { itemPath, referenceOf, resolveLines, type ItemInput, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
-import { checkoutUrlFor, toCheckoutSession, type CheckoutSession, type PaidSession, type SessionMessage } from '../domain/checkout-session.js';
+import {
+  itemPath,
+  referenceOf,
+  resolveLines,
+  type ItemInput,
+  type ItemReference,
+  type RequestedLine,
+} from '../domain/cart-items.js';
+import {
+  checkoutUrlFor,
+  toCheckoutSession,
+  type CheckoutSession,
+  type PaidSession,
+  type SessionMessage,
+} from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
 import type { Quote } from '../domain/orders.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
-import { applyPromoCodes, canonicalCode, type AppliedPromotion, type PromoMessage, type Promotion } from '../domain/promotions.js';
+import {
+  applyPromoCodes,
+  canonicalCode,
+  type AppliedPromotion,
+  type PromoMessage,
+  type Promotion,
+} from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import { claimIdempotencyKey, idempotentResultStatement, releaseIdempotencyKey, whileClaimed, type IdempotentRequest } from './idempotency.js';
+import {
+  claimIdempotencyKey,
+  idempotentResultStatement,
+  releaseIdempotencyKey,
+  whileClaimed,
+  type IdempotentRequest,
+} from './idempotency.js';
 import { cachedQuery } from './query-cache.js';
 
 export type { CheckoutSession };
 
-const PROMO_ALIASES = ['promo_codes', 'promo_code', 'discount_code', 'discount_codes', 'coupon_code', 'coupon_codes'] as const;
+const PROMO_ALIASES = [
+  'promo_codes',
+  'promo_code',
+  'discount_code',
+  'discount_codes',
+  'coupon_code',
+  'coupon_codes',
+] as const;
 
 export interface CheckoutSessionInput {
   items: ItemInput[];
@@ -71,11 +103,23 @@ export interface NewCart {
 }
 
 /** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
-export async function newCart(deps: Deps, input: CheckoutSessionInput, owner: Pick<carts.CartRow, 'status' | 'client_id'>): Promise<NewCart> {
+export async function newCart(
+  deps: Deps,
+  input: CheckoutSessionInput,
+  owner: Pick<carts.CartRow, 'status' | 'client_id'>,
+): Promise<NewCart> {
   const region = await resolveRegion(deps.db, input.region_id, 'region_id');
   const requested = await resolveItems(deps, input.items, region);
   const now = new Date(deps.now());
-  const cart = { id: newId('cart'), region_id: region.id, ...owner, buyer_email: input.buyer?.email ?? null, promo_codes: requestedPromoCodes(input), created_at: now, updated_at: now };
+  const cart = {
+    id: newId('cart'),
+    region_id: region.id,
+    ...owner,
+    buyer_email: input.buyer?.email ?? null,
+    promo_codes: requestedPromoCodes(input),
+    created_at: now,
+    updated_at: now,
+  };
   const lines = requested.map(({ variant, quantity }) => ({ id: newId('cali'), variant_id: variant.id, quantity }));
   return { region, requested, cart, lines };
 }
@@ -97,25 +141,57 @@ function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promo
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
-function priceWithPromotions(deps: Deps, lines: LineToPrice[], region: RegionRow, codes: string[], stored: Map<string, Promotion>): { priced: PricedCart; applied: string[]; promotion: AppliedPromotion | null; messages: PromoMessage[] } {
+function priceWithPromotions(
+  deps: Deps,
+  lines: LineToPrice[],
+  region: RegionRow,
+  codes: string[],
+  stored: Map<string, Promotion>,
+): { priced: PricedCart; applied: string[]; promotion: AppliedPromotion | null; messages: PromoMessage[] } {
   const subtotal = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
-  const outcome = applyPromoCodes(codes, stored, { now: new Date(deps.now()), currencyCode: region.currency_code, subtotal });
-  return { priced: priceCart(lines, regionTerms(region), outcome.applied), applied: outcome.applied ? [outcome.applied.code] : [], promotion: outcome.applied, messages: outcome.messages };
+  const outcome = applyPromoCodes(codes, stored, {
+    now: new Date(deps.now()),
+    currencyCode: region.currency_code,
+    subtotal,
+  });
+  return {
+    priced: priceCart(lines, regionTerms(region), outcome.applied),
+    applied: outcome.applied ? [outcome.applied.code] : [],
+    promotion: outcome.applied,
+    messages: outcome.messages,
+  };
 }
 
-export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput, options: CreateOptions = {}): Promise<CheckoutSession> {
+export async function createCheckoutSession(
+  deps: Deps,
+  input: CheckoutSessionInput,
+  options: CreateOptions = {},
+): Promise<CheckoutSession> {
   const status = 'ready_for_payment' as const;
   // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
   const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
     newCart(deps, input, { status, client_id: null }),
     storedPromotionsFor(deps.db, requestedPromoCodes(input)),
   ]);
-  const lines = requested.map(({ variant, quantity }) => ({ variantId: variant.id, title: variant.title, quantity, unitAmount: variant.price_amount! }));
+  const lines = requested.map(({ variant, quantity }) => ({
+    variantId: variant.id,
+    title: variant.title,
+    quantity,
+    unitAmount: variant.price_amount!,
+  }));
   const { priced, applied, messages } = priceWithPromotions(deps, lines, region, cart.promo_codes, stored);
 
   const { id } = cart;
   const session = toCheckoutSession(
-    { id, status, regionId: region.id, lineIds: newLines.map((line) => line.id), appliedCodes: applied, messages, checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, id) },
+    {
+      id,
+      status,
+      regionId: region.id,
+      lineIds: newLines.map((line) => line.id),
+      appliedCodes: applied,
+      messages,
+      checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, id),
+    },
     priced,
   );
   await carts.insertCart(deps.db, cart, newLines, options.alongside?.(session));
@@ -134,10 +210,21 @@ export interface IdempotentCreation {
 }
 
 /** Creates under an Idempotency-Key: replays a stored answer, or records this one atomically with the new session. */
-export async function createCheckoutSessionIdempotently(deps: Deps, input: CheckoutSessionInput, key: string, apiVersion: string): Promise<IdempotentCreation> {
+export async function createCheckoutSessionIdempotently(
+  deps: Deps,
+  input: CheckoutSessionInput,
+  key: string,
+  apiVersion: string,
+): Promise<IdempotentCreation> {
   const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
   const claim = await claimIdempotencyKey(deps, request);
-  if (claim.kind === 'replay') return { status: claim.result.status, session: claim.result.body as CheckoutSession, apiVersion: claim.result.apiVersion, replayed: true };
+  if (claim.kind === 'replay')
+    return {
+      status: claim.result.status,
+      session: claim.result.body as CheckoutSession,
+      apiVersion: claim.result.apiVersion,
+      replayed: true,
+    };
   try {
     const session = await whileClaimed(deps, request, claim.claimedAt, () =>
       createCheckoutSession(deps, input, {
@@ -146,7 +233,9 @@ export async function createCheckoutSessionIdempotently(deps: Deps, input: Check
     );
     return { status: 201, session, apiVersion, replayed: false };
   } catch (error) {
-    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release idempotency key'));
+    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) =>
+      deps.log.warn({ err: releaseError }, 'could not release idempotency key'),
+    );
     throw error;
   }
 }
@@ -156,14 +245,24 @@ function sessionNotFound(id: string): NotFound {
 }
 
 /** Lines whose variant is no longer sold in the region are left out and reported, rather than priced at zero. */
-function priceableLines(rows: carts.CartLineRow[]): { lines: Array<LineToPrice & { id: string }>; messages: SessionMessage[] } {
+function priceableLines(rows: carts.CartLineRow[]): {
+  lines: Array<LineToPrice & { id: string }>;
+  messages: SessionMessage[];
+} {
   const messages: SessionMessage[] = [];
   const lines = rows.flatMap((row, index) => {
     if (row.price_amount === null) {
-      messages.push({ type: 'warning', code: 'item_unavailable', param: `line_items[${index}]`, message: `${row.variant_id} is no longer sold in this region; it was removed from the totals.` });
+      messages.push({
+        type: 'warning',
+        code: 'item_unavailable',
+        param: `line_items[${index}]`,
+        message: `${row.variant_id} is no longer sold in this region; it was removed from the totals.`,
+      });
       return [];
     }
-    return [{ id: row.id, variantId: row.variant_id, title: row.title, quantity: row.quantity, unitAmount: row.price_amount }];
+    return [
+      { id: row.id, variantId: row.variant_id, title: row.title, quantity: row.quantity, unitAmount: row.price_amount },
+    ];
   });
   return { lines, messages };
 }
@@ -183,7 +282,12 @@ export interface PricedStoredCart {
  * A stored cart priced now: current prices, current promotion rules. Its lines are read unless already at hand.
  * `db` may be a transaction (the protocol bindings price what they are about to store under an idempotency key).
  */
-export async function priceStoredCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[], db: Db = deps.db): Promise<PricedStoredCart> {
+export async function priceStoredCart(
+  deps: Deps,
+  cart: carts.CartRow,
+  cartLines?: carts.CartLineRow[],
+  db: Db = deps.db,
+): Promise<PricedStoredCart> {
   const [region, rows, stored] = await Promise.all([
     resolveRegion(db, cart.region_id),
     cartLines ?? carts.listCartLines(db, cart),
@@ -191,7 +295,12 @@ export async function priceStoredCart(deps: Deps, cart: carts.CartRow, cartLines
   ]);
   const { lines, messages: lineMessages } = priceableLines(rows);
   const pricedLineIds = new Set(lines.map((line) => line.id));
-  return { region, rows: rows.filter((row) => pricedLineIds.has(row.id)), lineMessages, ...priceWithPromotions(deps, lines, region, cart.promo_codes, stored) };
+  return {
+    region,
+    rows: rows.filter((row) => pricedLineIds.has(row.id)),
+    lineMessages,
+    ...priceWithPromotions(deps, lines, region, cart.promo_codes, stored),
+  };
 }
 
 export interface QuotedSession {
@@ -201,7 +310,11 @@ export interface QuotedSession {
 }
 
 /** A stored cart priced now (current prices, current promotion rules), as the API shows it and as a quote to pay. */
-export async function quoteCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<QuotedSession> {
+export async function quoteCart(
+  deps: Deps,
+  cart: carts.CartRow,
+  cartLines?: carts.CartLineRow[],
+): Promise<QuotedSession> {
   const { region, rows, lineMessages, priced, applied, messages } = await priceStoredCart(deps, cart, cartLines);
   const session = toCheckoutSession(
     {
@@ -215,7 +328,13 @@ export async function quoteCart(deps: Deps, cart: carts.CartRow, cartLines?: car
     },
     priced,
   );
-  const quote: Quote = { currencyCode: priced.currencyCode, regionId: region.id, lines: priced.lines.map((line, index) => ({ ...line, id: rows[index]!.id })), totals: priced.totals, promoCodes: applied };
+  const quote: Quote = {
+    currencyCode: priced.currencyCode,
+    regionId: region.id,
+    lines: priced.lines.map((line, index) => ({ ...line, id: rows[index]!.id })),
+    totals: priced.totals,
+    promoCodes: applied,
+  };
   return { session, quote };
 }
 
@@ -225,7 +344,12 @@ export function orderPermalink(deps: Deps, token: string): string {
 }
 
 export function orderSummary(deps: Deps, order: OrderWithLines['order']): NonNullable<CheckoutSession['order']> {
-  return { id: order.id, order_number: order.order_number, status: order.status, permalink_url: orderPermalink(deps, order.permalink_token) };
+  return {
+    id: order.id,
+    order_number: order.order_number,
+    status: order.status,
+    permalink_url: orderPermalink(deps, order.permalink_token),
+  };
 }
 
 /** The order's own record as a priced cart: the amounts charged, never recomputed. */
@@ -243,7 +367,13 @@ export function orderAsPricedCart({ order, lines }: OrderWithLines): PricedCart 
       tax: line.tax,
       total: line.total,
     })),
-    totals: { subtotal: order.subtotal, discount: order.discount, shipping: order.shipping, tax: order.tax, total: order.total },
+    totals: {
+      subtotal: order.subtotal,
+      discount: order.discount,
+      shipping: order.shipping,
+      tax: order.tax,
+      total: order.total,
+    },
   };
 }
 
@@ -266,7 +396,11 @@ export function presentPaidSession(deps: Deps, paid: OrderWithLines): PaidSessio
 }
 
 /** A stored session as the API shows it: priced now, or, once paid, exactly as its order was charged. */
-export async function presentCart(deps: Deps, cart: carts.CartRow, cartLines?: carts.CartLineRow[]): Promise<CheckoutSession> {
+export async function presentCart(
+  deps: Deps,
+  cart: carts.CartRow,
+  cartLines?: carts.CartLineRow[],
+): Promise<CheckoutSession> {
   if (cart.status === 'completed') {
     const paid = await findOrderBySession(deps.db, cart.id);
     if (paid) return presentPaidSession(deps, paid);
@@ -287,7 +421,12 @@ export async function getCheckoutSession(deps: Deps, id: string): Promise<Checko
 }
 
 export function sessionCompleted(id: string): Conflict {
-  return new Conflict('session_completed', `Checkout session ${id} is paid and became an order; it can no longer be changed or cancelled.`, undefined, { param: 'id' });
+  return new Conflict(
+    'session_completed',
+    `Checkout session ${id} is paid and became an order; it can no longer be changed or cancelled.`,
+    undefined,
+    { param: 'id' },
+  );
 }
 
 /** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
@@ -301,8 +440,12 @@ export async function cancelCheckoutSession(deps: Deps, id: string): Promise<Che
 /** Completion never happens through the API: payment is a human hand-off at checkout_url. */
 export async function completeCheckoutSession(deps: Deps, id: string): Promise<never> {
   await findSessionCart(deps, id);
-  throw new Unprocessable('delegated_payment_not_supported', 'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.', {
-    param: 'payment_provider',
-    details: { supported_payment_modes: ['human_handoff'] },
-  });
+  throw new Unprocessable(
+    'delegated_payment_not_supported',
+    'This store does not accept delegated payment: a human must pay at payment_provider.checkout_url.',
+    {
+      param: 'payment_provider',
+      details: { supported_payment_modes: ['human_handoff'] },
+    },
+  );
 }

@@ -45,7 +45,9 @@ function canonicalJson(value: unknown): string {
 }
 
 export function requestHash(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(body ?? null))
+    .digest('hex');
 }
 
 function isStale(record: repo.IdempotencyRecord, now: number): boolean {
@@ -55,9 +57,13 @@ function isStale(record: repo.IdempotencyRecord, now: number): boolean {
 
 function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
   if (record.request_hash !== hash) {
-    throw new Unprocessable('idempotency_conflict', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.', {
-      param: 'Idempotency-Key',
-    });
+    throw new Unprocessable(
+      'idempotency_conflict',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      {
+        param: 'Idempotency-Key',
+      },
+    );
   }
   if (record.state === 'in_flight') {
     throw new Conflict(
@@ -67,7 +73,10 @@ function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
       { param: 'Idempotency-Key' },
     );
   }
-  return { kind: 'replay', result: { status: record.status_code!, body: record.response_body, apiVersion: record.api_version! } };
+  return {
+    kind: 'replay',
+    result: { status: record.status_code!, body: record.response_body, apiVersion: record.api_version! },
+  };
 }
 
 /** Claims the key for this request, or says how to answer instead (replay, conflict, in flight). */
@@ -95,10 +104,19 @@ export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest
 }
 
 /** Runs `work` while renewing this request's lease on the key, so the key stays claimed however long it takes. */
-export async function whileClaimed<T>(deps: Deps, request: IdempotentRequest, claimedAt: Date, work: () => Promise<T>): Promise<T> {
+export async function whileClaimed<T>(
+  deps: Deps,
+  request: IdempotentRequest,
+  claimedAt: Date,
+  work: () => Promise<T>,
+): Promise<T> {
   const renew = setInterval(() => {
     repo
-      .renewInFlightRecord(deps.db, { scope: request.scope, key: request.key, created_at: claimedAt }, new Date(deps.now() + LEASE_MS))
+      .renewInFlightRecord(
+        deps.db,
+        { scope: request.scope, key: request.key, created_at: claimedAt },
+        new Date(deps.now() + LEASE_MS),
+      )
       .catch((error) => deps.log.warn({ err: error }, 'could not renew idempotency claim'));
   }, RENEW_EVERY_MS);
   renew.unref();
@@ -110,7 +128,11 @@ export async function whileClaimed<T>(deps: Deps, request: IdempotentRequest, cl
 }
 
 /** The write that stores the successful answer (kept 24 h); run it atomically with the write that created what it describes. */
-export function idempotentResultStatement(deps: Deps, request: IdempotentRequest, result: StoredResult): Knex.QueryBuilder {
+export function idempotentResultStatement(
+  deps: Deps,
+  request: IdempotentRequest,
+  result: StoredResult,
+): Knex.QueryBuilder {
   return repo.completeRecordStatement(deps.db, request.scope, request.key, result, new Date(deps.now() + RETENTION_MS));
 }
 

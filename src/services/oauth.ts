@@ -29,7 +29,10 @@ import { capLiveTokens } from './retention.js';
 
 type Schemas = components['schemas'];
 
-const CLIENT_AUTH_METHODS: Schemas['ClientRegistration']['token_endpoint_auth_method'][] = ['client_secret_basic', 'client_secret_post'];
+const CLIENT_AUTH_METHODS: Schemas['ClientRegistration']['token_endpoint_auth_method'][] = [
+  'client_secret_basic',
+  'client_secret_post',
+];
 
 /** Where each part of the agent surface is advertised, all under AGENT_BASE_URL (the issuer). */
 export function agentUrls(config: Config) {
@@ -85,10 +88,15 @@ function invalidClientMetadata(message: string): BadRequest {
   return new BadRequest('invalid_client_metadata', message);
 }
 
-function registrationAuthMethod(requested: string | undefined): Schemas['ClientRegistration']['token_endpoint_auth_method'] {
+function registrationAuthMethod(
+  requested: string | undefined,
+): Schemas['ClientRegistration']['token_endpoint_auth_method'] {
   if (requested === undefined) return 'client_secret_basic';
   const method = CLIENT_AUTH_METHODS.find((supported) => supported === requested);
-  if (!method) throw invalidClientMetadata(`token_endpoint_auth_method must be ${CLIENT_AUTH_METHODS.join(' or ')}, not "${requested}".`);
+  if (!method)
+    throw invalidClientMetadata(
+      `token_endpoint_auth_method must be ${CLIENT_AUTH_METHODS.join(' or ')}, not "${requested}".`,
+    );
   return method;
 }
 
@@ -96,23 +104,38 @@ function registrationAuthMethod(requested: string | undefined): Schemas['ClientR
 function registrationWebhook(deps: Deps, url: string | undefined): { url: string; key: string } | undefined {
   if (url === undefined) return undefined;
   const key = deps.config.agentWebhookKey;
-  if (!key) throw invalidClientMetadata('Order webhooks are not enabled on this store (AGENT_WEBHOOK_KEY is not set); register without webhook_url and poll instead.');
+  if (!key)
+    throw invalidClientMetadata(
+      'Order webhooks are not enabled on this store (AGENT_WEBHOOK_KEY is not set); register without webhook_url and poll instead.',
+    );
   const problem = webhookUrlProblem(url);
   if (problem) throw new BadRequest('invalid_client_metadata', problem, { param: 'webhook_url' });
   return { url, key };
 }
 
-export async function registerClient(deps: Deps, metadata: Schemas['ClientRegistrationRequest']): Promise<Schemas['ClientRegistration']> {
+export async function registerClient(
+  deps: Deps,
+  metadata: Schemas['ClientRegistrationRequest'],
+): Promise<Schemas['ClientRegistration']> {
   const unsupported = (metadata.grant_types ?? []).filter((grant) => grant !== 'client_credentials');
   if (unsupported.length || metadata.grant_types?.length === 0) {
-    throw invalidClientMetadata(`Only the client_credentials grant can be registered${unsupported.length ? `, not "${unsupported.join('", "')}"` : ''}.`);
+    throw invalidClientMetadata(
+      `Only the client_credentials grant can be registered${unsupported.length ? `, not "${unsupported.join('", "')}"` : ''}.`,
+    );
   }
   const authMethod = registrationAuthMethod(metadata.token_endpoint_auth_method);
   const webhook = registrationWebhook(deps, metadata.webhook_url);
   const scope = formatScope(registrableScopes(parseScope(metadata.scope)));
   const clientSecret = newSecret(CLIENT_SECRET_PREFIX);
   const createdAt = new Date(deps.now());
-  const client: repo.ClientRow = { id: newId('client'), secret_hash: hashSecret(clientSecret), name: metadata.client_name ?? null, scope, webhook_url: webhook?.url ?? null, created_at: createdAt };
+  const client: repo.ClientRow = {
+    id: newId('client'),
+    secret_hash: hashSecret(clientSecret),
+    name: metadata.client_name ?? null,
+    scope,
+    webhook_url: webhook?.url ?? null,
+    created_at: createdAt,
+  };
   await repo.insertClient(deps.db, client);
   deps.log.info({ clientId: client.id, scope }, 'OAuth client registered');
   return {
@@ -134,15 +157,24 @@ async function authenticateClient(deps: Deps, authorization: string, form: FormC
   const credentials = clientCredentials(authorization, form);
   const client = await repo.findClient(deps.db, credentials.clientId);
   if (!client || !secretMatches(credentials.clientSecret, client.secret_hash)) {
-    throw invalidClient('Unknown client or wrong client secret. Recheck the credentials from registration, or register again.');
+    throw invalidClient(
+      'Unknown client or wrong client secret. Recheck the credentials from registration, or register again.',
+    );
   }
   return client;
 }
 
-export async function issueToken(deps: Deps, authorization: string, request: Schemas['TokenRequest']): Promise<Schemas['TokenResponse']> {
+export async function issueToken(
+  deps: Deps,
+  authorization: string,
+  request: Schemas['TokenRequest'],
+): Promise<Schemas['TokenResponse']> {
   // Checked before the client: an unsupported grant (identity assertions, token exchange) is refused whoever asks.
   if (request.grant_type !== 'client_credentials') {
-    throw new BadRequest('unsupported_grant_type', `Only grant_type=client_credentials is supported, not "${request.grant_type}"; identity assertions and token exchange are not.`);
+    throw new BadRequest(
+      'unsupported_grant_type',
+      `Only grant_type=client_credentials is supported, not "${request.grant_type}"; identity assertions and token exchange are not.`,
+    );
   }
   const client = await authenticateClient(deps, authorization, request);
   const scope = formatScope(grantableScopes(parseScope(request.scope), parseScope(client.scope) ?? []));
@@ -162,7 +194,11 @@ export async function issueToken(deps: Deps, authorization: string, request: Sch
 }
 
 /** Revokes the token if the authenticated client was issued it; says nothing either way (RFC 7009 section 2.2). */
-export async function revokeToken(deps: Deps, authorization: string, request: Schemas['RevocationRequest']): Promise<void> {
+export async function revokeToken(
+  deps: Deps,
+  authorization: string,
+  request: Schemas['RevocationRequest'],
+): Promise<void> {
   const client = await authenticateClient(deps, authorization, request);
   await repo.revokeToken(deps.db, hashSecret(request.token), client.id, new Date(deps.now()));
 }

@@ -21,10 +21,23 @@ export async function wantsOrderEvents(db: Db, clientId: string): Promise<boolea
 }
 
 /** Writes the event to the outbox; `db` is the transaction that changed the order. */
-export async function enqueueOrderEvent(db: Db, deps: Deps, clientId: string, type: OrderEventType, order: Record<string, unknown>): Promise<void> {
+export async function enqueueOrderEvent(
+  db: Db,
+  deps: Deps,
+  clientId: string,
+  type: OrderEventType,
+  order: Record<string, unknown>,
+): Promise<void> {
   const id = newId('evt');
   const at = new Date(deps.now());
-  await repo.insertDelivery(db, { id, client_id: clientId, type, payload: { id, type, created_at: at.toISOString(), data: { order } }, next_attempt_at: at, created_at: at });
+  await repo.insertDelivery(db, {
+    id,
+    client_id: clientId,
+    type,
+    payload: { id, type, created_at: at.toISOString(), data: { order } },
+    next_attempt_at: at,
+    created_at: at,
+  });
 }
 
 async function deliver(deps: Deps, key: string, delivery: repo.ClaimedDelivery): Promise<void> {
@@ -39,7 +52,11 @@ async function deliver(deps: Deps, key: string, delivery: repo.ClaimedDelivery):
         'Content-Type': 'application/json',
         'User-Agent': 'storefront-webhooks/1',
         'Webhook-Id': delivery.id,
-        'Webhook-Signature': signatureHeader(webhookSecret(key, delivery.client_id), Math.floor(deps.now() / 1000), body),
+        'Webhook-Signature': signatureHeader(
+          webhookSecret(key, delivery.client_id),
+          Math.floor(deps.now() / 1000),
+          body,
+        ),
       },
       body,
     });
@@ -49,8 +66,12 @@ async function deliver(deps: Deps, key: string, delivery: repo.ClaimedDelivery):
   } catch (error) {
     problem = error instanceof Error ? error.message : String(error);
   }
-  const retryAt = delivery.attempts < MAX_ATTEMPTS ? new Date(deps.now() + retryDelaySeconds(delivery.attempts) * 1000) : undefined;
-  deps.log.warn({ delivery: delivery.id, clientId: delivery.client_id, attempts: delivery.attempts, problem, giveUp: !retryAt }, 'order webhook not delivered');
+  const retryAt =
+    delivery.attempts < MAX_ATTEMPTS ? new Date(deps.now() + retryDelaySeconds(delivery.attempts) * 1000) : undefined;
+  deps.log.warn(
+    { delivery: delivery.id, clientId: delivery.client_id, attempts: delivery.attempts, problem, giveUp: !retryAt },
+    'order webhook not delivered',
+  );
   await repo.markFailedAttempt(deps.db, delivery.id, problem.slice(0, 500), retryAt, new Date(deps.now()));
 }
 

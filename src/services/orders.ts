@@ -9,7 +9,15 @@ import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { NotFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { initialStatus, orderNumber, paymentProblems, planStock, statusAfterRefund, type Quote, type ReviewReason } from '../domain/orders.js';
+import {
+  initialStatus,
+  orderNumber,
+  paymentProblems,
+  planStock,
+  statusAfterRefund,
+  type Quote,
+  type ReviewReason,
+} from '../domain/orders.js';
 import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
 import { orderSummary, presentPaidSession, quoteCart } from './checkout.js';
@@ -64,7 +72,8 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
   const quote = await quoteFor(deps, report);
   const at = new Date(deps.now());
   const outcome = await deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
-    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
+    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at)))
+      return { kind: 'duplicate' };
     const cart = await carts.findCartForUpdate(trx, report.sessionId);
     if (!cart || cart.status === 'open') throw unknownSession(report.sessionId);
     if (cart.status === 'completed') {
@@ -72,10 +81,19 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
       return { kind: 'existing', order: existing!.order };
     }
 
-    const reasons: ReviewReason[] = paymentProblems(quote, { amountPaid: report.amountPaid, currency: report.currency });
+    const reasons: ReviewReason[] = paymentProblems(quote, {
+      amountPaid: report.amountPaid,
+      currency: report.currency,
+    });
     // Money was taken for a session cancelled meanwhile: keep it as an order for a person to resolve, never lose it.
     if (cart.status === 'canceled') reasons.push('session_canceled');
-    const stock = planStock(quote.lines, await orders.lockStock(trx, quote.lines.map((line) => line.variantId)));
+    const stock = planStock(
+      quote.lines,
+      await orders.lockStock(
+        trx,
+        quote.lines.map((line) => line.variantId),
+      ),
+    );
     if (stock.short) reasons.push('insufficient_stock');
     await orders.setStock(trx, stock.updates);
     await orders.countRedemptions(trx, quote.promoCodes);
@@ -108,7 +126,13 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
   });
   if (outcome.kind === 'created' && outcome.order.review_reasons.length) {
     deps.log.warn(
-      { order: outcome.order.id, session: outcome.order.session_id, reasons: outcome.order.review_reasons, quoted: `${quote.totals.total} ${quote.currencyCode}`, paid: `${report.amountPaid} ${report.currency}` },
+      {
+        order: outcome.order.id,
+        session: outcome.order.session_id,
+        reasons: outcome.order.review_reasons,
+        quoted: `${quote.totals.total} ${quote.currencyCode}`,
+        paid: `${report.amountPaid} ${report.currency}`,
+      },
       'paid order needs review',
     );
   }
@@ -129,14 +153,16 @@ export type RefundOutcome = { kind: 'updated'; order: OrderRow } | { kind: 'dupl
 export async function recordRefund(deps: Deps, report: RefundReport): Promise<RefundOutcome> {
   const at = new Date(deps.now());
   return deps.db.transaction(async (trx): Promise<RefundOutcome> => {
-    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
+    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at)))
+      return { kind: 'duplicate' };
     const order = await orders.lockOrderByPayment(trx, report.processor, report.paymentReference);
     if (!order) throw new NotFound(`No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });
     // Refund events may arrive out of order: the running total only grows.
     const refunded = Math.max(order.amount_refunded, report.amountRefunded);
     const status = statusAfterRefund(order.status, order.amount_paid, refunded);
     const updated = await orders.updateOrder(trx, order.id, { status, amount_refunded: refunded, updated_at: at });
-    if (updated.status !== order.status || updated.amount_refunded !== order.amount_refunded) await tellAgent(trx, deps, updated, 'order.updated');
+    if (updated.status !== order.status || updated.amount_refunded !== order.amount_refunded)
+      await tellAgent(trx, deps, updated, 'order.updated');
     return { kind: 'updated', order: updated };
   });
 }
@@ -145,7 +171,10 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
 export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
   const { order } = paid;
   const session = presentPaidSession(deps, paid);
-  const paidAmount = (value: number) => ({ amount: toMajorUnits(value, order.paid_currency), currency: order.paid_currency });
+  const paidAmount = (value: number) => ({
+    amount: toMajorUnits(value, order.paid_currency),
+    currency: order.paid_currency,
+  });
   return {
     id: order.id,
     object: 'order',

@@ -43,24 +43,41 @@ export function jcsHash(body: unknown): string {
     .digest('hex');
 }
 
-type Claim = { kind: 'run'; record: Pick<repo.ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'> } | Exclude<IdempotentOutcome, { kind: 'ran' }>;
+type Claim =
+  | { kind: 'run'; record: Pick<repo.ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'> }
+  | Exclude<IdempotentOutcome, { kind: 'ran' }>;
 
 async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Claim> {
   for (;;) {
     const now = deps.now();
     const record = { scope: call.scope, key: call.key, created_at: new Date(now) };
-    if (await repo.insertInFlight(deps.db, { ...record, request_hash: hash, expires_at: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS) })) return { kind: 'run', record };
+    if (
+      await repo.insertInFlight(deps.db, {
+        ...record,
+        request_hash: hash,
+        expires_at: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
+      })
+    )
+      return { kind: 'run', record };
     const existing = await repo.findRecord(deps.db, call.scope, call.key);
     if (!existing) continue; // removed between our insert and read: try again
     const expired = new Date(existing.expires_at).getTime() <= now;
-    const abandoned = existing.state === 'in_flight' && new Date(existing.created_at).getTime() + ABANDONED_AFTER_MS <= now;
+    const abandoned =
+      existing.state === 'in_flight' && new Date(existing.created_at).getTime() + ABANDONED_AFTER_MS <= now;
     if (expired || abandoned) {
       await repo.deleteRecord(deps.db, existing);
       continue;
     }
     if (existing.request_hash !== hash) return { kind: 'conflict' };
     if (existing.state === 'in_flight') return { kind: 'in_flight' };
-    return { kind: 'replayed', response: { status: existing.status_code!, body: existing.response_body!, headers: existing.response_headers ?? {} } };
+    return {
+      kind: 'replayed',
+      response: {
+        status: existing.status_code!,
+        body: existing.response_body!,
+        headers: existing.response_headers ?? {},
+      },
+    };
   }
 }
 
@@ -68,7 +85,11 @@ async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Cl
  * Runs `operation` in one transaction. Under a key (`call`), the key is claimed first (replay, conflict or in flight
  * answer instead), and the answer is recorded in the operation's transaction; a failure or a 5xx frees the key.
  */
-export async function runIdempotently(deps: Deps, call: IdempotentCall | undefined, operation: (db: Db) => Promise<ProtocolResponse>): Promise<IdempotentOutcome> {
+export async function runIdempotently(
+  deps: Deps,
+  call: IdempotentCall | undefined,
+  operation: (db: Db) => Promise<ProtocolResponse>,
+): Promise<IdempotentOutcome> {
   if (!call) return { kind: 'ran', response: await deps.db.transaction(operation) };
   const claimed = await claim(deps, call, jcsHash(call.body));
   if (claimed.kind !== 'run') return claimed;
@@ -81,7 +102,9 @@ export async function runIdempotently(deps: Deps, call: IdempotentCall | undefin
     if (response.status >= 500) await repo.deleteRecord(deps.db, claimed.record, true);
     return { kind: 'ran', response };
   } catch (error) {
-    await repo.deleteRecord(deps.db, claimed.record, true).catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release an idempotency key'));
+    await repo
+      .deleteRecord(deps.db, claimed.record, true)
+      .catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release an idempotency key'));
     throw error;
   }
 }

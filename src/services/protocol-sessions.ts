@@ -2,7 +2,12 @@
 // a cart in `ready_for_payment`, `canceled` or `completed`), read, created and changed here, priced by the checkout
 // module. Every function takes the `db` to work in: the bindings run each change in one transaction with the write
 // that records its answer under the request's idempotency key.
-import { listRegionsWithCountries, findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
+import {
+  listRegionsWithCountries,
+  findPurchasableVariants,
+  type PurchasableVariantRow,
+  type RegionRow,
+} from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
 import type { Db } from '../db/knex.js';
 import { MAX_QUANTITY } from '../domain/cart-items.js';
@@ -43,16 +48,26 @@ interface ResolvedLine {
  * Resolves requested lines to variants, merging repeats of one variant (quantities summed, the first line id kept),
  * and collects every problem, one per failing line, rather than stopping at the first. Only `variant_…` ids name items.
  */
-export async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow): Promise<{ lines: ResolvedLine[]; problems: LineProblem[] }> {
+export async function resolveProtocolLines(
+  db: Db,
+  requested: RequestedProtocolLine[],
+  region: RegionRow,
+): Promise<{ lines: ResolvedLine[]; problems: LineProblem[] }> {
   const variantIds = [...new Set(requested.map((line) => line.itemId).filter((id) => id.startsWith('variant_')))];
-  const candidates = variantIds.length ? await findPurchasableVariants(db, { variantIds, skus: [], productHandles: [] }, region.id) : [];
+  const candidates = variantIds.length
+    ? await findPurchasableVariants(db, { variantIds, skus: [], productHandles: [] }, region.id)
+    : [];
   const byId = new Map(candidates.map((variant) => [variant.id, variant]));
   const problems: LineProblem[] = [];
   const merged = new Map<string, ResolvedLine>();
   for (const line of requested) {
     const variant = byId.get(line.itemId);
     if (!variant) {
-      problems.push({ code: 'not_found', path: line.idPath, content: `No purchasable item '${line.itemId}' in this store; items are named by variant id (variant_…).` });
+      problems.push({
+        code: 'not_found',
+        path: line.idPath,
+        content: `No purchasable item '${line.itemId}' in this store; items are named by variant id (variant_…).`,
+      });
       continue;
     }
     const existing = merged.get(variant.id);
@@ -62,11 +77,23 @@ export async function resolveProtocolLines(db: Db, requested: RequestedProtocolL
   const currency = region.currency_code.toUpperCase();
   for (const { variant, quantity, first } of merged.values()) {
     if (variant.price_amount === null) {
-      problems.push({ code: 'item_unavailable', path: first.idPath, content: `${variant.id} is not sold in ${currency}.` });
+      problems.push({
+        code: 'item_unavailable',
+        path: first.idPath,
+        content: `${variant.id} is not sold in ${currency}.`,
+      });
     } else if (quantity > MAX_QUANTITY) {
-      problems.push({ code: 'quantity_exceeded', path: first.quantityPath, content: `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.` });
+      problems.push({
+        code: 'quantity_exceeded',
+        path: first.quantityPath,
+        content: `${variant.id} is requested ${quantity} times in all; the most per line is ${MAX_QUANTITY}.`,
+      });
     } else if (variant.manage_inventory && !variant.allow_backorder && quantity > variant.inventory_quantity) {
-      problems.push({ code: 'out_of_stock', path: first.quantityPath, content: `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.` });
+      problems.push({
+        code: 'out_of_stock',
+        path: first.quantityPath,
+        content: `Only ${variant.inventory_quantity} of ${variant.id} are available; requested ${quantity}.`,
+      });
     }
   }
   return { lines: [...merged.values()], problems };
@@ -92,7 +119,10 @@ export async function supportedCurrencies(db: Db): Promise<string[]> {
 function buyerColumns(buyer: BuyerDetails | null): Pick<carts.CartRow, 'buyer_email' | 'buyer_details'> {
   if (!buyer) return { buyer_email: null, buyer_details: null };
   const { email, ...details } = buyer;
-  return { buyer_email: email ?? null, buyer_details: Object.keys(details).length ? (details as Record<string, string>) : null };
+  return {
+    buyer_email: email ?? null,
+    buyer_details: Object.keys(details).length ? (details as Record<string, string>) : null,
+  };
 }
 
 function buyerOf(cart: carts.CartRow): BuyerDetails | null {
@@ -127,7 +157,12 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
       updatedAt: new Date(cart.updated_at),
       continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
       order: paid
-        ? { id: paid.order.id, orderNumber: paid.order.order_number, status: paid.order.status, permalinkUrl: orderPermalink(deps, paid.order.permalink_token) }
+        ? {
+            id: paid.order.id,
+            orderNumber: paid.order.order_number,
+            status: paid.order.status,
+            permalinkUrl: orderPermalink(deps, paid.order.permalink_token),
+          }
         : null,
     },
     { ...priced, lines: priced.lines.map((line, index) => ({ ...line, title: rows[index]!.product_title })) },
@@ -142,7 +177,8 @@ export interface NewProtocolSession {
   fulfillmentDetails?: unknown;
 }
 
-export type CreateOutcome = { kind: 'created'; session: ProtocolSession } | { kind: 'rejected'; problems: LineProblem[] };
+export type CreateOutcome =
+  { kind: 'created'; session: ProtocolSession } | { kind: 'rejected'; problems: LineProblem[] };
 
 /** Creates a session, unless a line cannot be bought (then nothing is stored and every failing line is reported). */
 export async function createProtocolSession(deps: Deps, db: Db, input: NewProtocolSession): Promise<CreateOutcome> {
@@ -161,7 +197,11 @@ export async function createProtocolSession(deps: Deps, db: Db, input: NewProtoc
     created_at: now,
     updated_at: now,
   };
-  await carts.insertCart(db, cart, lines.map((line) => ({ id: newId('cali'), variant_id: line.variant.id, quantity: line.quantity })));
+  await carts.insertCart(
+    db,
+    cart,
+    lines.map((line) => ({ id: newId('cali'), variant_id: line.variant.id, quantity: line.quantity })),
+  );
   return { kind: 'created', session: (await loadProtocolSession(deps, db, cart.id))! };
 }
 
@@ -181,13 +221,22 @@ export type ChangeOutcome =
   | { kind: 'not_modifiable'; session: ProtocolSession };
 
 /** Locks the session for this transaction; what state it is in decides whether it may change. */
-async function lockSession(deps: Deps, db: Db, id: string): Promise<{ cart: carts.CartRow; session: ProtocolSession } | undefined> {
+async function lockSession(
+  deps: Deps,
+  db: Db,
+  id: string,
+): Promise<{ cart: carts.CartRow; session: ProtocolSession } | undefined> {
   const cart = await carts.findCartForUpdate(db, id);
   if (!cart || cart.status === 'open') return undefined;
   return { cart, session: (await loadProtocolSession(deps, db, id))! };
 }
 
-export async function changeProtocolSession(deps: Deps, db: Db, id: string, change: ProtocolSessionChange): Promise<ChangeOutcome> {
+export async function changeProtocolSession(
+  deps: Deps,
+  db: Db,
+  id: string,
+  change: ProtocolSessionChange,
+): Promise<ChangeOutcome> {
   const locked = await lockSession(deps, db, id);
   if (!locked) return { kind: 'not_found' };
   const { cart, session } = locked;
@@ -202,7 +251,10 @@ export async function changeProtocolSession(deps: Deps, db: Db, id: string, chan
     const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
     const used = new Set<string>();
     const next = lines.map((line) => {
-      const kept = [line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined, idOfVariant.get(line.variant.id)].find((candidate) => candidate && !used.has(candidate));
+      const kept = [
+        line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
+        idOfVariant.get(line.variant.id),
+      ].find((candidate) => candidate && !used.has(candidate));
       const lineId = kept ?? newId('cali');
       used.add(lineId);
       return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
@@ -218,7 +270,10 @@ export async function changeProtocolSession(deps: Deps, db: Db, id: string, chan
   return { kind: 'changed', session: (await loadProtocolSession(deps, db, id))! };
 }
 
-export type CancelOutcome = { kind: 'canceled'; session: ProtocolSession } | { kind: 'not_found' } | { kind: 'not_modifiable'; session: ProtocolSession };
+export type CancelOutcome =
+  | { kind: 'canceled'; session: ProtocolSession }
+  | { kind: 'not_found' }
+  | { kind: 'not_modifiable'; session: ProtocolSession };
 
 export async function cancelProtocolSession(deps: Deps, db: Db, id: string): Promise<CancelOutcome> {
   const locked = await lockSession(deps, db, id);

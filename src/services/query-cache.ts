@@ -13,7 +13,11 @@ function cacheOf(db: Db): LRUCache<string, { value: unknown }, Load> {
   let cache = caches.get(db);
   if (!cache) {
     // Values are boxed so that a legitimately empty answer (an unknown region: undefined) is not confused with a miss.
-    cache = new LRUCache<string, { value: unknown }, Load>({ max: MAX_ENTRIES, ttl: TTL_MS, fetchMethod: async (_key, _stale, { context: load }) => ({ value: await load() }) });
+    cache = new LRUCache<string, { value: unknown }, Load>({
+      max: MAX_ENTRIES,
+      ttl: TTL_MS,
+      fetchMethod: async (_key, _stale, { context: load }) => ({ value: await load() }),
+    });
     caches.set(db, cache);
   }
   return cache;

@@ -47,8 +47,12 @@ export async function sweepRetention(deps: Deps): Promise<Record<string, number>
     protocolIdempotencyRecords: await purgeExpiredProtocolKeys(deps),
     tokens: await inBatches((batch) => repo.deleteTokensExpiredBefore(deps.db, ago(RETENTION.expiredTokensMs), batch)),
     clients: await inBatches((batch) => repo.deleteIdleClients(deps.db, ago(RETENTION.idleClientsMs), batch)),
-    openCarts: await inBatches((batch) => repo.deleteCarts(deps.db, 'open', 'updated_at', ago(RETENTION.openCartsMs), batch)),
-    canceledSessions: await inBatches((batch) => repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(RETENTION.canceledSessionsMs), batch)),
+    openCarts: await inBatches((batch) =>
+      repo.deleteCarts(deps.db, 'open', 'updated_at', ago(RETENTION.openCartsMs), batch),
+    ),
+    canceledSessions: await inBatches((batch) =>
+      repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(RETENTION.canceledSessionsMs), batch),
+    ),
   };
 }
 

@@ -13,13 +13,17 @@ const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const FAILURE_TTL_MS = 10_000;
 
-export type ProfileProblem = { status: 400; code: 'invalid_profile_url' } | { status: 424; code: 'profile_unreachable' } | { status: 422; code: 'profile_malformed' | 'version_unsupported' };
+export type ProfileProblem =
+  | { status: 400; code: 'invalid_profile_url' }
+  | { status: 424; code: 'profile_unreachable' }
+  | { status: 422; code: 'profile_malformed' | 'version_unsupported' };
 
 export interface PlatformProfile {
   ucp: { version: string; capabilities?: Record<string, Array<{ version: string }>> };
 }
 
-export type ProfileResult = { ok: true; profile: PlatformProfile } | { ok: false; problem: ProfileProblem; content: string };
+export type ProfileResult =
+  { ok: true; profile: PlatformProfile } | { ok: false; problem: ProfileProblem; content: string };
 
 export interface Negotiated {
   checkout: boolean;
@@ -69,28 +73,63 @@ async function fetchProfile(url: string): Promise<{ result: ProfileResult; ttl: 
   let response: Response;
   let text: string | undefined;
   try {
-    response = await fetch(url, { headers: { Accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    response = await fetch(url, {
+      headers: { Accept: 'application/json' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
     if (response.status !== 200) {
       await response.body?.cancel();
-      return { result: failure({ status: 424, code: 'profile_unreachable' }, `The platform profile at ${url} answered ${response.status}; a profile must be served with 200 and no redirect.`), ttl: FAILURE_TTL_MS };
+      return {
+        result: failure(
+          { status: 424, code: 'profile_unreachable' },
+          `The platform profile at ${url} answered ${response.status}; a profile must be served with 200 and no redirect.`,
+        ),
+        ttl: FAILURE_TTL_MS,
+      };
     }
     text = await readLimited(response);
   } catch {
-    return { result: failure({ status: 424, code: 'profile_unreachable' }, `The platform profile at ${url} could not be fetched within ${FETCH_TIMEOUT_MS / 1000} s.`), ttl: FAILURE_TTL_MS };
+    return {
+      result: failure(
+        { status: 424, code: 'profile_unreachable' },
+        `The platform profile at ${url} could not be fetched within ${FETCH_TIMEOUT_MS / 1000} s.`,
+      ),
+      ttl: FAILURE_TTL_MS,
+    };
   }
-  if (text === undefined) return { result: failure({ status: 424, code: 'profile_unreachable' }, `The platform profile at ${url} is larger than ${MAX_PROFILE_BYTES / 1024} KiB.`), ttl: FAILURE_TTL_MS };
+  if (text === undefined)
+    return {
+      result: failure(
+        { status: 424, code: 'profile_unreachable' },
+        `The platform profile at ${url} is larger than ${MAX_PROFILE_BYTES / 1024} KiB.`,
+      ),
+      ttl: FAILURE_TTL_MS,
+    };
   let profile: unknown;
   try {
     profile = JSON.parse(text);
   } catch {
-    return { result: failure({ status: 422, code: 'profile_malformed' }, `The platform profile at ${url} is not JSON.`), ttl: FAILURE_TTL_MS };
+    return {
+      result: failure({ status: 422, code: 'profile_malformed' }, `The platform profile at ${url} is not JSON.`),
+      ttl: FAILURE_TTL_MS,
+    };
   }
   const problems = protocolSchemaProblems('ucp.platform_profile', profile);
   if (problems.length) {
     const first = problems[0]!;
-    return { result: failure({ status: 422, code: 'profile_malformed' }, `The platform profile at ${url} is not a valid UCP platform profile: ${first.path} ${first.message}.`), ttl: FAILURE_TTL_MS };
+    return {
+      result: failure(
+        { status: 422, code: 'profile_malformed' },
+        `The platform profile at ${url} is not a valid UCP platform profile: ${first.path} ${first.message}.`,
+      ),
+      ttl: FAILURE_TTL_MS,
+    };
   }
-  return { result: { ok: true, profile: profile as PlatformProfile }, ttl: ttlOf(response.headers.get('cache-control')) };
+  return {
+    result: { ok: true, profile: profile as PlatformProfile },
+    ttl: ttlOf(response.headers.get('cache-control')),
+  };
 }
 
 export type ProfileResolver = (url: string) => Promise<ProfileResult>;
@@ -111,7 +150,10 @@ export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
       cache.set(url, result, { ttl: fetched.ttl });
     }
     if (result.ok && result.profile.ucp.version !== UCP_VERSION) {
-      return failure({ status: 422, code: 'version_unsupported' }, `The platform profile declares UCP ${result.profile.ucp.version}; this business supports ${UCP_VERSION} only.`);
+      return failure(
+        { status: 422, code: 'version_unsupported' },
+        `The platform profile declares UCP ${result.profile.ucp.version}; this business supports ${UCP_VERSION} only.`,
+      );
     }
     return result;
   };
@@ -119,7 +161,8 @@ export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
 
 /** UCP's intersection: common capability names at an exact common version; extensions only with their parent. */
 export function negotiate(profile: PlatformProfile): Negotiated {
-  const offers = (name: string) => (profile.ucp.capabilities?.[name] ?? []).some((capability) => capability.version === UCP_VERSION);
+  const offers = (name: string) =>
+    (profile.ucp.capabilities?.[name] ?? []).some((capability) => capability.version === UCP_VERSION);
   const checkout = offers(UCP_CHECKOUT);
   return { checkout, discount: checkout && offers(UCP_DISCOUNT) };
 }

@@ -18,11 +18,21 @@ export function bearer(token: string): { Authorization: string } {
 }
 
 export function form(fields: Record<string, string>): { body: string; headers: Record<string, string> } {
-  return { body: new URLSearchParams(fields).toString(), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } };
+  return {
+    body: new URLSearchParams(fields).toString(),
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  };
 }
 
-export async function registerClient(api: TestService, metadata: Record<string, unknown> = { scope: 'catalog:read cart:write' }): Promise<RegisteredClient> {
-  const response = await api.http('/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(metadata) });
+export async function registerClient(
+  api: TestService,
+  metadata: Record<string, unknown> = { scope: 'catalog:read cart:write' },
+): Promise<RegisteredClient> {
+  const response = await api.http('/oauth/register', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(metadata),
+  });
   expect(response.status).toBe(201);
   return (await response.json()) as RegisteredClient;
 }
@@ -30,7 +40,11 @@ export async function registerClient(api: TestService, metadata: Record<string, 
 /** A token for the client (its whole registered scope unless `scope` is given). */
 export async function requestToken(api: TestService, client: RegisteredClient, scope?: string): Promise<string> {
   const request = form({ grant_type: 'client_credentials', ...(scope === undefined ? {} : { scope }) });
-  const response = await api.http('/oauth/token', { method: 'POST', body: request.body, headers: { ...request.headers, Authorization: basicAuth(client.client_id, client.client_secret) } });
+  const response = await api.http('/oauth/token', {
+    method: 'POST',
+    body: request.body,
+    headers: { ...request.headers, Authorization: basicAuth(client.client_id, client.client_secret) },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as { access_token: string }).access_token;
 }

@@ -30,7 +30,10 @@ const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/'
 function resolve(node: Json, pointer: string): [Json, string] {
   while (node.$ref) {
     pointer = String(node.$ref).slice(1);
-    node = pointer.split('/').slice(1).reduce((value: Json, segment) => value[segment.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+    node = pointer
+      .split('/')
+      .slice(1)
+      .reduce((value: Json, segment) => value[segment.replaceAll('~1', '/').replaceAll('~0', '~')], document);
   }
   return [node, pointer];
 }
@@ -40,7 +43,12 @@ const templates = Object.keys(document.paths).map((template) => ({
   pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
-const ERROR_SCHEMAS: Record<string, string> = { read: 'ReadError', page: 'ReadError', checkout: 'CheckoutError', oauth: 'OAuthError' };
+const ERROR_SCHEMAS: Record<string, string> = {
+  read: 'ReadError',
+  page: 'ReadError',
+  checkout: 'CheckoutError',
+  oauth: 'OAuthError',
+};
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
@@ -72,7 +80,10 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
     return;
   }
   const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-  check(mediaType in content, `${where}: Content-Type ${mediaType || '(none)'} is not documented (${Object.keys(content).join(', ')})`);
+  check(
+    mediaType in content,
+    `${where}: Content-Type ${mediaType || '(none)'} is not documented (${Object.keys(content).join(', ')})`,
+  );
   if (!mediaType.endsWith('json')) return;
   let body: unknown;
   try {
@@ -81,7 +92,10 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
     throw new ContractViolation(`${where}: body is not JSON: ${text.slice(0, 200)}`);
   }
   const validate = validatorAt(`${pointer}/content/${escape(mediaType)}/schema`);
-  check(validate(body), `${where}: body does not match the schema: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 1000)}`);
+  check(
+    validate(body),
+    `${where}: body does not match the schema: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 1000)}`,
+  );
 }
 
 /**
@@ -89,10 +103,17 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
  * the rate limit gives any request (the document's description covers both).
  */
 function validateUnrouted(response: Response, text: string, method: string, path: string, where: string): void {
-  check([404, 405, 429].includes(response.status), `${where}: no documented operation, and the status ${response.status} is not 404/405/429`);
+  check(
+    [404, 405, 429].includes(response.status),
+    `${where}: no documented operation, and the status ${response.status} is not 404/405/429`,
+  );
   if (response.status === 429) check(response.headers.has('retry-after'), `${where}: 429 without Retry-After`);
   // The protocol bindings answer in their own error shape.
-  const schemaName = isUcpPath(path) ? 'UcpError' : isAcpPath(path) ? 'AcpError' : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
+  const schemaName = isUcpPath(path)
+    ? 'UcpError'
+    : isAcpPath(path)
+      ? 'AcpError'
+      : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
   const validate = validatorAt(`/components/schemas/${schemaName}`);
   check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
   if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);
@@ -101,8 +122,14 @@ function validateUnrouted(response: Response, text: string, method: string, path
 /** CORS preflights are answered by the CORS layer before any operation (see the document's description). */
 function validatePreflight(response: Response, where: string): void {
   check(response.status === 204, `${where}: a CORS preflight must answer 204`);
-  check(response.headers.get('access-control-allow-origin') === '*', `${where}: preflight without Access-Control-Allow-Origin`);
-  check(response.headers.has('access-control-allow-methods'), `${where}: preflight without Access-Control-Allow-Methods`);
+  check(
+    response.headers.get('access-control-allow-origin') === '*',
+    `${where}: preflight without Access-Control-Allow-Origin`,
+  );
+  check(
+    response.headers.has('access-control-allow-methods'),
+    `${where}: preflight without Access-Control-Allow-Methods`,
+  );
 }
 
 export function validateResponse(method: string, url: URL, response: Response, text: string): void {
@@ -129,7 +156,11 @@ export async function contractFetch(input: string | URL | Request, init?: Reques
   const response = await fetch(request);
   const text = await response.text();
   validateResponse(request.method, new URL(request.url), response, text);
-  return new Response([204, 304].includes(response.status) ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response([204, 304].includes(response.status) ? null : text, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /** fetch with contract validation, for tests that talk to child processes: status, headers and the parsed body. */
@@ -137,8 +168,16 @@ export async function call(url: string, init?: RequestInit): Promise<{ status: n
   const response = await fetch(url, init);
   const text = await response.text();
   validateResponse(init?.method ?? 'GET', new URL(url), response, text);
-  return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, headers: response.headers };
+  return {
+    status: response.status,
+    body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+    headers: response.headers,
+  };
 }
 
 /** A JSON POST for `call`. */
-export const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});

@@ -29,7 +29,11 @@ export async function createTestDatabase(options: { onDisk?: boolean } = {}): Pr
     await adminQuery(`CREATE DATABASE ${name}`);
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
-    return { env: { DATABASE_URL: url.toString() }, kind: 'postgresql', drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+    return {
+      env: { DATABASE_URL: url.toString() },
+      kind: 'postgresql',
+      drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    };
   }
   if (options.onDisk) {
     const dir = temporaryFolder('storefront-pglite-');

@@ -23,7 +23,12 @@ function ensureDocs(): void {
 
 /** The Redis tests need Redis answering before the first service starts, not a server still coming up. */
 async function ensureRedis(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   const deadline = Date.now() + REDIS_WAIT_MS;
   try {
     for (;;) {
@@ -32,7 +37,8 @@ async function ensureRedis(url: string): Promise<void> {
         await redis.ping();
         return;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`TEST_REDIS_URL=${url} does not answer: ${(error as Error).message}`, { cause: error });
+        if (Date.now() > deadline)
+          throw new Error(`TEST_REDIS_URL=${url} does not answer: ${(error as Error).message}`, { cause: error });
         redis.disconnect();
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
@@ -46,6 +52,8 @@ export default async function setup(): Promise<void> {
   ensureDocs();
   const redisUrl = process.env.TEST_REDIS_URL?.trim();
   if (redisUrl) await ensureRedis(redisUrl);
-  const storage = process.env.DATABASE_URL?.trim() ? `PostgreSQL (${new URL(process.env.DATABASE_URL).host})` : 'embedded PGlite';
+  const storage = process.env.DATABASE_URL?.trim()
+    ? `PostgreSQL (${new URL(process.env.DATABASE_URL).host})`
+    : 'embedded PGlite';
   process.stdout.write(`\nStorage under test: ${storage}\n`);
 }

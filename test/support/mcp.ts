@@ -24,14 +24,21 @@ export interface ToolOutcome {
 export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolOutcome> {
   const result = await client.callTool({ name, arguments: args });
   const content = result.content as Array<{ type: string; text?: string }>;
-  return { isError: result.isError === true, structured: result.structuredContent, texts: content.map((block) => block.text ?? '') };
+  return {
+    isError: result.isError === true,
+    structured: result.structuredContent,
+    texts: content.map((block) => block.text ?? ''),
+  };
 }
 
 type Json = Record<string, any>;
 
 function dereference(node: Json, root: Json): Json {
   while (typeof node.$ref === 'string' && node.$ref.startsWith('#/')) {
-    node = node.$ref.slice(2).split('/').reduce((value: Json, segment: string) => value[segment], root);
+    node = node.$ref
+      .slice(2)
+      .split('/')
+      .reduce((value: Json, segment: string) => value[segment], root);
   }
   return node;
 }
@@ -47,7 +54,9 @@ export function schemaShape(schema: Json, root: Json = schema): unknown {
     return {
       required: [...(node.required ?? [])].sort(),
       closed: node.additionalProperties === false,
-      properties: Object.fromEntries(Object.entries(node.properties as Json).map(([name, property]) => [name, schemaShape(property, root)])),
+      properties: Object.fromEntries(
+        Object.entries(node.properties as Json).map(([name, property]) => [name, schemaShape(property, root)]),
+      ),
     };
   }
   if (node.items) return { items: schemaShape(node.items, root) };

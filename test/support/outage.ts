@@ -13,7 +13,10 @@ export interface ServiceBehindProxy {
 /** The proxy in front of the service at `url` (postgres:// or redis://) and the URL that goes through it. */
 export async function proxied(url: string): Promise<{ proxy: TcpProxy; url: string }> {
   const target = new URL(url);
-  const proxy = await startTcpProxy(target.hostname, Number(target.port || (target.protocol === 'redis:' ? 6379 : 5432)));
+  const proxy = await startTcpProxy(
+    target.hostname,
+    Number(target.port || (target.protocol === 'redis:' ? 6379 : 5432)),
+  );
   target.hostname = '127.0.0.1';
   target.port = String(proxy.port);
   return { proxy, url: target.toString() };

@@ -24,12 +24,23 @@ export async function openPayForm(api: TestService, sessionId: string): Promise<
 }
 
 /** Posts the form as the page's own button does; `override` changes what is sent (to test the refusals). */
-export async function submitPayForm(api: TestService, sessionId: string, form: PayForm, override: { cookie?: string; headers?: Record<string, string>; fields?: Record<string, string> } = {}): Promise<Response> {
+export async function submitPayForm(
+  api: TestService,
+  sessionId: string,
+  form: PayForm,
+  override: { cookie?: string; headers?: Record<string, string>; fields?: Record<string, string> } = {},
+): Promise<Response> {
   const body = new URLSearchParams({ csrf_token: form.csrfToken, quote: form.quote, ...override.fields });
   return api.http(`/pay/${sessionId}`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: override.cookie ?? form.cookie, Origin: api.url, 'Sec-Fetch-Site': 'same-origin', ...override.headers },
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Cookie: override.cookie ?? form.cookie,
+      Origin: api.url,
+      'Sec-Fetch-Site': 'same-origin',
+      ...override.headers,
+    },
     body: body.toString(),
   });
 }

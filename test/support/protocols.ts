@@ -60,7 +60,13 @@ export async function startProfileServer(): Promise<ProfileServer> {
 
 /** The headers of a UCP REST request from the platform whose profile is at `profile`. */
 export function ucpHeaders(profile: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { 'UCP-Agent': `profile="${profile}"`, 'Request-Id': randomUUID(), 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json', ...extra };
+  return {
+    'UCP-Agent': `profile="${profile}"`,
+    'Request-Id': randomUUID(),
+    'Idempotency-Key': randomUUID(),
+    'Content-Type': 'application/json',
+    ...extra,
+  };
 }
 
 export interface ProtocolAnswer {
@@ -74,7 +80,10 @@ export async function protocolFetch(api: TestService, path: string, init?: Reque
   const response = await api.http(path, init);
   const text = await response.text();
   const body = text ? JSON.parse(text) : undefined;
-  expect(protocolBodyProblems(new URL(path, api.url).pathname, response.status, body), `${init?.method ?? 'GET'} ${path} → ${response.status}: ${text.slice(0, 600)}`).toEqual([]);
+  expect(
+    protocolBodyProblems(new URL(path, api.url).pathname, response.status, body),
+    `${init?.method ?? 'GET'} ${path} → ${response.status}: ${text.slice(0, 600)}`,
+  ).toEqual([]);
   return { response, text, body };
 }
 

@@ -27,8 +27,19 @@ export interface TestServiceOptions {
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '100000', ...database.env, ...options.env });
-  const service = await startService(config, { now: options.now, deprecations: options.deprecations, log: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    ...database.env,
+    ...options.env,
+  });
+  const service = await startService(config, {
+    now: options.now,
+    deprecations: options.deprecations,
+    log: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+  });
   const url = service.url;
   return {
     url,

@@ -38,7 +38,9 @@ async function readBody(request: IncomingMessage): Promise<string> {
 function amountOf(params: URLSearchParams): number {
   let total = 0;
   for (let index = 0; params.has(`line_items[${index}][quantity]`); index += 1) {
-    total += Number(params.get(`line_items[${index}][price_data][unit_amount]`)) * Number(params.get(`line_items[${index}][quantity]`));
+    total +=
+      Number(params.get(`line_items[${index}][price_data][unit_amount]`)) *
+      Number(params.get(`line_items[${index}][quantity]`));
   }
   return total + Number(params.get('shipping_options[0][shipping_rate_data][fixed_amount][amount]') ?? 0);
 }
@@ -70,7 +72,15 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const repeat = key ? byKey.get(key) : undefined;
       if (repeat) return send(200, repeat.body);
       const id = `cs_test_${fake.created.length + 1}_${Math.random().toString(36).slice(2, 10)}`;
-      const checkout: CreatedCheckout = { id, params, idempotencyKey: key, amountTotal: amountOf(params), currency: params.get('line_items[0][price_data][currency]') ?? '', expired: false, body: {} };
+      const checkout: CreatedCheckout = {
+        id,
+        params,
+        idempotencyKey: key,
+        amountTotal: amountOf(params),
+        currency: params.get('line_items[0][price_data][currency]') ?? '',
+        expired: false,
+        body: {},
+      };
       checkout.body = {
         id,
         object: 'checkout.session',
@@ -89,11 +99,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
     if (request.method === 'POST' && expire) {
       const checkout = fake.created.find((entry) => entry.id === expire[1]);
-      if (!checkout) return send(404, { error: { type: 'invalid_request_error', message: 'No such checkout.session' } });
+      if (!checkout)
+        return send(404, { error: { type: 'invalid_request_error', message: 'No such checkout.session' } });
       checkout.expired = true;
       return send(200, { ...checkout.body, status: 'expired' });
     }
-    send(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path})` } });
+    send(404, {
+      error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path})` },
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -104,12 +117,27 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 let eventCounter = 0;
 
 /** A Stripe event envelope around `object`. */
-export function stripeEvent(type: string, object: Record<string, unknown>, id = `evt_test_${++eventCounter}_${Date.now()}`): Record<string, unknown> {
-  return { id, object: 'event', api_version: '2025-01-01', created: Math.floor(Date.now() / 1000), type, livemode: false, data: { object } };
+export function stripeEvent(
+  type: string,
+  object: Record<string, unknown>,
+  id = `evt_test_${++eventCounter}_${Date.now()}`,
+): Record<string, unknown> {
+  return {
+    id,
+    object: 'event',
+    api_version: '2025-01-01',
+    created: Math.floor(Date.now() / 1000),
+    type,
+    livemode: false,
+    data: { object },
+  };
 }
 
 /** The `checkout.session.completed` Stripe sends once `checkout` is paid (amount and currency overridable). */
-export function paidCheckout(checkout: CreatedCheckout, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function paidCheckout(
+  checkout: CreatedCheckout,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     ...checkout.body,
     status: 'complete',
@@ -124,6 +152,14 @@ export function paidCheckout(checkout: CreatedCheckout, overrides: Record<string
 /** Headers and body of a webhook delivery, signed as Stripe signs them (or with another secret or timestamp). */
 export function signedDelivery(event: unknown, options: { secret?: string; timestamp?: number } = {}): RequestInit {
   const payload = JSON.stringify(event);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? STRIPE_WEBHOOK_SECRET, ...(options.timestamp ? { timestamp: options.timestamp } : {}) });
-  return { method: 'POST', headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature }, body: payload };
+  const signature = Stripe.webhooks.generateTestHeaderString({
+    payload,
+    secret: options.secret ?? STRIPE_WEBHOOK_SECRET,
+    ...(options.timestamp ? { timestamp: options.timestamp } : {}),
+  });
+  return {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature },
+    body: payload,
+  };
 }

@@ -41,7 +41,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     secret: '',
     async waitFor(count, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
-      while (receiver.received.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (receiver.received.length < count && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       return receiver.received;
     },
     close: async () => {
@@ -59,7 +60,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       return;
     }
     const body = JSON.parse(raw);
-    receiver.received.push({ id: body.id, type: body.type, body, headers: request.headers, signatureValid: verifySignature(String(request.headers['webhook-signature'] ?? ''), raw, receiver.secret) });
+    receiver.received.push({
+      id: body.id,
+      type: body.type,
+      body,
+      headers: request.headers,
+      signatureValid: verifySignature(String(request.headers['webhook-signature'] ?? ''), raw, receiver.secret),
+    });
     response.writeHead(204).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

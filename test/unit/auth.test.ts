@@ -31,11 +31,17 @@ function thrown(fn: () => unknown): DomainError {
 describe('parseBasicCredentials (RFC 6749 section 2.3.1)', () => {
   it('splits id and secret at the first colon', () => {
     expect(parseBasicCredentials(basic('client_a:sfcs_b'))).toEqual({ clientId: 'client_a', clientSecret: 'sfcs_b' });
-    expect(parseBasicCredentials(`basic   ${Buffer.from('a:b').toString('base64')}`)).toEqual({ clientId: 'a', clientSecret: 'b' });
+    expect(parseBasicCredentials(`basic   ${Buffer.from('a:b').toString('base64')}`)).toEqual({
+      clientId: 'a',
+      clientSecret: 'b',
+    });
   });
 
   it('form-decodes both parts after base64, so an encoded colon, percent or plus survives', () => {
-    expect(parseBasicCredentials(basic('id%3Awith%3Acolons:s%25e%2Bc+ret%3A'))).toEqual({ clientId: 'id:with:colons', clientSecret: 's%e+c ret:' });
+    expect(parseBasicCredentials(basic('id%3Awith%3Acolons:s%25e%2Bc+ret%3A'))).toEqual({
+      clientId: 'id:with:colons',
+      clientSecret: 's%e+c ret:',
+    });
     expect(parseBasicCredentials(basic('%63lient:%73ecret'))).toEqual({ clientId: 'client', clientSecret: 'secret' });
   });
 
@@ -63,7 +69,12 @@ describe('clientCredentials', () => {
   });
 
   it('is invalid_client with a Basic challenge when credentials are missing or unreadable', () => {
-    for (const [header, form] of [['', {}], ['', { client_id: 'a' }], ['Bearer x', {}], [basic('nocolon'), {}]] as const) {
+    for (const [header, form] of [
+      ['', {}],
+      ['', { client_id: 'a' }],
+      ['Bearer x', {}],
+      [basic('nocolon'), {}],
+    ] as const) {
       const error = thrown(() => clientCredentials(header, form));
       expect(error).toBeInstanceOf(InvalidClient);
       const rendered = renderError(error, 'oauth');
@@ -73,8 +84,12 @@ describe('clientCredentials', () => {
   });
 
   it('is invalid_request when two methods are used or the ids disagree', () => {
-    expect(thrown(() => clientCredentials(basic('a:b'), { client_secret: 'b' }))).toMatchObject({ reason: 'invalid_request' });
-    expect(thrown(() => clientCredentials(basic('a:b'), { client_id: 'other' }))).toMatchObject({ reason: 'invalid_request' });
+    expect(thrown(() => clientCredentials(basic('a:b'), { client_secret: 'b' }))).toMatchObject({
+      reason: 'invalid_request',
+    });
+    expect(thrown(() => clientCredentials(basic('a:b'), { client_id: 'other' }))).toMatchObject({
+      reason: 'invalid_request',
+    });
   });
 });
 
@@ -84,9 +99,12 @@ describe('parseBearerToken (RFC 6750 section 2.1)', () => {
     expect(parseBearerToken('bearer  tok/en+with=')).toBe('tok/en+with=');
   });
 
-  it.each(['', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer two tokens', 'Bearer "quoted"', 'Bearer a=b'])('rejects %j', (header) => {
-    expect(parseBearerToken(header)).toBeUndefined();
-  });
+  it.each(['', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer two tokens', 'Bearer "quoted"', 'Bearer a=b'])(
+    'rejects %j',
+    (header) => {
+      expect(parseBearerToken(header)).toBeUndefined();
+    },
+  );
 });
 
 describe('scopes', () => {
@@ -100,7 +118,10 @@ describe('scopes', () => {
   it('registers the scopes asked for in canonical order, catalog:read by default', () => {
     expect(registrableScopes(['cart:write', 'catalog:read'])).toEqual(['catalog:read', 'cart:write']);
     expect(registrableScopes(undefined)).toEqual(['catalog:read']);
-    expect(thrown(() => registrableScopes(['catalog:read', 'orders:write']))).toMatchObject({ reason: 'invalid_scope', message: expect.stringContaining('orders:write') });
+    expect(thrown(() => registrableScopes(['catalog:read', 'orders:write']))).toMatchObject({
+      reason: 'invalid_scope',
+      message: expect.stringContaining('orders:write'),
+    });
   });
 
   it('grants the requested scopes intersected with the registered ones', () => {
@@ -151,7 +172,9 @@ describe('bearerChallenge (RFC 6750 section 3)', () => {
 
   it('names the resource metadata, then the error and scope when there are', () => {
     expect(bearerChallenge({ resourceMetadata })).toBe(`Bearer resource_metadata="${resourceMetadata}"`);
-    expect(bearerChallenge({ error: 'invalid_token', resourceMetadata })).toBe(`Bearer error="invalid_token", resource_metadata="${resourceMetadata}"`);
+    expect(bearerChallenge({ error: 'invalid_token', resourceMetadata })).toBe(
+      `Bearer error="invalid_token", resource_metadata="${resourceMetadata}"`,
+    );
     expect(bearerChallenge({ error: 'insufficient_scope', scope: 'cart:write', resourceMetadata })).toBe(
       `Bearer error="insufficient_scope", scope="cart:write", resource_metadata="${resourceMetadata}"`,
     );

@@ -5,21 +5,32 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 describe('TRUST_PROXY', () => {
   it('is a number of trusted hops: true is one, false none', () => {
     const hops = (value?: string) => loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustedProxyHops;
-    expect([hops(), hops('false'), hops('true'), hops('0'), hops('1'), hops('2'), hops('10')]).toEqual([0, 0, 1, 0, 1, 2, 10]);
+    expect([hops(), hops('false'), hops('true'), hops('0'), hops('1'), hops('2'), hops('10')]).toEqual([
+      0, 0, 1, 0, 1, 2, 10,
+    ]);
   });
 
   it('refuses anything else', () => {
-    for (const value of ['11', '-1', 'maybe', '1.5']) expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+    for (const value of ['11', '-1', 'maybe', '1.5'])
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
   });
 });
 
 describe('timeouts', () => {
   it('have documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ redisCommandTimeoutMs: 50, databaseStatementTimeoutMs: 5_000, httpHeadersTimeoutMs: 10_000, httpRequestTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 65_000 });
+    expect(config).toMatchObject({
+      redisCommandTimeoutMs: 50,
+      databaseStatementTimeoutMs: 5_000,
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 30_000,
+      httpKeepAliveTimeoutMs: 65_000,
+    });
   });
 
   it('refuse a headers timeout longer than the request timeout', () => {
-    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS/,
+    );
   });
 });

@@ -17,13 +17,21 @@ describe('parseFieldSelection (Medusa fields grammar)', () => {
     expect(selection.variants!.has('calculated_price')).toBe(true);
     expect(selection.variants!.has('inventory_quantity')).toBe(true);
     expect(selection.product.size).toBe(6);
-    expect(parseFieldSelection('+variants.inventory_quantity')).toEqual(parseFieldSelection(' variants.inventory_quantity'));
+    expect(parseFieldSelection('+variants.inventory_quantity')).toEqual(
+      parseFieldSelection(' variants.inventory_quantity'),
+    );
   });
 
   it('selects only bare names, always keeping id', () => {
     expect(parseFieldSelection('title')).toEqual({ product: new Set(['id', 'title']), variants: null });
     expect(sorted(parseFieldSelection('variants.sku').variants)).toEqual(['id', 'sku']);
-    expect(sorted(parseFieldSelection('variants').variants)).toEqual(['allow_backorder', 'id', 'manage_inventory', 'sku', 'title']);
+    expect(sorted(parseFieldSelection('variants').variants)).toEqual([
+      'allow_backorder',
+      'id',
+      'manage_inventory',
+      'sku',
+      'title',
+    ]);
   });
 
   it('removes with -', () => {
@@ -33,14 +41,17 @@ describe('parseFieldSelection (Medusa fields grammar)', () => {
     expect(parseFieldSelection('-variants').variants).toBeNull();
   });
 
-  it.each(['nope', 'variants.nope', '*collection', 'variants.calculated_price.amount', '-id', 'variants.*'])('rejects %s with a 400 on fields', (raw) => {
-    try {
-      parseFieldSelection(raw);
-      expect.unreachable();
-    } catch (error) {
-      expect(error).toBeInstanceOf(BadRequest);
-      expect((error as BadRequest).reason).toBe('invalid_parameter');
-      expect((error as BadRequest).param).toBe('fields');
-    }
-  });
+  it.each(['nope', 'variants.nope', '*collection', 'variants.calculated_price.amount', '-id', 'variants.*'])(
+    'rejects %s with a 400 on fields',
+    (raw) => {
+      try {
+        parseFieldSelection(raw);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(BadRequest);
+        expect((error as BadRequest).reason).toBe('invalid_parameter');
+        expect((error as BadRequest).param).toBe('fields');
+      }
+    },
+  );
 });

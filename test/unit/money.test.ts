@@ -24,13 +24,20 @@ describe('money', () => {
 
   it('allocates exactly, in proportion, for any weights', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 20 }), (amount, weights) => {
-        const parts = allocateByWeight(amount, weights, 'usd');
-        expect(parts.reduce((sum, part) => sum + part, 0)).toBe(amount);
-        expect(parts.every((part) => Number.isInteger(part) && part >= 0)).toBe(true);
-        const total = weights.reduce((sum, weight) => sum + weight, 0);
-        if (total > 0) parts.forEach((part, index) => expect(Math.abs(part - (amount * weights[index]!) / total)).toBeLessThan(1 + 1e-9));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 20 }),
+        (amount, weights) => {
+          const parts = allocateByWeight(amount, weights, 'usd');
+          expect(parts.reduce((sum, part) => sum + part, 0)).toBe(amount);
+          expect(parts.every((part) => Number.isInteger(part) && part >= 0)).toBe(true);
+          const total = weights.reduce((sum, weight) => sum + weight, 0);
+          if (total > 0)
+            parts.forEach((part, index) =>
+              expect(Math.abs(part - (amount * weights[index]!) / total)).toBeLessThan(1 + 1e-9),
+            );
+        },
+      ),
     );
   });
 });

@@ -1,10 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { initialStatus, orderNumber, paymentProblems, planStock, quoteHash, statusAfterRefund, type Quote } from '../../src/domain/orders.js';
+import {
+  initialStatus,
+  orderNumber,
+  paymentProblems,
+  planStock,
+  quoteHash,
+  statusAfterRefund,
+  type Quote,
+} from '../../src/domain/orders.js';
 
 const quote: Quote = {
   currencyCode: 'usd',
   regionId: 'reg_us',
-  lines: [{ id: 'cali_1', variantId: 'v1', title: 'A', quantity: 2, unitAmount: 1299, baseAmount: 2598, discount: 260, subtotal: 2338, tax: 187, total: 2525 }],
+  lines: [
+    {
+      id: 'cali_1',
+      variantId: 'v1',
+      title: 'A',
+      quantity: 2,
+      unitAmount: 1299,
+      baseAmount: 2598,
+      discount: 260,
+      subtotal: 2338,
+      tax: 187,
+      total: 2525,
+    },
+  ],
   totals: { subtotal: 2598, discount: 260, shipping: 0, tax: 187, total: 2525 },
   promoCodes: ['10OFF'],
 };
@@ -34,19 +55,40 @@ describe('payment checks', () => {
 });
 
 describe('stock coverage', () => {
-  const variant = (id: string, inventory: number, manage = true, backorder = false) => ({ id, manage_inventory: manage, allow_backorder: backorder, inventory_quantity: inventory });
+  const variant = (id: string, inventory: number, manage = true, backorder = false) => ({
+    id,
+    manage_inventory: manage,
+    allow_backorder: backorder,
+    inventory_quantity: inventory,
+  });
   it('takes paid quantities from managed variants only, summing repeated variants', () => {
-    const plan = planStock([{ variantId: 'a', quantity: 2 }, { variantId: 'a', quantity: 1 }, { variantId: 'b', quantity: 5 }], [variant('a', 10), variant('b', 0, false)]);
+    const plan = planStock(
+      [
+        { variantId: 'a', quantity: 2 },
+        { variantId: 'a', quantity: 1 },
+        { variantId: 'b', quantity: 5 },
+      ],
+      [variant('a', 10), variant('b', 0, false)],
+    );
     expect(plan).toEqual({ updates: [{ id: 'a', inventoryQuantity: 7 }], short: false });
   });
   it('flags stock that cannot cover the order and floors it at zero', () => {
-    expect(planStock([{ variantId: 'a', quantity: 3 }], [variant('a', 2)])).toEqual({ updates: [{ id: 'a', inventoryQuantity: 0 }], short: true });
+    expect(planStock([{ variantId: 'a', quantity: 3 }], [variant('a', 2)])).toEqual({
+      updates: [{ id: 'a', inventoryQuantity: 0 }],
+      short: true,
+    });
   });
   it('lets backorder variants go below zero without a flag', () => {
-    expect(planStock([{ variantId: 'a', quantity: 3 }], [variant('a', 2, true, true)])).toEqual({ updates: [{ id: 'a', inventoryQuantity: -1 }], short: false });
+    expect(planStock([{ variantId: 'a', quantity: 3 }], [variant('a', 2, true, true)])).toEqual({
+      updates: [{ id: 'a', inventoryQuantity: -1 }],
+      short: false,
+    });
   });
   it('covers exactly the stock there is', () => {
-    expect(planStock([{ variantId: 'a', quantity: 2 }], [variant('a', 2)])).toEqual({ updates: [{ id: 'a', inventoryQuantity: 0 }], short: false });
+    expect(planStock([{ variantId: 'a', quantity: 2 }], [variant('a', 2)])).toEqual({
+      updates: [{ id: 'a', inventoryQuantity: 0 }],
+      short: false,
+    });
   });
 });
 

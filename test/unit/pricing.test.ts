@@ -6,10 +6,20 @@ import { priceCart, type LineToPrice, type RegionTerms } from '../../src/domain/
 import type { AppliedPromotion } from '../../src/domain/promotions.js';
 
 const usd: RegionTerms = { currencyCode: 'usd', taxRateBps: 725, shippingAmount: 495, freeShippingThreshold: 2500 };
-const line = (variantId: string, unitAmount: number, quantity: number): LineToPrice => ({ variantId, title: variantId, unitAmount, quantity });
+const line = (variantId: string, unitAmount: number, quantity: number): LineToPrice => ({
+  variantId,
+  title: variantId,
+  unitAmount,
+  quantity,
+});
 const tenOff: AppliedPromotion = { code: '10OFF', kind: 'percentage', value: 1000 };
 
-const lineArb = fc.record({ variantId: fc.string({ minLength: 1, maxLength: 8 }), title: fc.constant('t'), quantity: fc.integer({ min: 1, max: 100 }), unitAmount: fc.integer({ min: 1, max: 500_000 }) });
+const lineArb = fc.record({
+  variantId: fc.string({ minLength: 1, maxLength: 8 }),
+  title: fc.constant('t'),
+  quantity: fc.integer({ min: 1, max: 100 }),
+  unitAmount: fc.integer({ min: 1, max: 500_000 }),
+});
 const regionArb = fc.record({
   currencyCode: fc.constantFrom('usd', 'eur', 'gbp', 'cad', 'jpy', 'kwd'),
   taxRateBps: fc.integer({ min: 0, max: 3000 }),
@@ -18,8 +28,16 @@ const regionArb = fc.record({
 });
 const promotionArb = fc.option(
   fc.oneof(
-    fc.record({ code: fc.constant('P'), kind: fc.constant('percentage' as const), value: fc.integer({ min: 1, max: 10_000 }) }),
-    fc.record({ code: fc.constant('F'), kind: fc.constant('fixed' as const), value: fc.integer({ min: 1, max: 1_000_000 }) }),
+    fc.record({
+      code: fc.constant('P'),
+      kind: fc.constant('percentage' as const),
+      value: fc.integer({ min: 1, max: 10_000 }),
+    }),
+    fc.record({
+      code: fc.constant('F'),
+      kind: fc.constant('fixed' as const),
+      value: fc.integer({ min: 1, max: 1_000_000 }),
+    }),
   ),
   { nil: null },
 );
@@ -52,37 +70,49 @@ describe('priceCart', () => {
 
   it('keeps every invariant for any cart, region and promotion', () => {
     fc.assert(
-      fc.property(fc.array(lineArb, { minLength: 1, maxLength: 12 }), regionArb, promotionArb, (lines, region, promotion) => {
-        const { lines: priced, totals } = priceCart(lines, region, promotion);
-        const sum = (pick: (l: (typeof priced)[number]) => number) => priced.reduce((acc, l) => acc + pick(l), 0);
-        expect(totals.total).toBe(totals.subtotal - totals.discount + totals.shipping + totals.tax);
-        expect(sum((l) => l.baseAmount)).toBe(totals.subtotal);
-        expect(sum((l) => l.discount)).toBe(totals.discount);
-        expect(sum((l) => l.tax)).toBe(totals.tax);
-        expect(sum((l) => l.total) + totals.shipping).toBe(totals.total);
-        for (const l of priced) {
-          expect(l.subtotal).toBe(l.baseAmount - l.discount);
-          expect(l.total).toBe(l.subtotal + l.tax);
-          expect(l.discount).toBeGreaterThanOrEqual(0);
-          expect(l.subtotal).toBeGreaterThanOrEqual(0);
-        }
-        for (const amount of [...Object.values(totals), ...priced.flatMap((l) => [l.baseAmount, l.discount, l.subtotal, l.tax, l.total])]) {
-          expect(Number.isSafeInteger(amount)).toBe(true); // minor units: never a fraction of the currency's smallest unit
-        }
-        expect(totals.discount).toBeLessThanOrEqual(totals.subtotal);
-      }),
+      fc.property(
+        fc.array(lineArb, { minLength: 1, maxLength: 12 }),
+        regionArb,
+        promotionArb,
+        (lines, region, promotion) => {
+          const { lines: priced, totals } = priceCart(lines, region, promotion);
+          const sum = (pick: (l: (typeof priced)[number]) => number) => priced.reduce((acc, l) => acc + pick(l), 0);
+          expect(totals.total).toBe(totals.subtotal - totals.discount + totals.shipping + totals.tax);
+          expect(sum((l) => l.baseAmount)).toBe(totals.subtotal);
+          expect(sum((l) => l.discount)).toBe(totals.discount);
+          expect(sum((l) => l.tax)).toBe(totals.tax);
+          expect(sum((l) => l.total) + totals.shipping).toBe(totals.total);
+          for (const l of priced) {
+            expect(l.subtotal).toBe(l.baseAmount - l.discount);
+            expect(l.total).toBe(l.subtotal + l.tax);
+            expect(l.discount).toBeGreaterThanOrEqual(0);
+            expect(l.subtotal).toBeGreaterThanOrEqual(0);
+          }
+          for (const amount of [
+            ...Object.values(totals),
+            ...priced.flatMap((l) => [l.baseAmount, l.discount, l.subtotal, l.tax, l.total]),
+          ]) {
+            expect(Number.isSafeInteger(amount)).toBe(true); // minor units: never a fraction of the currency's smallest unit
+          }
+          expect(totals.discount).toBeLessThanOrEqual(totals.subtotal);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('rounds the percentage discount once, on the subtotal, whatever the currency exponent', () => {
     fc.assert(
-      fc.property(fc.array(lineArb, { minLength: 1, maxLength: 6 }), fc.constantFrom('usd', 'jpy', 'kwd'), (lines, currencyCode) => {
-        const subtotal = lines.reduce((acc, l) => acc + l.unitAmount * l.quantity, 0);
-        const { totals } = priceCart(lines, { ...usd, currencyCode }, tenOff);
-        expect(Math.abs(totals.discount - subtotal / 10)).toBeLessThanOrEqual(0.5);
-        expect(currencyOf(currencyCode).exponent).toBeGreaterThanOrEqual(0);
-      }),
+      fc.property(
+        fc.array(lineArb, { minLength: 1, maxLength: 6 }),
+        fc.constantFrom('usd', 'jpy', 'kwd'),
+        (lines, currencyCode) => {
+          const subtotal = lines.reduce((acc, l) => acc + l.unitAmount * l.quantity, 0);
+          const { totals } = priceCart(lines, { ...usd, currencyCode }, tenOff);
+          expect(Math.abs(totals.discount - subtotal / 10)).toBeLessThanOrEqual(0.5);
+          expect(currencyOf(currencyCode).exponent).toBeGreaterThanOrEqual(0);
+        },
+      ),
     );
   });
 });

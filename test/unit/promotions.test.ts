@@ -27,7 +27,10 @@ const context = { now: new Date('2026-11-21T12:00:00Z'), currencyCode: 'usd', su
 
 describe('applyPromoCodes', () => {
   it('applies a valid code case-insensitively, in canonical form', () => {
-    expect(applyPromoCodes([' 10off '], stored, context)).toEqual({ applied: { code: '10OFF', kind: 'percentage', value: 1000 }, messages: [] });
+    expect(applyPromoCodes([' 10off '], stored, context)).toEqual({
+      applied: { code: '10OFF', kind: 'percentage', value: 1000 },
+      messages: [],
+    });
   });
 
   it.each([
@@ -38,13 +41,28 @@ describe('applyPromoCodes', () => {
   ])('reports %s as %s, naming its position', (code, reason) => {
     const outcome = applyPromoCodes(['10OFF', code], stored, context);
     expect(outcome.applied?.code).toBe('10OFF');
-    expect(outcome.messages).toEqual([{ type: 'warning', code: reason, param: 'promo_codes[1]', message: expect.stringContaining(code), index: 1, requested: code }]);
+    expect(outcome.messages).toEqual([
+      {
+        type: 'warning',
+        code: reason,
+        param: 'promo_codes[1]',
+        message: expect.stringContaining(code),
+        index: 1,
+        requested: code,
+      },
+    ]);
   });
 
   it('checks currency and minimum subtotal of fixed codes', () => {
     expect(applyPromoCodes(['WELCOME5'], stored, context).applied?.code).toBe('WELCOME5');
-    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, currencyCode: 'eur' }).messages[0]).toMatchObject({ code: 'promo_code_not_applicable', cause: 'wrong_currency' });
-    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, subtotal: 1999 }).messages[0]).toMatchObject({ cause: 'minimum_not_met', message: expect.stringContaining('at least 20 USD') });
+    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, currencyCode: 'eur' }).messages[0]).toMatchObject({
+      code: 'promo_code_not_applicable',
+      cause: 'wrong_currency',
+    });
+    expect(applyPromoCodes(['WELCOME5'], stored, { ...context, subtotal: 1999 }).messages[0]).toMatchObject({
+      cause: 'minimum_not_met',
+      message: expect.stringContaining('at least 20 USD'),
+    });
   });
 
   it('applies one code per cart and reports the rest', () => {
@@ -57,7 +75,11 @@ describe('applyPromoCodes', () => {
   });
 
   it('turns an expired code active again only inside its window', () => {
-    expect(applyPromoCodes(['SPRING20'], stored, { ...context, now: new Date('2026-04-01') }).applied?.code).toBe('SPRING20');
-    expect(applyPromoCodes(['NEWYEAR27'], stored, { ...context, now: new Date('2027-01-02') }).applied?.code).toBe('NEWYEAR27');
+    expect(applyPromoCodes(['SPRING20'], stored, { ...context, now: new Date('2026-04-01') }).applied?.code).toBe(
+      'SPRING20',
+    );
+    expect(applyPromoCodes(['NEWYEAR27'], stored, { ...context, now: new Date('2027-01-02') }).applied?.code).toBe(
+      'NEWYEAR27',
+    );
   });
 });

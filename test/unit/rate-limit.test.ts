@@ -12,7 +12,13 @@ function remainingAfter(limiter: ReturnType<typeof createRateLimiter>, key: stri
 
 describe('in-memory rate limiter', () => {
   it('keeps at most its bound of keys, evicting the least recently counted', async () => {
-    const limiter = createRateLimiter({ limit: 5, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute', maxMemoryKeys: 2 });
+    const limiter = createRateLimiter({
+      limit: 5,
+      windowSeconds: 60,
+      keyPrefix: 'rl',
+      unit: 'requests per minute',
+      maxMemoryKeys: 2,
+    });
     expect(await remainingAfter(limiter, 'a')).toBe('4');
     expect(await remainingAfter(limiter, 'b')).toBe('4');
     expect(await remainingAfter(limiter, 'a')).toBe('3');

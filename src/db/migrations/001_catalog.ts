@@ -85,7 +85,17 @@ export async function up(db: Knex): Promise<void> {
 }
 
 export async function down(db: Knex): Promise<void> {
-  for (const table of ['reviews', 'variant_prices', 'variants', 'product_categories', 'products', 'categories', 'collections', 'region_countries', 'regions']) {
+  for (const table of [
+    'reviews',
+    'variant_prices',
+    'variants',
+    'product_categories',
+    'products',
+    'categories',
+    'collections',
+    'region_countries',
+    'regions',
+  ]) {
     await db.schema.dropTableIfExists(table);
   }
 }

@@ -14,7 +14,9 @@ export async function up(db: Knex): Promise<void> {
     t.timestamp('updated_at', { useTz: true }).notNullable();
     t.timestamp('canceled_at', { useTz: true });
   });
-  await db.raw(`ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled'))`);
+  await db.raw(
+    `ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled'))`,
+  );
 
   await db.schema.createTable('cart_line_items', (t) => {
     t.text('id').primary();
@@ -38,7 +40,9 @@ export async function up(db: Knex): Promise<void> {
     // service); sessions only read it.
     t.integer('times_redeemed').notNullable().defaultTo(0);
   });
-  await db.raw(`ALTER TABLE promotions ADD CONSTRAINT promotions_fixed_has_currency CHECK (kind <> 'fixed' OR currency_code IS NOT NULL)`);
+  await db.raw(
+    `ALTER TABLE promotions ADD CONSTRAINT promotions_fixed_has_currency CHECK (kind <> 'fixed' OR currency_code IS NOT NULL)`,
+  );
 
   // Idempotency-Key records. The primary key makes concurrent first requests race to one winner across instances.
   await db.schema.createTable('idempotency_keys', (t) => {
@@ -57,5 +61,6 @@ export async function up(db: Knex): Promise<void> {
 }
 
 export async function down(db: Knex): Promise<void> {
-  for (const table of ['idempotency_keys', 'promotions', 'cart_line_items', 'carts']) await db.schema.dropTableIfExists(table);
+  for (const table of ['idempotency_keys', 'promotions', 'cart_line_items', 'carts'])
+    await db.schema.dropTableIfExists(table);
 }

@@ -5,7 +5,9 @@ import type { Knex } from 'knex';
 // or promotions do. Processor event ids are recorded once each, which makes every delivery of an event exactly-once.
 export async function up(db: Knex): Promise<void> {
   await db.raw('ALTER TABLE carts DROP CONSTRAINT carts_status_check');
-  await db.raw(`ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled', 'completed'))`);
+  await db.raw(
+    `ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled', 'completed'))`,
+  );
   await db.schema.alterTable('carts', (t) => {
     t.timestamp('completed_at', { useTz: true });
   });
@@ -97,14 +99,19 @@ export async function up(db: Knex): Promise<void> {
     t.text('last_error');
     t.timestamp('created_at', { useTz: true }).notNullable();
   });
-  await db.raw('CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL');
+  await db.raw(
+    'CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL',
+  );
 }
 
 export async function down(db: Knex): Promise<void> {
-  for (const table of ['webhook_deliveries', 'processor_checkouts', 'processor_events', 'order_line_items', 'orders']) await db.schema.dropTableIfExists(table);
+  for (const table of ['webhook_deliveries', 'processor_checkouts', 'processor_events', 'order_line_items', 'orders'])
+    await db.schema.dropTableIfExists(table);
   await db.raw('DROP SEQUENCE IF EXISTS order_numbers');
   await db.schema.alterTable('oauth_clients', (t) => t.dropColumn('webhook_url'));
   await db.schema.alterTable('carts', (t) => t.dropColumn('completed_at'));
   await db.raw('ALTER TABLE carts DROP CONSTRAINT carts_status_check');
-  await db.raw(`ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled'))`);
+  await db.raw(
+    `ALTER TABLE carts ADD CONSTRAINT carts_status_check CHECK (status IN ('open', 'ready_for_payment', 'canceled'))`,
+  );
 }

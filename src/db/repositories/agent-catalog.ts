@@ -14,7 +14,11 @@ export interface ProductSearch {
 }
 
 async function idByIdOrHandle(db: Db, table: string, idOrHandle: string): Promise<string | undefined> {
-  const row: { id: string } | undefined = await db(table).select('id').where('id', idOrHandle).orWhere('handle', idOrHandle).first();
+  const row: { id: string } | undefined = await db(table)
+    .select('id')
+    .where('id', idOrHandle)
+    .orWhere('handle', idOrHandle)
+    .first();
   return row?.id;
 }
 
@@ -53,11 +57,14 @@ export async function searchProductIds(db: Db, search: ProductSearch): Promise<s
   for (const term of (search.q ?? '').split(/\s+/).filter(Boolean)) {
     query.where((matches) =>
       // Descriptions are HTML: match the text, not the markup.
-      matches.whereILike('p.title', containing(term)).orWhereRaw(`regexp_replace(coalesce(p.description, ''), '<[^>]+>', ' ', 'g') ilike ?`, [containing(term)]),
+      matches
+        .whereILike('p.title', containing(term))
+        .orWhereRaw(`regexp_replace(coalesce(p.description, ''), '<[^>]+>', ' ', 'g') ilike ?`, [containing(term)]),
     );
   }
   if (search.collectionId !== undefined) query.where('p.collection_id', search.collectionId);
-  if (search.categoryIds !== undefined) query.whereIn('p.id', db('product_categories').select('product_id').whereIn('category_id', search.categoryIds));
+  if (search.categoryIds !== undefined)
+    query.whereIn('p.id', db('product_categories').select('product_id').whereIn('category_id', search.categoryIds));
   const rows: { id: string }[] = await query;
   return rows.map((row) => row.id);
 }
@@ -70,7 +77,12 @@ export async function listCategoryRows(db: Db): Promise<CategoryRow[]> {
         .select('id', 'handle')
         .from('categories')
         .whereNull('parent_id')
-        .unionAll((children) => children.select('c.id', db.raw(`tree.path || '/' || c.handle`)).from('categories as c').join('tree', 'tree.id', 'c.parent_id')),
+        .unionAll((children) =>
+          children
+            .select('c.id', db.raw(`tree.path || '/' || c.handle`))
+            .from('categories as c')
+            .join('tree', 'tree.id', 'c.parent_id'),
+        ),
     )
     .from('tree')
     .join('categories as c', 'c.id', 'tree.id')

@@ -47,16 +47,29 @@ export interface NewLine {
 /** jsonb columns are written as JSON text: the driver would send an array as a PostgreSQL array. */
 function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
   const json = (value: unknown) => (value === undefined || value === null ? value : JSON.stringify(value));
-  return { ...row, ...('buyer_details' in row ? { buyer_details: json(row.buyer_details) } : {}), ...('fulfillment_details' in row ? { fulfillment_details: json(row.fulfillment_details) } : {}) };
+  return {
+    ...row,
+    ...('buyer_details' in row ? { buyer_details: json(row.buyer_details) } : {}),
+    ...('fulfillment_details' in row ? { fulfillment_details: json(row.fulfillment_details) } : {}),
+  };
 }
 
 /**
  * Stores a cart and its lines, and optionally one more write (`alongside`), in a single statement: data-modifying
  * CTEs commit or fail together, in one round trip instead of a transaction's four or five.
  */
-export async function insertCart(db: Db, cart: Omit<CartRow, 'canceled_at' | 'completed_at'>, lines: NewLine[], alongside?: Knex.QueryBuilder): Promise<void> {
+export async function insertCart(
+  db: Db,
+  cart: Omit<CartRow, 'canceled_at' | 'completed_at'>,
+  lines: NewLine[],
+  alongside?: Knex.QueryBuilder,
+): Promise<void> {
   let statement = db.queryBuilder().with('new_cart', db('carts').insert(withJsonColumns(cart)));
-  if (lines.length) statement = statement.with('new_lines', db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))));
+  if (lines.length)
+    statement = statement.with(
+      'new_lines',
+      db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))),
+    );
   if (alongside) statement = statement.with('alongside', alongside);
   await statement.select(db.raw('1 as stored'));
 }
@@ -65,10 +78,26 @@ export async function findCart(db: Db, id: string): Promise<CartRow | undefined>
   return (await db('carts').where({ id }).first()) as CartRow | undefined;
 }
 
-const CART_COLUMNS = ['id', 'region_id', 'status', 'buyer_email', 'promo_codes', 'client_id', 'created_at', 'updated_at', 'canceled_at', 'completed_at', 'buyer_details', 'fulfillment_details'] as const;
+const CART_COLUMNS = [
+  'id',
+  'region_id',
+  'status',
+  'buyer_email',
+  'promo_codes',
+  'client_id',
+  'created_at',
+  'updated_at',
+  'canceled_at',
+  'completed_at',
+  'buyer_details',
+  'fulfillment_details',
+] as const;
 
 /** A cart and its lines, each with its variant's current title and price in the cart's region, in one query. */
-export async function findCartWithLines(db: Db, id: string): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
+export async function findCartWithLines(
+  db: Db,
+  id: string,
+): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
   const rows = await db('carts as c')
     .leftJoin('cart_line_items as l', 'l.cart_id', 'c.id')
     .leftJoin('variants as v', 'v.id', 'l.variant_id')
@@ -80,7 +109,14 @@ export async function findCartWithLines(db: Db, id: string): Promise<{ cart: Car
     .orderBy('l.position')
     .select(
       ...CART_COLUMNS.map((column) => `c.${column}`),
-      { line_id: 'l.id', variant_id: 'l.variant_id', quantity: 'l.quantity', title: 'v.title', product_title: 'p.title', price_amount: 'vp.amount' },
+      {
+        line_id: 'l.id',
+        variant_id: 'l.variant_id',
+        quantity: 'l.quantity',
+        title: 'v.title',
+        product_title: 'p.title',
+        price_amount: 'vp.amount',
+      },
       { product_id: 'v.product_id', sku: 'v.sku', thumbnail: 'p.thumbnail' },
     );
   const [first] = rows;
@@ -88,19 +124,17 @@ export async function findCartWithLines(db: Db, id: string): Promise<{ cart: Car
   const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
   const lines = rows
     .filter((row) => row.line_id !== null)
-    .map(
-      (row): CartLineRow => ({
-        id: row.line_id,
-        variant_id: row.variant_id,
-        quantity: row.quantity,
-        title: row.title,
-        product_title: row.product_title,
-        price_amount: row.price_amount,
-        product_id: row.product_id,
-        sku: row.sku,
-        thumbnail: row.thumbnail,
-      }),
-    );
+    .map((row): CartLineRow => ({
+      id: row.line_id,
+      variant_id: row.variant_id,
+      quantity: row.quantity,
+      title: row.title,
+      product_title: row.product_title,
+      price_amount: row.price_amount,
+      product_id: row.product_id,
+      sku: row.sku,
+      thumbnail: row.thumbnail,
+    }));
   return { cart, lines };
 }
 
@@ -114,7 +148,9 @@ export async function findCartForUpdate(db: Db, id: string): Promise<CartRow | u
 }
 
 /** The fields of a session the protocol bindings change (always with `updated_at`). */
-export type CartChange = Partial<Pick<CartRow, 'status' | 'buyer_email' | 'buyer_details' | 'fulfillment_details' | 'promo_codes' | 'canceled_at'>> & { updated_at: Date };
+export type CartChange = Partial<
+  Pick<CartRow, 'status' | 'buyer_email' | 'buyer_details' | 'fulfillment_details' | 'promo_codes' | 'canceled_at'>
+> & { updated_at: Date };
 
 export async function updateCart(db: Db, id: string, change: CartChange): Promise<void> {
   await db('carts').where({ id }).update(withJsonColumns(change));
@@ -123,12 +159,15 @@ export async function updateCart(db: Db, id: string, change: CartChange): Promis
 /** Replaces every line of a cart (full replacement; kept lines keep their id). */
 export async function replaceLines(db: Db, cartId: string, lines: NewLine[]): Promise<void> {
   await db('cart_line_items').where({ cart_id: cartId }).delete();
-  if (lines.length) await db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cartId, position })));
+  if (lines.length)
+    await db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cartId, position })));
 }
 
 /** Cancels a checkout session once: a second cancel changes nothing (the WHERE keeps the first cancellation time). */
 export async function cancelSession(db: Db, id: string, at: Date): Promise<void> {
-  await db('carts').where({ id, status: 'ready_for_payment' }).update({ status: 'canceled', canceled_at: at, updated_at: at });
+  await db('carts')
+    .where({ id, status: 'ready_for_payment' })
+    .update({ status: 'canceled', canceled_at: at, updated_at: at });
 }
 
 export async function completeSession(db: Db, id: string, at: Date): Promise<void> {
@@ -138,7 +177,12 @@ export async function completeSession(db: Db, id: string, at: Date): Promise<voi
 // Agent carts: an OAuth client's `open` cart, changed line by line until it becomes a checkout session.
 
 /** The client's cart; with `forUpdate`, locked until the transaction ends so changes to one cart happen one at a time. */
-export async function findClientCart(db: Db, id: string, clientId: string, options: { forUpdate?: boolean } = {}): Promise<CartRow | undefined> {
+export async function findClientCart(
+  db: Db,
+  id: string,
+  clientId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<CartRow | undefined> {
   const query = db('carts').where({ id, client_id: clientId }).first();
   return (await (options.forUpdate ? query.forUpdate() : query)) as CartRow | undefined;
 }
@@ -149,7 +193,10 @@ export interface StoredLine extends NewLine {
 
 /** The stored lines of a cart, without prices, in position order. */
 export async function listLineRows(db: Db, cartId: string): Promise<StoredLine[]> {
-  return db('cart_line_items').where({ cart_id: cartId }).orderBy('position').select('id', 'variant_id', 'quantity', 'position');
+  return db('cart_line_items')
+    .where({ cart_id: cartId })
+    .orderBy('position')
+    .select('id', 'variant_id', 'quantity', 'position');
 }
 
 export async function insertLine(db: Db, cartId: string, line: NewLine, position: number): Promise<void> {
@@ -166,5 +213,7 @@ export async function deleteLine(db: Db, lineId: string): Promise<void> {
 
 /** Records a change to a cart: its lines changed (no `status`), or it moved to a new status. */
 export async function touchCart(db: Db, id: string, at: Date, status?: CartStatus): Promise<void> {
-  await db('carts').where({ id }).update({ updated_at: at, ...(status === undefined ? {} : { status }) });
+  await db('carts')
+    .where({ id })
+    .update({ updated_at: at, ...(status === undefined ? {} : { status }) });
 }

@@ -48,17 +48,30 @@ export interface ProductFilter {
   ids?: string[];
 }
 
-const REGION_COLUMNS = ['id', 'name', 'currency_code', 'is_default', 'tax_rate_bps', 'shipping_amount', 'free_shipping_threshold'];
+const REGION_COLUMNS = [
+  'id',
+  'name',
+  'currency_code',
+  'is_default',
+  'tax_rate_bps',
+  'shipping_amount',
+  'free_shipping_threshold',
+];
 
 export async function findRegion(db: Db, id: string | undefined): Promise<RegionRow | undefined> {
-  const query = db('regions').select(REGION_COLUMNS).where(id === undefined ? { is_default: true } : { id }).first();
+  const query = db('regions')
+    .select(REGION_COLUMNS)
+    .where(id === undefined ? { is_default: true } : { id })
+    .first();
   return (await query) as RegionRow | undefined;
 }
 
 export async function listRegionsWithCountries(db: Db): Promise<{ regions: RegionRow[]; countries: CountryRow[] }> {
   const [regions, countries] = await Promise.all([
     db('regions').select(REGION_COLUMNS).orderBy('rank') as Promise<RegionRow[]>,
-    db<CountryRow>('region_countries').select('region_id', 'iso_2', 'display_name').orderBy(['region_id', 'display_name']),
+    db<CountryRow>('region_countries')
+      .select('region_id', 'iso_2', 'display_name')
+      .orderBy(['region_id', 'display_name']),
   ]);
   return { regions, countries };
 }
@@ -70,9 +83,17 @@ function filtered(db: Db, filter: ProductFilter) {
   return query;
 }
 
-export async function listProductRows(db: Db, filter: ProductFilter, page: { limit: number; offset: number }): Promise<{ rows: ProductRow[]; count: number }> {
+export async function listProductRows(
+  db: Db,
+  filter: ProductFilter,
+  page: { limit: number; offset: number },
+): Promise<{ rows: ProductRow[]; count: number }> {
   const [rows, total] = await Promise.all([
-    filtered(db, filter).select('id', 'title', 'handle', 'description', 'material', 'thumbnail', 'collection_id').orderBy(['rank', 'id']).limit(page.limit).offset(page.offset),
+    filtered(db, filter)
+      .select('id', 'title', 'handle', 'description', 'material', 'thumbnail', 'collection_id')
+      .orderBy(['rank', 'id'])
+      .limit(page.limit)
+      .offset(page.offset),
     filtered(db, filter).count<{ count: number }[]>({ count: '*' }),
   ]);
   return { rows, count: Number(total[0]?.count ?? 0) };
@@ -86,21 +107,48 @@ export async function listVariantRows(db: Db, productIds: string[], regionId: st
     })
     .whereIn('v.product_id', productIds)
     .orderBy(['v.product_id', 'v.rank', 'v.id'])
-    .select('v.id', 'v.product_id', 'v.title', 'v.sku', 'v.manage_inventory', 'v.allow_backorder', 'v.inventory_quantity', { price_amount: 'p.amount' });
+    .select(
+      'v.id',
+      'v.product_id',
+      'v.title',
+      'v.sku',
+      'v.manage_inventory',
+      'v.allow_backorder',
+      'v.inventory_quantity',
+      { price_amount: 'p.amount' },
+    );
 }
 
-export async function listReviewRows(db: Db, productId: string | undefined): Promise<{ rows: ReviewRow[]; count: number; average: number }> {
+export async function listReviewRows(
+  db: Db,
+  productId: string | undefined,
+): Promise<{ rows: ReviewRow[]; count: number; average: number }> {
   const scoped = () => (productId === undefined ? db('reviews') : db('reviews').where('product_id', productId));
   const [rows, stats] = await Promise.all([
     scoped()
-      .select('id', 'product_id', 'author', 'title', 'quote', 'rating', 'verified', db.raw(`to_char(review_date, 'YYYY-MM-DD') as review_date`))
+      .select(
+        'id',
+        'product_id',
+        'author',
+        'title',
+        'quote',
+        'rating',
+        'verified',
+        db.raw(`to_char(review_date, 'YYYY-MM-DD') as review_date`),
+      )
       .orderBy([{ column: 'review_date', order: 'desc' }, 'id']),
-    scoped().select(db.raw('count(*)::int as count'), db.raw('coalesce(round(avg(rating)::numeric, 2), 0)::float8 as average')),
+    scoped().select(
+      db.raw('count(*)::int as count'),
+      db.raw('coalesce(round(avg(rating)::numeric, 2), 0)::float8 as average'),
+    ),
   ]);
   return { rows, count: Number(stats[0]?.count ?? 0), average: Number(stats[0]?.average ?? 0) };
 }
 
-export async function listCollectionRows(db: Db, handle: string | undefined): Promise<{ id: string; title: string; handle: string }[]> {
+export async function listCollectionRows(
+  db: Db,
+  handle: string | undefined,
+): Promise<{ id: string; title: string; handle: string }[]> {
   const query = db('collections').select('id', 'title', 'handle').orderBy('title');
   return handle === undefined ? query : query.where({ handle });
 }

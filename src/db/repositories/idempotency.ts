@@ -15,8 +15,15 @@ export interface IdempotencyRecord {
 }
 
 /** Inserts an in-flight record; false when the key already has one. */
-export async function insertInFlight(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>): Promise<boolean> {
-  const inserted = await db('idempotency_keys').insert({ ...record, state: 'in_flight' }).onConflict(['scope', 'key']).ignore().returning('key');
+export async function insertInFlight(
+  db: Db,
+  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>,
+): Promise<boolean> {
+  const inserted = await db('idempotency_keys')
+    .insert({ ...record, state: 'in_flight' })
+    .onConflict(['scope', 'key'])
+    .ignore()
+    .returning('key');
   return inserted.length === 1;
 }
 
@@ -25,23 +32,49 @@ export async function findRecord(db: Db, scope: string, key: string): Promise<Id
 }
 
 /** Removes exactly the record that was read (same creation time), so two instances cannot remove each other's. */
-export async function deleteRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>): Promise<void> {
+export async function deleteRecord(
+  db: Db,
+  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
+): Promise<void> {
   await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at }).delete();
 }
 
 /** Removes an in-flight record, only the one created at that time. */
-export async function deleteInFlightRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>): Promise<void> {
-  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' }).delete();
+export async function deleteInFlightRecord(
+  db: Db,
+  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
+): Promise<void> {
+  await db('idempotency_keys')
+    .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
+    .delete();
 }
 
 /** Extends the lease of an in-flight record, only the one created at that time (a completed record is left alone). */
-export async function renewInFlightRecord(db: Db, record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>, expiresAt: Date): Promise<void> {
-  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' }).update({ expires_at: expiresAt });
+export async function renewInFlightRecord(
+  db: Db,
+  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
+  expiresAt: Date,
+): Promise<void> {
+  await db('idempotency_keys')
+    .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
+    .update({ expires_at: expiresAt });
 }
 
 /** The statement that marks the record completed with its answer, kept until `expiresAt` (run alongside the write it describes). */
-export function completeRecordStatement(db: Db, scope: string, key: string, result: { status: number; body: unknown; apiVersion: string }, expiresAt: Date): Knex.QueryBuilder {
+export function completeRecordStatement(
+  db: Db,
+  scope: string,
+  key: string,
+  result: { status: number; body: unknown; apiVersion: string },
+  expiresAt: Date,
+): Knex.QueryBuilder {
   return db('idempotency_keys')
     .where({ scope, key, state: 'in_flight' })
-    .update({ state: 'completed', status_code: result.status, response_body: JSON.stringify(result.body), api_version: result.apiVersion, expires_at: expiresAt });
+    .update({
+      state: 'completed',
+      status_code: result.status,
+      response_body: JSON.stringify(result.body),
+      api_version: result.apiVersion,
+      expires_at: expiresAt,
+    });
 }

@@ -38,7 +38,10 @@ export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | u
 
 /** Revokes the token only if this client was issued it; a token of another client is left untouched. */
 export async function revokeToken(db: Db, tokenHash: string, clientId: string, at: Date): Promise<void> {
-  await db('oauth_tokens').where({ token_hash: tokenHash, client_id: clientId }).whereNull('revoked_at').update({ revoked_at: at });
+  await db('oauth_tokens')
+    .where({ token_hash: tokenHash, client_id: clientId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: at });
 }
 
 /** Housekeeping at each grant: the client's expired and revoked tokens can never be valid again. */

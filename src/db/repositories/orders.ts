@@ -51,8 +51,18 @@ export interface OrderWithLines {
 }
 
 /** Records a processor event once. False when it was already recorded (a redelivery): the caller does nothing more. */
-export async function recordEvent(db: Db, processor: Processor, eventId: string, type: string, at: Date): Promise<boolean> {
-  const inserted = await db('processor_events').insert({ processor, event_id: eventId, type, received_at: at }).onConflict(['processor', 'event_id']).ignore().returning('event_id');
+export async function recordEvent(
+  db: Db,
+  processor: Processor,
+  eventId: string,
+  type: string,
+  at: Date,
+): Promise<boolean> {
+  const inserted = await db('processor_events')
+    .insert({ processor, event_id: eventId, type, received_at: at })
+    .onConflict(['processor', 'event_id'])
+    .ignore()
+    .returning('event_id');
   return inserted.length > 0;
 }
 
@@ -100,11 +110,20 @@ export async function findClientOrder(db: Db, id: string, clientId: string): Pro
 }
 
 /** The order paid through `reference`, locked until the transaction ends (refunds of one payment apply one at a time). */
-export async function lockOrderByPayment(db: Db, processor: Processor, reference: string): Promise<OrderRow | undefined> {
-  return (await db('orders').where({ processor, payment_reference: reference }).forUpdate().first()) as OrderRow | undefined;
+export async function lockOrderByPayment(
+  db: Db,
+  processor: Processor,
+  reference: string,
+): Promise<OrderRow | undefined> {
+  return (await db('orders').where({ processor, payment_reference: reference }).forUpdate().first()) as
+    OrderRow | undefined;
 }
 
-export async function updateOrder(db: Db, id: string, changes: Partial<Pick<OrderRow, 'status' | 'amount_refunded' | 'updated_at'>>): Promise<OrderRow> {
+export async function updateOrder(
+  db: Db,
+  id: string,
+  changes: Partial<Pick<OrderRow, 'status' | 'amount_refunded' | 'updated_at'>>,
+): Promise<OrderRow> {
   const [row] = (await db('orders').where({ id }).update(changes).returning('*')) as OrderRow[];
   return row!;
 }
@@ -119,7 +138,8 @@ export async function lockStock(db: Db, variantIds: string[]): Promise<StockRow[
 }
 
 export async function setStock(db: Db, updates: Array<{ id: string; inventoryQuantity: number }>): Promise<void> {
-  for (const update of updates) await db('variants').where({ id: update.id }).update({ inventory_quantity: update.inventoryQuantity });
+  for (const update of updates)
+    await db('variants').where({ id: update.id }).update({ inventory_quantity: update.inventoryQuantity });
 }
 
 export async function countRedemptions(db: Db, codes: string[]): Promise<void> {
@@ -138,13 +158,27 @@ export interface ProcessorCheckoutRow {
 }
 
 /** The session's latest checkout at the processor. */
-export async function latestProcessorCheckout(db: Db, processor: Processor, sessionId: string): Promise<ProcessorCheckoutRow | undefined> {
-  return (await db('processor_checkouts').where({ processor, session_id: sessionId }).orderBy('created_at', 'desc').first()) as ProcessorCheckoutRow | undefined;
+export async function latestProcessorCheckout(
+  db: Db,
+  processor: Processor,
+  sessionId: string,
+): Promise<ProcessorCheckoutRow | undefined> {
+  return (await db('processor_checkouts')
+    .where({ processor, session_id: sessionId })
+    .orderBy('created_at', 'desc')
+    .first()) as ProcessorCheckoutRow | undefined;
 }
 
 /** The quote the processor was asked to charge under `reference` for this session. */
-export async function findQuoteSent(db: Db, processor: Processor, sessionId: string, reference: string): Promise<Quote | undefined> {
-  const row = (await db('processor_checkouts').where({ processor, session_id: sessionId, reference }).first('quote')) as { quote: Quote } | undefined;
+export async function findQuoteSent(
+  db: Db,
+  processor: Processor,
+  sessionId: string,
+  reference: string,
+): Promise<Quote | undefined> {
+  const row = (await db('processor_checkouts')
+    .where({ processor, session_id: sessionId, reference })
+    .first('quote')) as { quote: Quote } | undefined;
   return row?.quote;
 }
 

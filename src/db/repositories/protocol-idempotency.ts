@@ -17,8 +17,15 @@ export interface ProtocolIdempotencyRecord {
 type Identity = Pick<ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'>;
 
 /** Inserts an in-flight record; false when the key already has one. */
-export async function insertInFlight(db: Db, record: Pick<ProtocolIdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>): Promise<boolean> {
-  const inserted = await db('protocol_idempotency').insert({ ...record, state: 'in_flight' }).onConflict(['scope', 'key']).ignore().returning('key');
+export async function insertInFlight(
+  db: Db,
+  record: Pick<ProtocolIdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>,
+): Promise<boolean> {
+  const inserted = await db('protocol_idempotency')
+    .insert({ ...record, state: 'in_flight' })
+    .onConflict(['scope', 'key'])
+    .ignore()
+    .returning('key');
   return inserted.length === 1;
 }
 
@@ -29,15 +36,29 @@ export async function findRecord(db: Db, scope: string, key: string): Promise<Pr
 /** Removes exactly the record that was read (same creation time), so two instances cannot remove each other's. */
 export async function deleteRecord(db: Db, record: Identity, onlyInFlight = false): Promise<void> {
   await db('protocol_idempotency')
-    .where({ scope: record.scope, key: record.key, created_at: record.created_at, ...(onlyInFlight ? { state: 'in_flight' } : {}) })
+    .where({
+      scope: record.scope,
+      key: record.key,
+      created_at: record.created_at,
+      ...(onlyInFlight ? { state: 'in_flight' } : {}),
+    })
     .delete();
 }
 
 /** Marks this request's record completed with its answer; false when the record is no longer this request's. */
-export async function completeRecord(db: Db, record: Identity, response: { status: number; body: string; headers: Record<string, string> }): Promise<boolean> {
+export async function completeRecord(
+  db: Db,
+  record: Identity,
+  response: { status: number; body: string; headers: Record<string, string> },
+): Promise<boolean> {
   const updated = await db('protocol_idempotency')
     .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
-    .update({ state: 'completed', status_code: response.status, response_body: response.body, response_headers: JSON.stringify(response.headers) });
+    .update({
+      state: 'completed',
+      status_code: response.status,
+      response_body: response.body,
+      response_headers: JSON.stringify(response.headers),
+    });
   return updated === 1;
 }
 

@@ -55,7 +55,13 @@ export function deleteIdleClients(db: Db, before: Date, batch: number): Promise<
  * Carts (and their lines) in `status` whose `column` is before `before`. A cart an order or a processor checkout
  * refers to is never deleted: it is the record of a payment.
  */
-export function deleteCarts(db: Db, status: 'open' | 'canceled', column: 'updated_at' | 'canceled_at', before: Date, batch: number): Promise<number> {
+export function deleteCarts(
+  db: Db,
+  status: 'open' | 'canceled',
+  column: 'updated_at' | 'canceled_at',
+  before: Date,
+  batch: number,
+): Promise<number> {
   return deleted(
     db.raw(
       `WITH doomed AS (

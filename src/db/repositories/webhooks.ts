@@ -18,11 +18,15 @@ export interface DeliveryRow {
 export type ClaimedDelivery = DeliveryRow & { webhook_url: string };
 
 export async function webhookUrlOf(db: Db, clientId: string): Promise<string | undefined> {
-  const row = (await db('oauth_clients').where({ id: clientId }).first('webhook_url')) as { webhook_url: string | null } | undefined;
+  const row = (await db('oauth_clients').where({ id: clientId }).first('webhook_url')) as
+    { webhook_url: string | null } | undefined;
   return row?.webhook_url ?? undefined;
 }
 
-export async function insertDelivery(db: Db, row: Omit<DeliveryRow, 'attempts' | 'delivered_at' | 'failed_at' | 'last_error'>): Promise<void> {
+export async function insertDelivery(
+  db: Db,
+  row: Omit<DeliveryRow, 'attempts' | 'delivered_at' | 'failed_at' | 'last_error'>,
+): Promise<void> {
   await db('webhook_deliveries').insert({ ...row, payload: JSON.stringify(row.payload) });
 }
 
@@ -45,7 +49,13 @@ export async function markDelivered(db: Db, id: string, at: Date): Promise<void>
   await db('webhook_deliveries').where({ id }).update({ delivered_at: at, last_error: null });
 }
 
-export async function markFailedAttempt(db: Db, id: string, error: string, retryAt: Date | undefined, at: Date): Promise<void> {
+export async function markFailedAttempt(
+  db: Db,
+  id: string,
+  error: string,
+  retryAt: Date | undefined,
+  at: Date,
+): Promise<void> {
   await db('webhook_deliveries')
     .where({ id })
     .update(retryAt ? { last_error: error, next_attempt_at: retryAt } : { last_error: error, failed_at: at });

@@ -33,8 +33,18 @@ interface AcpSessionInput {
 const PROBLEM_CODES = { missing: 'missing_field', unknown: 'unknown_field', invalid: 'invalid_field' } as const;
 
 /** The ACP Error codes of the line problems (B.6), and the MessageError codes of an update's (B.7). */
-const LINE_ERROR_CODES: Record<sessions.LineProblemCode, string> = { not_found: 'item_not_found', item_unavailable: 'region_restricted', out_of_stock: 'out_of_stock', quantity_exceeded: 'quantity_exceeded' };
-const LINE_MESSAGE_CODES: Record<sessions.LineProblemCode, string> = { not_found: 'not_found', item_unavailable: 'region_restricted', out_of_stock: 'out_of_stock', quantity_exceeded: 'quantity_exceeded' };
+const LINE_ERROR_CODES: Record<sessions.LineProblemCode, string> = {
+  not_found: 'item_not_found',
+  item_unavailable: 'region_restricted',
+  out_of_stock: 'out_of_stock',
+  quantity_exceeded: 'quantity_exceeded',
+};
+const LINE_MESSAGE_CODES: Record<sessions.LineProblemCode, string> = {
+  not_found: 'not_found',
+  item_unavailable: 'region_restricted',
+  out_of_stock: 'out_of_stock',
+  quantity_exceeded: 'quantity_exceeded',
+};
 
 export function acpLinks(deps: Deps) {
   const { baseUrl, protocols } = deps.config;
@@ -51,7 +61,9 @@ function validated(name: RequestSchemaName, body: unknown): AcpSessionInput {
   if (problem) throw new ProtocolError(400, PROBLEM_CODES[problem.kind], problem.message, { param: problem.path });
   const input = (body ?? {}) as AcpSessionInput;
   if (input.discounts && input.coupons) {
-    throw new ProtocolError(400, 'conflicting_fields', 'Send discounts.codes or the deprecated coupons, not both.', { param: '$.coupons' });
+    throw new ProtocolError(400, 'conflicting_fields', 'Send discounts.codes or the deprecated coupons, not both.', {
+      param: '$.coupons',
+    });
   }
   return input;
 }
@@ -72,7 +84,9 @@ function requestedLines(lines: AcpLineInput[]): sessions.RequestedProtocolLine[]
 function buyerOf(buyer: AcpSessionInput['buyer']): BuyerDetails | null {
   if (!buyer) return null;
   const { email, first_name, last_name, phone_number } = buyer;
-  return Object.fromEntries(Object.entries({ email, first_name, last_name, phone_number }).filter(([, value]) => value !== undefined));
+  return Object.fromEntries(
+    Object.entries({ email, first_name, last_name, phone_number }).filter(([, value]) => value !== undefined),
+  );
 }
 
 function codesOf(input: AcpSessionInput): string[] | undefined {
@@ -83,26 +97,52 @@ function codesOf(input: AcpSessionInput): string[] | undefined {
 function fulfillmentProblem(input: AcpSessionInput, session: ProtocolSession): AcpMessage | undefined {
   const lineIds = new Set(session.lines.map((line) => line.id));
   const index = (input.selected_fulfillment_options ?? []).findIndex(
-    (option) => option.type !== 'shipping' || option.option_id !== 'standard' || (option.item_ids ?? []).some((id) => !lineIds.has(id)),
+    (option) =>
+      option.type !== 'shipping' ||
+      option.option_id !== 'standard' ||
+      (option.item_ids ?? []).some((id) => !lineIds.has(id)),
   );
   if (index < 0) return undefined;
-  return acpMessage({ type: 'error', code: 'invalid', severity: 'high', resolution: 'recoverable', param: `$.selected_fulfillment_options[${index}]`, content: 'The only fulfillment option is standard shipping (option_id "standard") of this session\'s lines.' });
+  return acpMessage({
+    type: 'error',
+    code: 'invalid',
+    severity: 'high',
+    resolution: 'recoverable',
+    param: `$.selected_fulfillment_options[${index}]`,
+    content: 'The only fulfillment option is standard shipping (option_id "standard") of this session\'s lines.',
+  });
 }
 
 export function createAcpOperations(deps: Deps) {
-  const rendering = { namespace: deps.config.protocols.namespace!, baseUrl: deps.config.baseUrl, psp: deps.config.protocols.paymentPsp, links: acpLinks(deps) };
+  const rendering = {
+    namespace: deps.config.protocols.namespace!,
+    baseUrl: deps.config.baseUrl,
+    psp: deps.config.protocols.paymentPsp,
+    links: acpLinks(deps),
+  };
   const present = (status: number, session: ProtocolSession, extraMessages: AcpMessage[] = []): ProtocolResponse =>
     jsonResponse(status, toAcpCheckoutSession(session, { ...rendering, extraMessages }));
-  const notFound = (id: string) => new ProtocolError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: '$.id' });
+  const notFound = (id: string) =>
+    new ProtocolError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: '$.id' });
   const notModifiable = (session: ProtocolSession, canceledCode: string) =>
     session.state === 'completed'
-      ? new ProtocolError(405, 'session_completed', `Checkout session ${session.id} is paid and became an order; it can no longer change.`)
+      ? new ProtocolError(
+          405,
+          'session_completed',
+          `Checkout session ${session.id} is paid and became an order; it can no longer change.`,
+        )
       : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
 
   async function create(db: Db, call: AcpCall): Promise<ProtocolResponse> {
     const input = validated('acp.create', call.body);
     const regionId = await sessions.regionForCurrency(db, input.currency!);
-    if (!regionId) throw new ProtocolError(400, 'unsupported_currency', `This store does not sell in ${input.currency}; use one of ${(await sessions.supportedCurrencies(db)).join(', ')}.`, { param: '$.currency' });
+    if (!regionId)
+      throw new ProtocolError(
+        400,
+        'unsupported_currency',
+        `This store does not sell in ${input.currency}; use one of ${(await sessions.supportedCurrencies(db)).join(', ')}.`,
+        { param: '$.currency' },
+      );
     const outcome = await sessions.createProtocolSession(deps, db, {
       regionId,
       lines: requestedLines(input.line_items!),
@@ -128,7 +168,8 @@ export function createAcpOperations(deps: Deps) {
     const current = await sessions.loadProtocolSession(deps, db, call.id!);
     if (!current) throw notFound(call.id!);
     const invalidOption = fulfillmentProblem(input, current);
-    if (invalidOption && current.state !== 'canceled' && current.state !== 'completed') return present(200, current, [invalidOption]);
+    if (invalidOption && current.state !== 'canceled' && current.state !== 'completed')
+      return present(200, current, [invalidOption]);
     const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
       lines: input.line_items && requestedLines(input.line_items),
       codes: codesOf(input),
@@ -138,7 +179,16 @@ export function createAcpOperations(deps: Deps) {
     if (outcome.kind === 'not_found') throw notFound(call.id!);
     if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_canceled');
     if (outcome.kind === 'rejected') {
-      const errors = outcome.problems.map((problem) => acpMessage({ type: 'error', code: LINE_MESSAGE_CODES[problem.code], severity: 'high', resolution: 'recoverable', param: problem.path, content: problem.content }));
+      const errors = outcome.problems.map((problem) =>
+        acpMessage({
+          type: 'error',
+          code: LINE_MESSAGE_CODES[problem.code],
+          severity: 'high',
+          resolution: 'recoverable',
+          param: problem.path,
+          content: problem.content,
+        }),
+      );
       return present(200, outcome.session, errors);
     }
     return present(200, outcome.session);
@@ -150,9 +200,14 @@ export function createAcpOperations(deps: Deps) {
     const session = await sessions.loadProtocolSession(deps, db, call.id!);
     if (!session) throw notFound(call.id!);
     if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session, 'session_canceled');
-    throw new ProtocolError(422, 'delegated_payment_not_supported', "This store does not accept payment through the API. Send the buyer to the session's continue_url to pay.", {
-      param: '$.payment_data',
-    });
+    throw new ProtocolError(
+      422,
+      'delegated_payment_not_supported',
+      "This store does not accept payment through the API. Send the buyer to the session's continue_url to pay.",
+      {
+        param: '$.payment_data',
+      },
+    );
   }
 
   async function cancel(db: Db, call: AcpCall): Promise<ProtocolResponse> {
@@ -163,6 +218,12 @@ export function createAcpOperations(deps: Deps) {
     return present(200, outcome.session);
   }
 
-  const operations: Record<AcpOperation, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = { create, retrieve, update, complete, cancel };
+  const operations: Record<AcpOperation, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = {
+    create,
+    retrieve,
+    update,
+    complete,
+    cancel,
+  };
   return operations;
 }

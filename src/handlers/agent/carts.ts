@@ -8,7 +8,9 @@ import * as agentCarts from '../../services/agent-carts.js';
 import type { CheckoutSessionInput } from '../../services/checkout.js';
 
 type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
-type Body<Op extends keyof operations> = operations[Op]['requestBody'] extends { content: infer C } ? C[keyof C] : never;
+type Body<Op extends keyof operations> = operations[Op]['requestBody'] extends { content: infer C }
+  ? C[keyof C]
+  : never;
 
 type AgentCartOperation =
   | 'createAgentCart'
@@ -37,7 +39,12 @@ export function agentCartHandlers(deps: Deps): Pick<OperationHandlers, AgentCart
     },
     async addAgentCartLineItem(c, ctx) {
       const { id } = c.request.params as Path<'addAgentCartLineItem'>;
-      ctx.body = await agentCarts.addLineItem(deps, clientOf(ctx), id, c.request.requestBody as Body<'addAgentCartLineItem'>);
+      ctx.body = await agentCarts.addLineItem(
+        deps,
+        clientOf(ctx),
+        id,
+        c.request.requestBody as Body<'addAgentCartLineItem'>,
+      );
     },
     async updateAgentCartLineItem(c, ctx) {
       const { id, line_id } = c.request.params as Path<'updateAgentCartLineItem'>;

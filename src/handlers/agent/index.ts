@@ -11,7 +11,12 @@ type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
 type AgentCatalogHandlers = Pick<
   OperationHandlers,
-  'listAgentProducts' | 'getAgentProduct' | 'listAgentCollections' | 'listAgentCategories' | 'listAgentRegions' | 'listAgentReviews'
+  | 'listAgentProducts'
+  | 'getAgentProduct'
+  | 'listAgentCollections'
+  | 'listAgentCategories'
+  | 'listAgentRegions'
+  | 'listAgentReviews'
 >;
 
 export function agentCatalogHandlers({ db }: Deps): AgentCatalogHandlers {

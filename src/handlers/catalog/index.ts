@@ -9,20 +9,31 @@ import * as catalog from '../../services/catalog.js';
 type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
 type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
-type CatalogHandlers = Pick<OperationHandlers, 'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'>;
+type CatalogHandlers = Pick<
+  OperationHandlers,
+  'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'
+>;
 
 export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
   return {
     async listProducts(c, ctx) {
       const query = c.request.query as Query<'listProducts'>;
       await sendCachedRead(ctx, readCache, () =>
-        catalog.listProducts(db, { handle: query.handle, limit: query.limit ?? 12, offset: query.offset ?? 0, regionId: query.region_id, fields: query.fields }),
+        catalog.listProducts(db, {
+          handle: query.handle,
+          limit: query.limit ?? 12,
+          offset: query.offset ?? 0,
+          regionId: query.region_id,
+          fields: query.fields,
+        }),
       );
     },
     async getProduct(c, ctx) {
       const { id } = c.request.params as Path<'getProduct'>;
       const query = c.request.query as Query<'getProduct'>;
-      await sendCachedRead(ctx, readCache, async () => ({ product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }) }));
+      await sendCachedRead(ctx, readCache, async () => ({
+        product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }),
+      }));
     },
     async listReviews(c, ctx) {
       const query = c.request.query as Query<'listReviews'>;

@@ -18,7 +18,12 @@ type CheckoutOperation =
   | 'cancelCheckoutSessionAlias';
 
 /** Creates under an Idempotency-Key: a replay answers the stored status, body and API version. */
-async function createIdempotently(deps: Deps, ctx: AppContext, input: checkout.CheckoutSessionInput, key: string): Promise<void> {
+async function createIdempotently(
+  deps: Deps,
+  ctx: AppContext,
+  input: checkout.CheckoutSessionInput,
+  key: string,
+): Promise<void> {
   const created = await checkout.createCheckoutSessionIdempotently(deps, input, key, ctx.response.get('API-Version'));
   if (created.replayed) {
     ctx.set('API-Version', created.apiVersion);

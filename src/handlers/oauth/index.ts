@@ -8,11 +8,18 @@ import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
 import * as oauth from '../../services/oauth.js';
 
-type Body<Op extends keyof operations> = operations[Op]['requestBody'] extends { content: infer C } ? C[keyof C] : never;
+type Body<Op extends keyof operations> = operations[Op]['requestBody'] extends { content: infer C }
+  ? C[keyof C]
+  : never;
 
 type OAuthHandlers = Pick<
   OperationHandlers,
-  'getAuthorizationServerMetadata' | 'getProtectedResourceMetadata' | 'getAgentAuthGuide' | 'registerClient' | 'issueToken' | 'revokeToken'
+  | 'getAuthorizationServerMetadata'
+  | 'getProtectedResourceMetadata'
+  | 'getAgentAuthGuide'
+  | 'registerClient'
+  | 'issueToken'
+  | 'revokeToken'
 >;
 
 /** The Markdown guide with this deployment's URLs filled in, so its requests can be copied as they are. */

@@ -6,7 +6,10 @@ import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
 import { publishedDocument } from './published.js';
 
-type OperationsHandlers = Pick<OperationHandlers, 'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'>;
+type OperationsHandlers = Pick<
+  OperationHandlers,
+  'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'
+>;
 
 const READINESS_TIMEOUT_MS = 2_000;
 /** When a balancer (or a client) should ask again after a 503. */
@@ -15,7 +18,9 @@ const NOT_READY_RETRY_AFTER_SECONDS = '5';
 /** The HTML reference, with the configured public addresses where the document has its server variables. */
 function loadReference(config: Deps['config']): string {
   try {
-    return readFileSync(projectPath('dist', 'docs.html'), 'utf8').replaceAll('{base_url}', config.baseUrl).replaceAll('{agent_base_url}', config.agentBaseUrl);
+    return readFileSync(projectPath('dist', 'docs.html'), 'utf8')
+      .replaceAll('{base_url}', config.baseUrl)
+      .replaceAll('{agent_base_url}', config.agentBaseUrl);
   } catch {
     return '<!doctype html><title>API reference</title><p>The HTML reference is built by <code>npm run build:docs</code>. The contract is at <a href="/openapi.json">/openapi.json</a>.</p>';
   }
@@ -25,7 +30,9 @@ async function databaseAnswers(deps: Deps): Promise<boolean> {
   try {
     await Promise.race([
       deps.db.raw('select 1'),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('readiness probe timed out')), READINESS_TIMEOUT_MS).unref()),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('readiness probe timed out')), READINESS_TIMEOUT_MS).unref(),
+      ),
     ]);
     return true;
   } catch {
@@ -52,7 +59,10 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
       sendCacheable(ctx, documentJson);
     },
     getApiReference(_c, ctx) {
-      ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      ctx.set(
+        'Content-Security-Policy',
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
       sendCacheable(ctx, reference, 'text/html; charset=utf-8');
     },
   };

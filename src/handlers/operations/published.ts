@@ -24,11 +24,13 @@ export function publishedDocument(config: Pick<Config, 'baseUrl' | 'agentBaseUrl
   document.servers = ((document.servers ?? []) as Server[]).map(substitute);
   for (const item of Object.values(document.paths ?? {}) as Json[]) {
     if (item.servers) item.servers = (item.servers as Server[]).map(substitute);
-    for (const method of METHODS) if (item[method]?.servers) item[method].servers = (item[method].servers as Server[]).map(substitute);
+    for (const method of METHODS)
+      if (item[method]?.servers) item[method].servers = (item[method].servers as Server[]).map(substitute);
   }
   for (const scheme of Object.values(document.components?.securitySchemes ?? {}) as Json[]) {
     for (const flow of Object.values(scheme.flows ?? {}) as Json[]) {
-      for (const key of ['tokenUrl', 'authorizationUrl', 'refreshUrl']) if (typeof flow[key] === 'string' && flow[key].startsWith('/')) flow[key] = config.agentBaseUrl + flow[key];
+      for (const key of ['tokenUrl', 'authorizationUrl', 'refreshUrl'])
+        if (typeof flow[key] === 'string' && flow[key].startsWith('/')) flow[key] = config.agentBaseUrl + flow[key];
     }
   }
   return document;

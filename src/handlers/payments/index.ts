@@ -36,7 +36,13 @@ function html(ctx: AppContext, status: number, body: string): void {
 function csrfToken(ctx: AppContext, id: string): string {
   const existing = ctx.cookies.get(CSRF_COOKIE);
   const token = existing && CSRF_TOKEN.test(existing) ? existing : randomBytes(24).toString('base64url');
-  ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: `/pay/${encodeURIComponent(id)}`, secure: ctx.protocol === 'https', overwrite: true });
+  ctx.cookies.set(CSRF_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: `/pay/${encodeURIComponent(id)}`,
+    secure: ctx.protocol === 'https',
+    overwrite: true,
+  });
   return token;
 }
 
@@ -52,9 +58,13 @@ function refuseCrossSite(ctx: AppContext, deps: Deps, form: PayForm): void {
   const ownOrigins = [new URL(deps.config.baseUrl).origin, `${ctx.protocol}://${ctx.host}`];
   const crossSite = (origin !== '' && !ownOrigins.includes(origin)) || (site !== '' && site !== 'same-origin');
   if (crossSite || !CSRF_TOKEN.test(cookie) || !sameText(cookie, form.csrf_token)) {
-    throw new Forbidden('cross_site_request', 'This payment form can only be sent from its own page; open the pay page again and use its button.', {
-      resolution: 'Reload the pay page in your browser and press the button there.',
-    });
+    throw new Forbidden(
+      'cross_site_request',
+      'This payment form can only be sent from its own page; open the pay page again and use its button.',
+      {
+        resolution: 'Reload the pay page in your browser and press the button there.',
+      },
+    );
   }
 }
 
@@ -75,12 +85,17 @@ function renderPayPage(ctx: AppContext, deps: Deps, id: string, page: PayPage, s
 /** Stripe retries what is not acknowledged: a session or payment not found is answered 404, so it is retried, never lost. */
 function webhookNotFound(error: unknown): never {
   if (error instanceof NotFound) {
-    throw new NotFound(error.message, { resolution: 'The event names a checkout session or payment this store does not know; check the webhook endpoint points at the right store.' });
+    throw new NotFound(error.message, {
+      resolution:
+        'The event names a checkout session or payment this store does not know; check the webhook endpoint points at the right store.',
+    });
   }
   throw error;
 }
 
-export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt' | 'receiveStripeWebhook'> {
+export function paymentHandlers(
+  deps: Deps,
+): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt' | 'receiveStripeWebhook'> {
   return {
     async getPaymentPage(c, ctx) {
       const { id } = c.request.params as PayPath;
@@ -91,24 +106,40 @@ export function paymentHandlers(deps: Deps): Pick<OperationHandlers, 'getPayment
       refuseCrossSite(ctx, deps, c.request.requestBody as PayForm);
       const result = await payInTestMode(deps, id, (c.request.requestBody as PayForm).quote);
       if (result.kind === 'quote_changed') {
-        return renderPayPage(ctx, deps, id, result.page, 409, 'The price changed since this page was shown (a price or promotion was updated). Nothing was charged: check the new total and pay again.');
+        return renderPayPage(
+          ctx,
+          deps,
+          id,
+          result.page,
+          409,
+          'The price changed since this page was shown (a price or promotion was updated). Nothing was charged: check the new total and pay again.',
+        );
       }
-      if (result.kind === 'unchanged' && result.page.kind === 'closed') return renderPayPage(ctx, deps, id, result.page, 409);
+      if (result.kind === 'unchanged' && result.page.kind === 'closed')
+        return renderPayPage(ctx, deps, id, result.page, 409);
       // Paid now, or already (a second press): the pay page shows the receipt (POST/redirect/GET).
       redirectTo(ctx, `/pay/${encodeURIComponent(id)}`, 'Paid: see your receipt.');
     },
     async getOrderReceipt(c, ctx) {
       const { token } = c.request.params as ReceiptPath;
       const paid = await findOrderByToken(deps, token);
-      if (!paid) throw new NotFound('No order has this receipt address.', { resolution: 'Use the permalink_url of the order exactly as given.' });
+      if (!paid)
+        throw new NotFound('No order has this receipt address.', {
+          resolution: 'Use the permalink_url of the order exactly as given.',
+        });
       html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
     },
     async receiveStripeWebhook(_c, ctx) {
       const { payments } = deps.config;
-      if (payments.mode !== 'stripe') throw new NotFound('Stripe is not the payment processor of this store.', { resolution: 'Configure STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.' });
+      if (payments.mode !== 'stripe')
+        throw new NotFound('Stripe is not the payment processor of this store.', {
+          resolution: 'Configure STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.',
+        });
       // The signature covers the bytes Stripe sent: verified on the raw body, never on re-serialised JSON.
       const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
-      const outcome = await handleStripeWebhook(deps, payments, rawBody, ctx.get('Stripe-Signature')).catch(webhookNotFound);
+      const outcome = await handleStripeWebhook(deps, payments, rawBody, ctx.get('Stripe-Signature')).catch(
+        webhookNotFound,
+      );
       ctx.body = { received: true, ...outcome };
     },
   };

@@ -4,7 +4,8 @@ import type { CheckoutSession, PaidSession } from '../../domain/checkout-session
 import type { OrderStatus } from '../../domain/orders.js';
 
 /** Inline styles only; forms may post back to this origin only. */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222}table{width:100%;border-collapse:collapse}' +
@@ -17,7 +18,9 @@ function escapeHtml(text: string): string {
 }
 
 function money(amount: number, currency: string): string {
-  return escapeHtml(new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() }).format(amount));
+  return escapeHtml(
+    new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() }).format(amount),
+  );
 }
 
 function page(title: string, body: string): string {
@@ -34,10 +37,16 @@ ${body}
 function cartTables(session: CheckoutSession): string {
   const { currency } = session;
   const rows = session.line_items
-    .map((line) => `<tr><td>${escapeHtml(line.item.title)} × ${line.item.quantity}</td><td>${money(line.base_amount, currency)}</td></tr>`)
+    .map(
+      (line) =>
+        `<tr><td>${escapeHtml(line.item.title)} × ${line.item.quantity}</td><td>${money(line.base_amount, currency)}</td></tr>`,
+    )
     .join('');
   const totals = (['subtotal', 'discount', 'shipping', 'tax', 'total'] as const)
-    .map((name) => `<tr class="${name}"><th>${name[0]!.toUpperCase()}${name.slice(1)}</th><td>${name === 'discount' ? '−' : ''}${money(session.totals[name].amount, currency)}</td></tr>`)
+    .map(
+      (name) =>
+        `<tr class="${name}"><th>${name[0]!.toUpperCase()}${name.slice(1)}</th><td>${name === 'discount' ? '−' : ''}${money(session.totals[name].amount, currency)}</td></tr>`,
+    )
     .join('');
   return `<table>${rows}</table>
 <table>${totals}</table>
@@ -65,10 +74,13 @@ export function payPage(session: CheckoutSession, options: { form?: TestPaymentF
 </form>
 <p><small>This store runs with its built-in test processor: the button records a payment without charging anything.</small></p>`
     : '';
-  return page('Complete your order', `${notice}${status}
+  return page(
+    'Complete your order',
+    `${notice}${status}
 ${cartTables(session)}
 ${form}
-<p><small>Checkout ${escapeHtml(session.id)}</small></p>`);
+<p><small>Checkout ${escapeHtml(session.id)}</small></p>`,
+  );
 }
 
 const STATUS_NOTICE: Record<OrderStatus, string> = {
@@ -82,7 +94,10 @@ const STATUS_NOTICE: Record<OrderStatus, string> = {
 /** The receipt: the order as charged. `session` is the paid session (its `order` present). */
 export function receiptPage(session: PaidSession): string {
   const { order } = session;
-  return page(`Order ${order.order_number}`, `${STATUS_NOTICE[order.status]}
+  return page(
+    `Order ${order.order_number}`,
+    `${STATUS_NOTICE[order.status]}
 ${cartTables(session)}
-<p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Your receipt stays at <a href="${escapeHtml(order.permalink_url)}">this address</a>; keep it.</p>`);
+<p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Your receipt stays at <a href="${escapeHtml(order.permalink_url)}">this address</a>; keep it.</p>`,
+  );
 }

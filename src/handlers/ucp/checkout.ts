@@ -4,7 +4,13 @@
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
-import { toUcpCheckout, ucpErrorResponse, ucpMessage, type UcpLink, type UcpMessage } from '../../domain/ucp-checkout.js';
+import {
+  toUcpCheckout,
+  ucpErrorResponse,
+  ucpMessage,
+  type UcpLink,
+  type UcpMessage,
+} from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
 import { resolveRegion } from '../../services/catalog.js';
@@ -55,7 +61,9 @@ function validated<T>(name: RequestSchemaName, body: unknown): T {
 const BUYER_FIELDS = ['email', 'first_name', 'last_name', 'phone_number'] as const;
 
 function buyerOf(input: UcpCheckoutInput): BuyerDetails | null {
-  const buyer = Object.fromEntries(BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])));
+  const buyer = Object.fromEntries(
+    BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])),
+  );
   return Object.keys(buyer).length ? buyer : null;
 }
 
@@ -74,22 +82,64 @@ function discountCodes(input: UcpCheckoutInput, call: UcpCall): { codes?: string
   if (call.negotiated.discount) return { codes: input.discounts?.codes ?? [], notes: [] };
   if (input.discounts === undefined) return { notes: [] };
   return {
-    notes: [ucpMessage({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts', content: 'Discount codes were ignored: the platform profile does not declare dev.ucp.shopping.discount.' })],
+    notes: [
+      ucpMessage({
+        type: 'warning',
+        code: 'discount_not_negotiated',
+        path: '$.discounts',
+        content: 'Discount codes were ignored: the platform profile does not declare dev.ucp.shopping.discount.',
+      }),
+    ],
   };
 }
 
 function problemMessages(problems: sessions.LineProblem[], severity: 'recoverable' | 'unrecoverable'): UcpMessage[] {
-  return problems.map((problem) => ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }));
+  return problems.map((problem) =>
+    ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }),
+  );
 }
 
 export function createUcpOperations(deps: Deps) {
-  const rendering = { namespace: deps.config.protocols.namespace!, baseUrl: deps.config.baseUrl, links: ucpLinks(deps) };
-  const checkout = (status: number, session: ProtocolSession, call: UcpCall, extra: UcpMessage[] = []): ProtocolResponse =>
-    jsonResponse(status, toUcpCheckout(session, { ...rendering, discountNegotiated: call.negotiated.discount, extraMessages: [...extra, ...call.notes] }));
+  const rendering = {
+    namespace: deps.config.protocols.namespace!,
+    baseUrl: deps.config.baseUrl,
+    links: ucpLinks(deps),
+  };
+  const checkout = (
+    status: number,
+    session: ProtocolSession,
+    call: UcpCall,
+    extra: UcpMessage[] = [],
+  ): ProtocolResponse =>
+    jsonResponse(
+      status,
+      toUcpCheckout(session, {
+        ...rendering,
+        discountNegotiated: call.negotiated.discount,
+        extraMessages: [...extra, ...call.notes],
+      }),
+    );
   const notFound = (id: string): ProtocolResponse =>
-    jsonResponse(200, ucpErrorResponse([ucpMessage({ type: 'error', code: 'not_found', severity: 'unrecoverable', content: `No checkout session with id ${id}.` })], rendering.baseUrl));
+    jsonResponse(
+      200,
+      ucpErrorResponse(
+        [
+          ucpMessage({
+            type: 'error',
+            code: 'not_found',
+            severity: 'unrecoverable',
+            content: `No checkout session with id ${id}.`,
+          }),
+        ],
+        rendering.baseUrl,
+      ),
+    );
   const notModifiable = (session: ProtocolSession) =>
-    new ProtocolError(409, 'checkout_not_modifiable', `Checkout ${session.id} is ${session.state} and can no longer change.`);
+    new ProtocolError(
+      409,
+      'checkout_not_modifiable',
+      `Checkout ${session.id} is ${session.state} and can no longer change.`,
+    );
 
   async function create(db: Db, call: UcpCall): Promise<ProtocolResponse> {
     const input = validated<UcpCheckoutInput>('ucp.create', call.body);
@@ -97,12 +147,25 @@ export function createUcpOperations(deps: Deps) {
     const country = input.context?.address_country;
     let regionId = country ? await sessions.regionForCountry(db, country) : undefined;
     if (country && !regionId) {
-      notes.push(ucpMessage({ type: 'info', code: 'market_defaulted', path: '$.context.address_country', content: `This store does not sell to ${country}; prices are in the default market.` }));
+      notes.push(
+        ucpMessage({
+          type: 'info',
+          code: 'market_defaulted',
+          path: '$.context.address_country',
+          content: `This store does not sell to ${country}; prices are in the default market.`,
+        }),
+      );
     }
     regionId ??= (await resolveRegion(db, undefined)).id;
     const discounts = discountCodes(input, call);
-    const outcome = await sessions.createProtocolSession(deps, db, { regionId, lines: requestedLines(input), codes: discounts.codes ?? [], buyer: buyerOf(input) });
-    if (outcome.kind === 'rejected') return jsonResponse(200, ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl));
+    const outcome = await sessions.createProtocolSession(deps, db, {
+      regionId,
+      lines: requestedLines(input),
+      codes: discounts.codes ?? [],
+      buyer: buyerOf(input),
+    });
+    if (outcome.kind === 'rejected')
+      return jsonResponse(200, ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl));
     return checkout(201, outcome.session, call, [...discounts.notes, ...notes]);
   }
 
@@ -115,10 +178,18 @@ export function createUcpOperations(deps: Deps) {
     const input = validated<UcpCheckoutInput>('ucp.update', call.body);
     const discounts = discountCodes(input, call);
     // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
-    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, { lines: requestedLines(input), buyer: buyerOf(input), codes: discounts.codes });
+    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
+      lines: requestedLines(input),
+      buyer: buyerOf(input),
+      codes: discounts.codes,
+    });
     if (outcome.kind === 'not_found') return notFound(call.id!);
     if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
-    if (outcome.kind === 'rejected') return checkout(200, outcome.session, call, [...problemMessages(outcome.problems, 'recoverable'), ...discounts.notes]);
+    if (outcome.kind === 'rejected')
+      return checkout(200, outcome.session, call, [
+        ...problemMessages(outcome.problems, 'recoverable'),
+        ...discounts.notes,
+      ]);
     return checkout(200, outcome.session, call, discounts.notes);
   }
 
@@ -138,6 +209,12 @@ export function createUcpOperations(deps: Deps) {
     return checkout(200, outcome.session, call);
   }
 
-  const operations: Record<UcpOperation, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = { create, get, update, complete, cancel };
+  const operations: Record<UcpOperation, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = {
+    create,
+    get,
+    update,
+    complete,
+    cancel,
+  };
   return operations;
 }

@@ -29,14 +29,17 @@ async function findSession(deps: Deps, id: string) {
 
 export async function openPayPage(deps: Deps, id: string): Promise<PayPage> {
   const { cart, lines } = await findSession(deps, id);
-  if (cart.status === 'completed') return { kind: 'receipt', session: (await presentCart(deps, cart, lines)) as PaidSession };
+  if (cart.status === 'completed')
+    return { kind: 'receipt', session: (await presentCart(deps, cart, lines)) as PaidSession };
   if (cart.status === 'canceled') return { kind: 'closed', session: await presentCart(deps, cart, lines) };
   const { session, quote } = await quoteCart(deps, cart, lines);
-  if (deps.stripe) return { kind: 'redirect', url: await stripeCheckoutUrl(deps, deps.stripe, id, quote, cart.buyer_email) };
+  if (deps.stripe)
+    return { kind: 'redirect', url: await stripeCheckoutUrl(deps, deps.stripe, id, quote, cart.buyer_email) };
   return { kind: 'test', session, quoteHash: quoteHash(quote) };
 }
 
-export type TestPayment = { kind: 'paid' } | { kind: 'unchanged'; page: PayPage } | { kind: 'quote_changed'; page: PayPage };
+export type TestPayment =
+  { kind: 'paid' } | { kind: 'unchanged'; page: PayPage } | { kind: 'quote_changed'; page: PayPage };
 
 /**
  * The test processor's button: records a payment of exactly the quote the buyer saw, through the order path a
@@ -44,9 +47,13 @@ export type TestPayment = { kind: 'paid' } | { kind: 'unchanged'; page: PayPage 
  */
 export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: string): Promise<TestPayment> {
   if (deps.config.payments.mode !== 'test') {
-    throw new Forbidden('test_payments_disabled', 'This store takes payment through its payment processor; test payments are off.', {
-      resolution: 'Open the pay page and pay there.',
-    });
+    throw new Forbidden(
+      'test_payments_disabled',
+      'This store takes payment through its payment processor; test payments are off.',
+      {
+        resolution: 'Open the pay page and pay there.',
+      },
+    );
   }
   const { cart, lines } = await findSession(deps, id);
   if (cart.status !== 'ready_for_payment') return { kind: 'unchanged', page: await openPayPage(deps, id) };

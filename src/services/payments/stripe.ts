@@ -23,12 +23,20 @@ export function createStripeClient(config: StripeConfig): Stripe {
     timeout: CALL_TIMEOUT_MS,
     maxNetworkRetries: 1,
     telemetry: false,
-    ...(api ? { host: api.hostname, port: api.port || (api.protocol === 'https:' ? 443 : 80), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+    ...(api
+      ? {
+          host: api.hostname,
+          port: api.port || (api.protocol === 'https:' ? 443 : 80),
+          protocol: api.protocol.replace(':', '') as 'http' | 'https',
+        }
+      : {}),
   });
 }
 
 function processorUnavailable(error: unknown): ProcessorUnavailable {
-  return new ProcessorUnavailable(`The payment processor could not be reached (${error instanceof Error ? error.message : 'unknown error'}); nothing was charged.`);
+  return new ProcessorUnavailable(
+    `The payment processor could not be reached (${error instanceof Error ? error.message : 'unknown error'}); nothing was charged.`,
+  );
 }
 
 /**
@@ -36,7 +44,12 @@ function processorUnavailable(error: unknown): ProcessorUnavailable {
  * priced at the line's own total (after its discount share, tax included), so the sum is the quote's total to the
  * minor unit, whatever the rounding of a per-unit price would have been.
  */
-function checkoutParams(deps: Deps, sessionId: string, quote: Quote, buyerEmail: string | null): Stripe.Checkout.SessionCreateParams {
+function checkoutParams(
+  deps: Deps,
+  sessionId: string,
+  quote: Quote,
+  buyerEmail: string | null,
+): Stripe.Checkout.SessionCreateParams {
   const pageUrl = `${deps.config.baseUrl}/pay/${encodeURIComponent(sessionId)}`;
   return {
     mode: 'payment',
@@ -49,11 +62,24 @@ function checkoutParams(deps: Deps, sessionId: string, quote: Quote, buyerEmail:
       price_data: {
         currency: quote.currencyCode,
         unit_amount: line.total,
-        product_data: { name: `${line.title} × ${line.quantity}`, description: line.discount ? 'Discount applied; tax included.' : 'Tax included.' },
+        product_data: {
+          name: `${line.title} × ${line.quantity}`,
+          description: line.discount ? 'Discount applied; tax included.' : 'Tax included.',
+        },
       },
     })),
     ...(quote.totals.shipping > 0
-      ? { shipping_options: [{ shipping_rate_data: { type: 'fixed_amount', display_name: 'Shipping', fixed_amount: { amount: quote.totals.shipping, currency: quote.currencyCode } } }] }
+      ? {
+          shipping_options: [
+            {
+              shipping_rate_data: {
+                type: 'fixed_amount',
+                display_name: 'Shipping',
+                fixed_amount: { amount: quote.totals.shipping, currency: quote.currencyCode },
+              },
+            },
+          ],
+        }
       : {}),
     expires_at: Math.floor(deps.now() / 1000) + CHECKOUT_LIFETIME_S,
     success_url: pageUrl,
@@ -65,11 +91,18 @@ function checkoutParams(deps: Deps, sessionId: string, quote: Quote, buyerEmail:
  * Where the buyer pays this quote: the session's Stripe Checkout, made for this exact quote, reused while it is
  * unchanged and not about to expire. A changed quote gets a new one (the old one is expired, so it cannot be paid).
  */
-export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: string, quote: Quote, buyerEmail: string | null): Promise<string> {
+export async function stripeCheckoutUrl(
+  deps: Deps,
+  stripe: Stripe,
+  sessionId: string,
+  quote: Quote,
+  buyerEmail: string | null,
+): Promise<string> {
   const hash = quoteHash(quote);
   const now = deps.now();
   const latest = await orders.latestProcessorCheckout(deps.db, 'stripe', sessionId);
-  if (latest && latest.quote_hash === hash && new Date(latest.expires_at).getTime() - now > REUSE_MARGIN_S * 1000) return latest.url;
+  if (latest && latest.quote_hash === hash && new Date(latest.expires_at).getTime() - now > REUSE_MARGIN_S * 1000)
+    return latest.url;
 
   let created: Stripe.Checkout.Session;
   try {
@@ -77,7 +110,10 @@ export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: s
     // the same key and get one Checkout Session. The replaced checkout is part of the key: Stripe keeps keys 24 h,
     // longer than a checkout lives, and a renewal must not be answered with the expiring one.
     const idempotencyKey = `checkout:${sessionId}:${hash}:${latest?.reference ?? 'first'}`;
-    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), { idempotencyKey, timeout: CALL_TIMEOUT_MS });
+    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), {
+      idempotencyKey,
+      timeout: CALL_TIMEOUT_MS,
+    });
   } catch (error) {
     throw processorUnavailable(error);
   }
@@ -92,20 +128,29 @@ export async function stripeCheckoutUrl(deps: Deps, stripe: Stripe, sessionId: s
     created_at: new Date(now),
   });
   if (latest && latest.reference !== created.id) {
-    await stripe.checkout.sessions.expire(latest.reference, {}, { idempotencyKey: `expire:${latest.reference}`, timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => {
-      // Already paid, expired or gone: the order path still records what was actually paid.
-      deps.log.warn({ err: error instanceof Error ? error.message : error, reference: latest.reference }, 'could not expire a superseded Stripe checkout');
-    });
+    await stripe.checkout.sessions
+      .expire(latest.reference, {}, { idempotencyKey: `expire:${latest.reference}`, timeout: CALL_TIMEOUT_MS })
+      .catch((error: unknown) => {
+        // Already paid, expired or gone: the order path still records what was actually paid.
+        deps.log.warn(
+          { err: error instanceof Error ? error.message : error, reference: latest.reference },
+          'could not expire a superseded Stripe checkout',
+        );
+      });
   }
   return created.url!;
 }
 
-export type WebhookOutcome = { event: string; result: 'order_created' | 'order_exists' | 'order_updated' | 'duplicate' | 'ignored' };
+export type WebhookOutcome = {
+  event: string;
+  result: 'order_created' | 'order_exists' | 'order_updated' | 'duplicate' | 'ignored';
+};
 
 function invalidSignature(message: string): BadRequest {
   return new BadRequest('invalid_signature', `The Stripe-Signature header does not verify: ${message}`, {
     param: 'Stripe-Signature',
-    resolution: 'Send the raw body exactly as Stripe signed it, with the endpoint secret configured as STRIPE_WEBHOOK_SECRET.',
+    resolution:
+      'Send the raw body exactly as Stripe signed it, with the endpoint secret configured as STRIPE_WEBHOOK_SECRET.',
   });
 }
 
@@ -122,11 +167,23 @@ function idOf(value: string | { id: string } | null): string | undefined {
 }
 
 /** Verifies a webhook on its raw body and applies it. Unknown event types are acknowledged and ignored. */
-export async function handleStripeWebhook(deps: Deps, config: StripeConfig, rawBody: string, signature: string): Promise<WebhookOutcome> {
+export async function handleStripeWebhook(
+  deps: Deps,
+  config: StripeConfig,
+  rawBody: string,
+  signature: string,
+): Promise<WebhookOutcome> {
   if (!signature) throw invalidSignature('the header is missing.');
   let event: Stripe.Event;
   try {
-    event = Stripe.webhooks.constructEvent(rawBody, signature, config.webhookSecret, SIGNATURE_TOLERANCE_S, undefined, deps.now());
+    event = Stripe.webhooks.constructEvent(
+      rawBody,
+      signature,
+      config.webhookSecret,
+      SIGNATURE_TOLERANCE_S,
+      undefined,
+      deps.now(),
+    );
   } catch (error) {
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature(error.message);
     throw error;
@@ -157,7 +214,18 @@ export async function handleStripeWebhook(deps: Deps, config: StripeConfig, rawB
       const charge = event.data.object;
       const paymentReference = idOf(charge.payment_intent);
       if (!paymentReference) return ignored;
-      return { event: event.id, result: refundResult(await recordRefund(deps, { processor: 'stripe', eventId: event.id, eventType: event.type, paymentReference, amountRefunded: charge.amount_refunded })) };
+      return {
+        event: event.id,
+        result: refundResult(
+          await recordRefund(deps, {
+            processor: 'stripe',
+            eventId: event.id,
+            eventType: event.type,
+            paymentReference,
+            amountRefunded: charge.amount_refunded,
+          }),
+        ),
+      };
     }
     default:
       return ignored;
