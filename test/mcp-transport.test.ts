@@ -82,6 +82,11 @@ describe.each(PATHS)('%s', (path) => {
       expect(body.result.serverInfo.name).toMatch(/^storefront-/);
     });
 
+    it('advertises only what it does: tools, without listChanged (the tool set never changes)', async () => {
+      const { body } = await post(path, initialize('2025-06-18'));
+      expect(body.result.capabilities).toEqual({ tools: {} });
+    });
+
     it.each(['2025-11-25', '2025-03-26', '1999-01-01', 'garbage'])(
       'rejects MCP-Protocol-Version %s with 400',
       async (version) => {

@@ -1,7 +1,6 @@
 // The checkout MCP server: create, read and cancel checkout sessions through the same service as the REST API, so
 // a session here is the session REST returns. No tool completes a payment: a human pays at checkout_url.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import type { components } from '../../codegen/types.js';
 import type { Deps } from '../deps.js';
 import { currentVersion } from '../domain/versioning.js';
 import {
@@ -10,21 +9,52 @@ import {
   createCheckoutSessionIdempotently,
   getCheckoutSession,
   type CheckoutSession,
-  type CheckoutSessionInput,
 } from '../services/checkout.js';
-import { contractParameter, contractSchema } from './schemas.js';
-import { jsonSchemaValidator, registerTool } from './tools.js';
+import { createMcpServer, type McpServer } from './rpc.js';
+import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
+import { defineTool, type Tool } from './tools.js';
+
+type CreateRequest = components['schemas']['CheckoutSessionCreateRequest'];
+type SessionId = components['parameters']['CheckoutSessionId'];
 
 const INSTRUCTIONS =
   'Builds priced checkout sessions for the storefront (find variant ids with the catalog MCP server, /catalog/mcp). ' +
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId = z.strictObject({
-  id: contractParameter('CheckoutSessionId').describe(
-    'The checkout session id returned by create_checkout_session (prefix cart_).',
-  ),
-});
+const sessionId: ObjectSchema<{ id: SessionId }> = {
+  type: 'object',
+  properties: {
+    id: contractParameter(
+      'CheckoutSessionId',
+      'The checkout session id returned by create_checkout_session (prefix cart_).',
+    ),
+  },
+  required: ['id'],
+  additionalProperties: false,
+};
+
+/** The REST request body, plus the Idempotency-Key header as an argument. */
+function createInput(): ObjectSchema<CreateRequest & { idempotency_key?: string }> {
+  const body = contractSchema('CheckoutSessionCreateRequest');
+  return {
+    ...body,
+    properties: {
+      ...body.properties,
+      idempotency_key: contractParameter(
+        'IdempotencyKey',
+        'Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.',
+      ),
+    },
+  };
+}
+
+/** What to do about a bad argument, in terms of the MCP tools. */
+const ADVICE = {
+  items: 'Find variant ids with search_products on the catalog MCP server (/catalog/mcp).',
+  region_id: 'Use an id from list_regions on the catalog MCP server, or omit region_id for the United States (USD).',
+  id: 'Use the id create_checkout_session returned.',
+};
 
 /** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
 function nextStep(session: CheckoutSession): string[] {
@@ -45,87 +75,81 @@ function nextStep(session: CheckoutSession): string[] {
   ];
 }
 
-function registerCheckoutTools(server: McpServer, deps: Deps): void {
-  const { log } = deps;
+function checkoutTools(deps: Deps): Tool[] {
   const session = contractSchema('CheckoutSession');
-  registerTool(server, log, {
-    name: 'create_checkout_session',
-    title: 'Create a checkout session',
-    description:
-      'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
-      'Arguments are those of POST /checkout-sessions: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
-      'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
-      'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused.',
-    annotations: {
+  return [
+    defineTool({
+      name: 'create_checkout_session',
       title: 'Create a checkout session',
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: false,
-    },
-    inputSchema: contractSchema('CheckoutSessionCreateRequest').extend({
-      idempotency_key: z
-        .string()
-        .min(1)
-        .max(255)
-        .optional()
-        .describe(
-          'Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.',
-        ),
+      description:
+        'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
+        'Arguments are those of POST /checkout-sessions: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
+        'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
+        'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused.',
+      annotations: {
+        title: 'Create a checkout session',
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+      inputSchema: createInput(),
+      outputSchema: session,
+      advice: ADVICE,
+      notes: nextStep,
+      run: async ({ idempotency_key: key, ...input }) =>
+        key
+          ? (await createCheckoutSessionIdempotently(deps, input, key, currentVersion())).session
+          : createCheckoutSession(deps, input),
     }),
-    outputSchema: session,
-    notes: nextStep,
-    run: async ({ idempotency_key: key, ...args }) => {
-      const input = args as unknown as CheckoutSessionInput;
-      return key
-        ? (await createCheckoutSessionIdempotently(deps, input, key as string, currentVersion())).session
-        : createCheckoutSession(deps, input);
-    },
-  });
-  registerTool(server, log, {
-    name: 'get_checkout_session',
-    title: 'Get a checkout session',
-    description:
-      'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
-      'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
-    annotations: {
+    defineTool({
+      name: 'get_checkout_session',
       title: 'Get a checkout session',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: sessionId,
-    outputSchema: session,
-    lookupArgument: 'id',
-    notes: nextStep,
-    run: (args) => getCheckoutSession(deps, args.id),
-  });
-  registerTool(server, log, {
-    name: 'cancel_checkout_session',
-    title: 'Cancel a checkout session',
-    description:
-      'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
-    annotations: {
+      description:
+        'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
+        'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
+      annotations: {
+        title: 'Get a checkout session',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      inputSchema: sessionId,
+      outputSchema: session,
+      lookupArgument: 'id',
+      notes: nextStep,
+      advice: ADVICE,
+      run: (args) => getCheckoutSession(deps, args.id),
+    }),
+    defineTool({
+      name: 'cancel_checkout_session',
       title: 'Cancel a checkout session',
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: sessionId,
-    outputSchema: session,
-    lookupArgument: 'id',
-    notes: nextStep,
-    run: (args) => cancelCheckoutSession(deps, args.id),
-  });
+      description:
+        'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
+      annotations: {
+        title: 'Cancel a checkout session',
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      inputSchema: sessionId,
+      outputSchema: session,
+      lookupArgument: 'id',
+      notes: nextStep,
+      advice: ADVICE,
+      run: (args) => cancelCheckoutSession(deps, args.id),
+    }),
+  ];
 }
 
 export function createCheckoutServer(deps: Deps): McpServer {
-  const server = new McpServer(
-    { name: 'storefront-checkout', title: 'Storefront checkout', version: '1.0.0' },
-    { instructions: INSTRUCTIONS, jsonSchemaValidator },
-  );
-  registerCheckoutTools(server, deps);
-  return server;
+  return createMcpServer({
+    name: 'storefront-checkout',
+    title: 'Storefront checkout',
+    version: '1.0.0',
+    instructions: INSTRUCTIONS,
+    tools: checkoutTools(deps),
+  });
 }

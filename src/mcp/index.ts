@@ -3,20 +3,21 @@ import type { Deps } from '../deps.js';
 import type { AppMiddleware } from '../http/context.js';
 import { createCatalogServer } from './catalog-server.js';
 import { createCheckoutServer } from './checkout-server.js';
-import { serveMcp, type McpServerFactory } from './transport.js';
-
-const SERVERS: Record<string, McpServerFactory> = {
-  '/catalog/mcp': createCatalogServer,
-  '/checkout/mcp': createCheckoutServer,
-};
+import type { McpServer } from './rpc.js';
+import { serveMcp } from './transport.js';
 
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
 export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp';
 
+/** The servers are built once per process: they hold their tools' compiled schemas and no request's data. */
 export function mcpRoutes(deps: Deps): AppMiddleware {
+  const servers: Record<string, McpServer> = {
+    '/catalog/mcp': createCatalogServer(deps),
+    '/checkout/mcp': createCheckoutServer(deps),
+  };
   return async (ctx, next) => {
-    const createServer = SERVERS[ctx.path];
-    if (!createServer) return next();
-    await serveMcp(ctx, deps, createServer);
+    const server = servers[ctx.path];
+    if (!server) return next();
+    await serveMcp(ctx, deps, server);
   };
 }

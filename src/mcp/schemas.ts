@@ -1,71 +1,106 @@
-// The MCP tools' schemas. Where a REST body, parameter or response already says what a value is, the tool uses that
-// very definition: the contract's component schema (or a parameter's schema), converted to zod. An MCP answer and a REST answer are then checked by
-// one definition and cannot drift apart; stray keys are rejected (the components forbid additional properties).
-import { z } from 'zod';
+// The MCP tools' schemas, as JSON Schema straight from the contract. Where a REST body, parameter or response already
+// says what a value is, the tool uses that very definition (a component schema, or a parameter's schema with its
+// pattern, lengths and range), made self-contained: the components it refers to travel along as `$defs`. An MCP
+// answer and a REST answer are then checked by one definition and cannot drift apart; stray keys are rejected (the
+// components forbid additional properties). Arguments are validated by the service's shared Ajv (src/protocols/schemas.ts).
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { components } from '../../codegen/types.js';
 import { loadDocument } from '../document.js';
+import { firstProblem } from '../http/validation-errors.js';
+import { schemaByRef } from '../protocols/schemas.js';
 
-type JsonSchema = globalThis.Parameters<typeof z.fromJSONSchema>[0];
 type Schemas = components['schemas'];
 type SchemaName = keyof Schemas;
-type Parameters = components['parameters'];
-type ParameterName = keyof Parameters;
+type ParameterName = keyof components['parameters'];
 
-/** An object schema whose parsed value has the contract's type. */
-export type ContractSchema<Name extends SchemaName> = z.ZodObject & z.ZodType<Schemas[Name]>;
+/** A JSON Schema object; `T` is the type of the values it accepts (for the compiler only). */
+export type JsonSchema<T = unknown> = Record<string, unknown> & { readonly __accepts?: T };
 
-let definitions: Record<string, unknown> | undefined;
+/** An object schema, as MCP requires for tool inputs and outputs. */
+export type ObjectSchema<T = unknown> = JsonSchema<T> & {
+  type: 'object';
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+};
 
-/** The bundled document's components as JSON Schema `$defs`, so each `$ref` resolves inside one schema. */
-function contractDefinitions(): Record<string, unknown> {
-  if (!definitions) {
-    const { components: bundled } = loadDocument() as { components: { schemas: Record<string, unknown> } };
-    definitions = JSON.parse(
-      JSON.stringify(bundled.schemas).replaceAll('"#/components/schemas/', '"#/$defs/'),
-    ) as Record<string, unknown>;
-  }
-  return definitions;
+const COMPONENT_REF = '#/components/schemas/';
+
+interface Bundled {
+  components: { schemas: Record<string, JsonSchema>; parameters: Record<string, { schema?: JsonSchema }> };
 }
 
-const converted = new Map<SchemaName, z.ZodType>();
+let bundled: Bundled | undefined;
+const contract = (): Bundled => (bundled ??= loadDocument() as unknown as Bundled);
 
-/** The contract's component `name` as a zod object schema; converted once per process (zod schemas are immutable). */
-export function contractSchema<Name extends SchemaName>(name: Name): ContractSchema<Name> {
-  let schema = converted.get(name);
-  if (!schema) {
-    const defs = contractDefinitions();
-    const component = defs[name];
+/** `node` with its component references pointing at `#/$defs/…`, and the names of the components it refers to. */
+function rewriteRefs(node: unknown, found: Set<string>): unknown {
+  if (Array.isArray(node)) return node.map((item) => rewriteRefs(item, found));
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(COMPONENT_REF)) {
+        const name = value.slice(COMPONENT_REF.length);
+        found.add(name);
+        return [key, `#/$defs/${name}`];
+      }
+      return [key, rewriteRefs(value, found)];
+    }),
+  );
+}
+
+/** `schema` with every component it refers to, directly or not, as `$defs`: one schema any validator can compile. */
+function selfContained<T extends JsonSchema>(schema: JsonSchema): T {
+  const found = new Set<string>();
+  const root = rewriteRefs(schema, found) as JsonSchema;
+  const defs: Record<string, unknown> = {};
+  for (const name of found) {
+    // `found` grows while it is walked, so components referred to by components are collected too.
+    const component = contract().components.schemas[name];
     if (!component) throw new Error(`The contract has no schema component ${name}; run npm run codegen`);
-    const jsonSchema = {
-      $schema: 'https://json-schema.org/draft/2020-12/schema',
-      ...(component as object),
-      $defs: defs,
-    };
-    schema = z.fromJSONSchema(jsonSchema as JsonSchema);
-    // The SDK only lists (and validates against) object schemas; anything else would silently lose its outputSchema.
-    if (!(schema instanceof z.ZodObject)) throw new Error(`Schema component ${name} is not an object schema`);
-    converted.set(name, schema);
+    defs[name] = rewriteRefs(component, found);
   }
-  return schema as ContractSchema<Name>;
+  return (found.size ? { ...root, $defs: defs } : root) as T;
 }
 
-const parameters = new Map<ParameterName, z.ZodType>();
+/** The contract's component `name`, self-contained; it must be an object schema (MCP lists only those). */
+export function contractSchema<Name extends SchemaName>(name: Name): ObjectSchema<Schemas[Name]> {
+  const component = contract().components.schemas[name];
+  if (component?.type !== 'object') throw new Error(`The contract has no object schema component ${name}`);
+  return selfContained(component);
+}
 
 /**
- * The schema of the contract's parameter component `name` (its pattern, length and range limits, default), so a tool
- * argument accepts exactly what the REST parameter accepts. The MCP description, written for the tool, comes from
- * the caller.
+ * The schema of the contract's parameter component `name` (its pattern, lengths and range, default), so a tool
+ * argument accepts exactly what the REST parameter accepts; the description, written for the tool, is the caller's.
  */
-export function contractParameter<Name extends ParameterName>(name: Name): z.ZodType<Parameters[Name]> {
-  let schema = parameters.get(name);
-  if (!schema) {
-    const { components: bundled } = loadDocument() as {
-      components: { parameters: Record<string, { schema?: unknown }> };
-    };
-    const parameter = bundled.parameters[name];
-    if (!parameter?.schema) throw new Error(`The contract has no parameter component ${name}; run npm run codegen`);
-    schema = z.fromJSONSchema(parameter.schema as JsonSchema);
-    parameters.set(name, schema);
-  }
-  return schema as z.ZodType<Parameters[Name]>;
+export function contractParameter<Name extends ParameterName>(
+  name: Name,
+  description: string,
+): JsonSchema<components['parameters'][Name]> {
+  const schema = contract().components.parameters[name]?.schema;
+  if (!schema) throw new Error(`The contract has no parameter component ${name}; run npm run codegen`);
+  return { ...selfContained(schema), description };
+}
+
+/** A tool's arguments as checked: the value, typed, or the first problem naming the argument (`items[0].quantity`). */
+export type Checked<T> = { ok: true; value: T } | { ok: false; param: string; message: string };
+
+/** Compiles `schema` once with the shared Ajv; the checker fills top-level defaults, as the REST handlers do. */
+export function argumentChecker<T>(key: string, schema: ObjectSchema<T>): (args: unknown) => Checked<T> {
+  const validate: ValidateFunction = schemaByRef(`mcp:${key}`, schema);
+  const defaults = Object.entries(schema.properties ?? {}).filter(([, property]) => 'default' in property);
+  return (args) => {
+    if (!validate(args)) {
+      // Errors are reported at /arguments/…, so paths read like the REST ones (items[0].quantity).
+      const errors = (validate.errors ?? []).map((error): ErrorObject => ({
+        ...error,
+        instancePath: `/arguments${error.instancePath}`,
+      }));
+      const { param, message } = firstProblem(errors);
+      return { ok: false, param, message };
+    }
+    const value = { ...(args as Record<string, unknown>) };
+    for (const [name, property] of defaults) value[name] ??= property.default;
+    return { ok: true, value: value as T };
+  };
 }

@@ -1,10 +1,10 @@
 // The store facts a shopper asks an agent about: shipping, tax and returns, per region. Shipping and tax come from
 // the same region rows checkout prices with (src/domain/pricing.ts applies them), so the facts and the totals agree.
-import { z } from 'zod';
 import { listRegionsWithCountries, type RegionRow } from '../db/repositories/catalog.js';
 import type { Db } from '../db/knex.js';
 import { currencyOf, toMajorUnits } from '../domain/money.js';
 import { resolveRegion } from '../services/catalog.js';
+import type { ObjectSchema } from './schemas.js';
 
 // The returns policy is the business's wording, not derived from data; it lives here until the store has a CMS.
 const RETURNS_WINDOW_DAYS = 30;
@@ -13,40 +13,74 @@ const RETURNS_POLICY =
   'to the original payment method. Tongue scrapers are personal-hygiene items: once used they can be returned only if ' +
   'defective, and defective items are replaced or refunded.';
 
-const amount = z.object({
-  amount: z.number().describe('Major units (9.99 means 9.99 of the currency).'),
-  currency: z.string().describe('ISO 4217 code, lowercase.'),
+interface Amount {
+  amount: number;
+  currency: string;
+}
+
+interface RegionPolicy {
+  region_id: string;
+  name: string;
+  currency_code: string;
+  countries: Array<{ iso_2: string; display_name: string }>;
+  shipping: { flat_rate: Amount; free_shipping_threshold: Amount | null; summary: string };
+  tax: { rate_percent: number; prices_include_tax: boolean; summary: string };
+}
+
+export interface StorePolicies {
+  regions: RegionPolicy[];
+  returns: { window_days: number; policy: string };
+}
+
+const amount = (description: string) => ({
+  type: 'object',
+  description,
+  required: ['amount', 'currency'],
+  properties: {
+    amount: { type: 'number', description: 'Major units (9.99 means 9.99 of the currency).' },
+    currency: { type: 'string', description: 'ISO 4217 code, lowercase.' },
+  },
+  additionalProperties: false,
+});
+const string = { type: 'string' };
+const closed = (properties: Record<string, unknown>) => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+  additionalProperties: false,
 });
 
-const regionPolicy = z.object({
-  region_id: z.string(),
-  name: z.string(),
-  currency_code: z.string(),
-  countries: z.array(z.object({ iso_2: z.string(), display_name: z.string() })),
-  shipping: z.object({
-    flat_rate: amount.describe('Charged once per order unless the order ships free.'),
-    free_shipping_threshold: amount
-      .nullable()
-      .describe('Orders whose goods total after discounts reaches this amount ship free; null: never free.'),
-    summary: z.string(),
-  }),
-  tax: z.object({
-    rate_percent: z.number().describe('Tax rate in percent, added at checkout.'),
-    prices_include_tax: z
-      .boolean()
-      .describe('Whether catalog prices include tax (they do not: tax is added at checkout).'),
-    summary: z.string(),
-  }),
-});
+/** The tool's output schema; not a REST representation, so it is written here. */
+export const storePoliciesSchema = closed({
+  regions: {
+    type: 'array',
+    items: closed({
+      region_id: string,
+      name: string,
+      currency_code: string,
+      countries: { type: 'array', items: closed({ iso_2: string, display_name: string }) },
+      shipping: closed({
+        flat_rate: amount('Charged once per order unless the order ships free.'),
+        free_shipping_threshold: {
+          ...amount('Orders whose goods total after discounts reaches this amount ship free; null: never free.'),
+          type: ['object', 'null'],
+        },
+        summary: string,
+      }),
+      tax: closed({
+        rate_percent: { type: 'number', description: 'Tax rate in percent, added at checkout.' },
+        prices_include_tax: {
+          type: 'boolean',
+          description: 'Whether catalog prices include tax (they do not: tax is added at checkout).',
+        },
+        summary: string,
+      }),
+    }),
+  },
+  returns: closed({ window_days: { type: 'integer' }, policy: string }),
+}) as ObjectSchema<StorePolicies>;
 
-export const storePoliciesSchema = z.object({
-  regions: z.array(regionPolicy),
-  returns: z.object({ window_days: z.number().int(), policy: z.string() }),
-});
-
-export type StorePolicies = z.output<typeof storePoliciesSchema>;
-
-function inMajorUnits(minor: number, currency: string): z.output<typeof amount> {
+function inMajorUnits(minor: number, currency: string): Amount {
   return { amount: toMajorUnits(minor, currency), currency };
 }
 
@@ -55,7 +89,7 @@ function formatted(minor: number, currency: string): string {
   return `${toMajorUnits(minor, currency).toFixed(currencyOf(currency).exponent)} ${currency.toUpperCase()}`;
 }
 
-function shippingOf(region: RegionRow): z.output<typeof regionPolicy>['shipping'] {
+function shippingOf(region: RegionRow): RegionPolicy['shipping'] {
   const { currency_code: currency, shipping_amount: rate, free_shipping_threshold: threshold } = region;
   const free =
     threshold === null
@@ -68,7 +102,7 @@ function shippingOf(region: RegionRow): z.output<typeof regionPolicy>['shipping'
   };
 }
 
-function taxOf(region: RegionRow): z.output<typeof regionPolicy>['tax'] {
+function taxOf(region: RegionRow): RegionPolicy['tax'] {
   const ratePercent = region.tax_rate_bps / 100;
   return {
     rate_percent: ratePercent,

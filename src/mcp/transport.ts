@@ -1,38 +1,29 @@
-// Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: the transport rules the SDK leaves to us
-// (POST only, Origin, MCP-Protocol-Version, no batches, a 100 kB body, version negotiation, a lenient Accept), then a
-// fresh McpServer and transport for this one request. Reusing either across requests leaks data between clients.
+// Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: POST only, Origin, MCP-Protocol-Version, no
+// batches, a 100 kB body, a lenient Accept; then the server (src/mcp/rpc.ts) answers the one message with JSON, never
+// a stream, and issues no session.
 import type { IncomingMessage } from 'node:http';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
 import { exceedsDepth } from '../http/body.js';
 import type { AppContext } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
-
-/** The revision these servers implement; initialize requests for any version we do not speak are answered with it. */
-export const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
+import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
 
 /**
- * What a client may have negotiated: this revision only. The older ones the SDK speaks require what these servers do
- * not offer (2025-03-26 requires JSON-RPC batches), so an initialize asking for one is answered with ours and the
- * client decides whether it can speak it.
+ * What a client may have negotiated: this revision only. The older ones require what these servers do not offer
+ * (2025-03-26 requires JSON-RPC batches), so an initialize asking for one is answered with ours and the client decides
+ * whether it can speak it.
  */
 export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
 
 /** Largest request body, in bytes; the same 100 kB as the REST API's JSON bodies. */
 export const MCP_BODY_LIMIT = 100 * 1024;
 
-// JSON-RPC 2.0 error codes: -32700 parse error, -32600 invalid request; -32000 is the SDK's code for transport refusals.
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const TRANSPORT_ERROR = -32000;
+/** JSON-RPC's code for server-defined errors; MCP's SDKs use it for transport refusals. */
+export const TRANSPORT_ERROR = -32000;
 
-/** The SDK answers 406 unless Accept lists both media types; since every answer here is JSON, one that admits JSON is enough. */
-const SDK_ACCEPT = 'application/json, text/event-stream';
+/** Every answer here is JSON, so any Accept that admits JSON (or none) is served. */
 const JSON_MEDIA_RANGES = new Set(['*/*', 'application/*', 'application/json']);
-
-export type McpServerFactory = (deps: Deps) => McpServer;
 
 /** Answers with a JSON-RPC error object and no id (none can be trusted before the body is understood). */
 function reject(ctx: AppContext, status: number, code: number, message: string): void {
@@ -83,20 +74,11 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
   }
 }
 
-/** An initialize asking for a revision we do not speak (newer, or unknown) is answered with ours, as the spec allows. */
-function negotiateProtocolVersion(message: unknown): void {
-  if (typeof message !== 'object' || message === null) return;
-  const { method, params } = message as { method?: unknown; params?: { protocolVersion?: unknown } };
-  if (method !== 'initialize' || typeof params !== 'object' || params === null) return;
-  if (!ACCEPTED_PROTOCOL_VERSIONS.includes(params.protocolVersion as string))
-    params.protocolVersion = NEGOTIATED_PROTOCOL_VERSION;
-}
-
-/** Clients that send no Accept, or one that admits JSON, are served; the SDK insists on a literal list. */
-function normaliseAccept(req: IncomingMessage): void {
+/** No Accept, or one that admits JSON (`application/json, text/event-stream` as MCP clients send, or any type). */
+function acceptsJson(req: IncomingMessage): boolean {
   const accept = req.headers.accept;
-  const ranges = (accept ?? '').split(',').map((range) => range.split(';')[0]!.trim().toLowerCase());
-  if (!accept || ranges.some((range) => JSON_MEDIA_RANGES.has(range))) req.headers.accept = SDK_ACCEPT;
+  if (!accept) return true;
+  return accept.split(',').some((range) => JSON_MEDIA_RANGES.has(range.split(';')[0]!.trim().toLowerCase()));
 }
 
 /** Checks the request line and headers; answers and returns false when the request must not reach the server. */
@@ -123,7 +105,7 @@ export function admit(ctx: AppContext, deps: Deps): boolean {
     );
     return false;
   }
-  // Checked before the body is read (the SDK checks it too, but only after our parse), so the order of answers is fixed.
+  // Checked before the body is read, so the order of answers is fixed.
   if (!isJsonContentType(ctx.get('Content-Type'))) {
     reject(ctx, 415, TRANSPORT_ERROR, 'Content-Type must be application/json.');
     return false;
@@ -169,28 +151,32 @@ export async function readMessage(ctx: AppContext): Promise<object | undefined> 
   return parsed.value;
 }
 
-/** Hands one admitted message to a fresh server and transport, which answer on the raw response. */
-async function dispatch(ctx: AppContext, deps: Deps, createServer: McpServerFactory, message: object): Promise<void> {
-  const server = createServer(deps);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  transport.onerror = (error) => ctx.state.log.info({ err: error.message }, 'MCP request refused by the transport');
-  ctx.res.on('close', () => {
-    // Once the response is done, nothing may outlive the request; a failing close must not become an unhandled rejection.
-    Promise.all([transport.close(), server.close()]).catch((error: unknown) =>
-      ctx.state.log.warn({ err: error }, 'closing an MCP server failed'),
-    );
-  });
-  await server.connect(transport);
-  ctx.respond = false; // the transport writes the response; the headers set so far (rate limit, request id) go with it
-  await transport.handleRequest(ctx.req, ctx.res, message);
-}
-
-/** Serves one HTTP request on an MCP endpoint. */
-export async function serveMcp(ctx: AppContext, deps: Deps, createServer: McpServerFactory): Promise<void> {
+/** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */
+export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): Promise<void> {
   if (!admit(ctx, deps)) return;
+  if (!acceptsJson(ctx.req)) {
+    reject(
+      ctx,
+      406,
+      TRANSPORT_ERROR,
+      'Not Acceptable: every answer is application/json; send an Accept that admits it.',
+    );
+    return;
+  }
   const message = await readMessage(ctx);
   if (!message) return;
-  negotiateProtocolVersion(message);
-  normaliseAccept(ctx.req);
-  await dispatch(ctx, deps, createServer, message);
+  const answer = await server.answer(message, ctx.state.log);
+  if (answer.kind === 'invalid') {
+    reject(ctx, 400, PARSE_ERROR, 'Parse error: the body is not a JSON-RPC 2.0 message.');
+    return;
+  }
+  ctx.set('Cache-Control', 'no-store');
+  if (answer.kind === 'accepted') {
+    ctx.body = null; // a notification, or a response to nothing we asked: nothing to answer
+    ctx.status = 202;
+    return;
+  }
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = answer.json;
 }

@@ -9,7 +9,8 @@ import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
 import type { UcpOperation } from '../handlers/ucp/checkout.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import { jsonPath } from '../domain/protocol-session.js';
-import { ACCEPTED_PROTOCOL_VERSIONS, admit, NEGOTIATED_PROTOCOL_VERSION, readMessage } from './transport.js';
+import { NEGOTIATED_PROTOCOL_VERSION } from './rpc.js';
+import { ACCEPTED_PROTOCOL_VERSIONS, admit, readMessage } from './transport.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
