@@ -112,8 +112,13 @@ describe('sweeps', () => {
       created_at: old,
       expires_at: old,
     }));
-    for (let i = 0; i < rows.length; i += 500) await db('idempotency_keys').insert(rows.slice(i, i + 500));
-    expect((await sweepRetention(api.service.deps)).idempotencyRecords).toBe(1_234);
+    for (const table of ['idempotency_keys', 'protocol_idempotency'])
+      for (let i = 0; i < rows.length; i += 500) await db(table).insert(rows.slice(i, i + 500));
+    expect(await sweepRetention(api.service.deps)).toMatchObject({
+      idempotencyRecords: 1_234,
+      protocolIdempotencyRecords: 1_234,
+    });
     expect(await exists('idempotency_keys', { scope: 'bulk' })).toBe(false);
+    expect(await exists('protocol_idempotency', { scope: 'bulk' })).toBe(false);
   });
 });

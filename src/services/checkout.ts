@@ -1,6 +1,5 @@
 // Checkout sessions: create, read (re-priced live), cancel. The REST handlers, the agent API and the MCP checkout
 // server all go through these functions, so every surface quotes the same numbers.
-import type { Knex } from 'knex';
 import * as carts from '../db/repositories/carts.js';
 import { findOrderBySession, type OrderWithLines } from '../db/repositories/orders.js';
 import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
@@ -36,7 +35,7 @@ import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
 import {
   claimIdempotencyKey,
-  idempotentResultStatement,
+  keyAnswer,
   releaseIdempotencyKey,
   whileClaimed,
   type IdempotentRequest,
@@ -64,11 +63,6 @@ export interface CheckoutSessionInput {
   coupon_codes?: string | string[];
   region_id?: string;
   buyer?: { email?: string };
-}
-
-export interface CreateOptions {
-  /** A write to store atomically with the session, given the session as it will be returned (records idempotency). */
-  alongside?: (session: CheckoutSession) => Knex.QueryBuilder;
 }
 
 /** Every requested code, from `promo_codes` and its aliases, in that order. */
@@ -162,11 +156,8 @@ function priceWithPromotions(
   };
 }
 
-export async function createCheckoutSession(
-  deps: Deps,
-  input: CheckoutSessionInput,
-  options: CreateOptions = {},
-): Promise<CheckoutSession> {
+/** A new session priced and ready to store: its cart, its lines, and the session as the API shows it. */
+async function prepareSession(deps: Deps, input: CheckoutSessionInput) {
   const status = 'ready_for_payment' as const;
   // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
   const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
@@ -194,7 +185,12 @@ export async function createCheckoutSession(
     },
     priced,
   );
-  await carts.insertCart(deps.db, cart, newLines, options.alongside?.(session));
+  return { cart, lines: newLines, session };
+}
+
+export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput): Promise<CheckoutSession> {
+  const { cart, lines, session } = await prepareSession(deps, input);
+  await carts.insertCart(deps.db, cart, lines);
   return session;
 }
 
@@ -209,7 +205,10 @@ export interface IdempotentCreation {
   replayed: boolean;
 }
 
-/** Creates under an Idempotency-Key: replays a stored answer, or records this one atomically with the new session. */
+/**
+ * Creates a session exactly once per Idempotency-Key: the first request stores the session and its answer in one
+ * statement; a replay answers the stored status, body and API version; a failure frees the key (never replayed).
+ */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
   input: CheckoutSessionInput,
@@ -226,11 +225,16 @@ export async function createCheckoutSessionIdempotently(
       replayed: true,
     };
   try {
-    const session = await whileClaimed(deps, request, claim.claimedAt, () =>
-      createCheckoutSession(deps, input, {
-        alongside: (created) => idempotentResultStatement(deps, request, { status: 201, body: created, apiVersion }),
-      }),
-    );
+    const session = await whileClaimed(deps, request, claim.claimedAt, async () => {
+      const { cart, lines, session: created } = await prepareSession(deps, input);
+      await carts.insertCart(
+        deps.db,
+        cart,
+        lines,
+        keyAnswer(deps, request, { status: 201, body: created, apiVersion }),
+      );
+      return created;
+    });
     return { status: 201, session, apiVersion, replayed: false };
   } catch (error) {
     await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) =>

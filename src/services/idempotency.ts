@@ -2,7 +2,6 @@
 // body is 422 idempotency_conflict; same key while the first is running is 409 idempotency_in_flight. Records live in
 // the database (24 h), so every instance sees them. Only successes are stored: a failed attempt frees the key.
 import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
 import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
@@ -127,13 +126,14 @@ export async function whileClaimed<T>(
   }
 }
 
-/** The write that stores the successful answer (kept 24 h); run it atomically with the write that created what it describes. */
-export function idempotentResultStatement(
-  deps: Deps,
-  request: IdempotentRequest,
-  result: StoredResult,
-): Knex.QueryBuilder {
-  return repo.completeRecordStatement(deps.db, request.scope, request.key, result, new Date(deps.now() + RETENTION_MS));
+/** The successful answer as the key keeps it (24 h); the repositories store it with the write it describes. */
+export function keyAnswer(deps: Deps, request: IdempotentRequest, result: StoredResult): repo.KeyAnswer {
+  return {
+    scope: request.scope,
+    key: request.key,
+    ...result,
+    expiresAt: new Date(deps.now() + RETENTION_MS),
+  };
 }
 
 /**

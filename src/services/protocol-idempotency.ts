@@ -108,7 +108,3 @@ export async function runIdempotently(
     throw error;
   }
 }
-
-export function purgeExpiredProtocolKeys(deps: Deps): Promise<number> {
-  return repo.deleteExpired(deps.db, new Date(deps.now()));
-}

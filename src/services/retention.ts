@@ -5,7 +5,6 @@
 // long; several instances may sweep at once (rows are taken with SKIP LOCKED).
 import * as repo from '../db/repositories/retention.js';
 import type { Deps } from '../deps.js';
-import { purgeExpiredProtocolKeys } from './protocol-idempotency.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -43,8 +42,12 @@ export async function sweepRetention(deps: Deps): Promise<Record<string, number>
   const now = deps.now();
   const ago = (ms: number) => new Date(now - ms);
   return {
-    idempotencyRecords: await inBatches((batch) => repo.deleteExpiredIdempotencyRecords(deps.db, new Date(now), batch)),
-    protocolIdempotencyRecords: await purgeExpiredProtocolKeys(deps),
+    idempotencyRecords: await inBatches((batch) =>
+      repo.deleteExpiredIdempotencyRecords(deps.db, 'idempotency_keys', new Date(now), batch),
+    ),
+    protocolIdempotencyRecords: await inBatches((batch) =>
+      repo.deleteExpiredIdempotencyRecords(deps.db, 'protocol_idempotency', new Date(now), batch),
+    ),
     tokens: await inBatches((batch) => repo.deleteTokensExpiredBefore(deps.db, ago(RETENTION.expiredTokensMs), batch)),
     clients: await inBatches((batch) => repo.deleteIdleClients(deps.db, ago(RETENTION.idleClientsMs), batch)),
     openCarts: await inBatches((batch) =>

@@ -1,6 +1,6 @@
 // Carts and their line items (a checkout session is a cart).
-import type { Knex } from 'knex';
 import type { Db } from '../knex.js';
+import { completeRecordStatement, type KeyAnswer } from './idempotency.js';
 
 /**
  * `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final;
@@ -55,14 +55,15 @@ function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
 }
 
 /**
- * Stores a cart and its lines, and optionally one more write (`alongside`), in a single statement: data-modifying
- * CTEs commit or fail together, in one round trip instead of a transaction's four or five.
+ * Stores a cart and its lines in a single statement (data-modifying CTEs commit or fail together, in one round trip
+ * instead of a transaction's four or five). Under an Idempotency-Key, the same statement completes the key's record
+ * with its `answer`, so a stored answer always describes a stored cart.
  */
 export async function insertCart(
   db: Db,
   cart: Omit<CartRow, 'canceled_at' | 'completed_at'>,
   lines: NewLine[],
-  alongside?: Knex.QueryBuilder,
+  answer?: KeyAnswer,
 ): Promise<void> {
   let statement = db.queryBuilder().with('new_cart', db('carts').insert(withJsonColumns(cart)));
   if (lines.length)
@@ -70,7 +71,7 @@ export async function insertCart(
       'new_lines',
       db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))),
     );
-  if (alongside) statement = statement.with('alongside', alongside);
+  if (answer) statement = statement.with('key_answer', completeRecordStatement(db, answer));
   await statement.select(db.raw('1 as stored'));
 }
 

@@ -60,21 +60,25 @@ export async function renewInFlightRecord(
     .update({ expires_at: expiresAt });
 }
 
-/** The statement that marks the record completed with its answer, kept until `expiresAt` (run alongside the write it describes). */
-export function completeRecordStatement(
-  db: Db,
-  scope: string,
-  key: string,
-  result: { status: number; body: unknown; apiVersion: string },
-  expiresAt: Date,
-): Knex.QueryBuilder {
+/** A key's answer, stored with the write it describes: the in-flight record becomes completed, kept until `expiresAt`. */
+export interface KeyAnswer {
+  scope: string;
+  key: string;
+  status: number;
+  body: unknown;
+  apiVersion: string;
+  expiresAt: Date;
+}
+
+/** The statement that completes the key's in-flight record with its answer (for the repositories' combined writes). */
+export function completeRecordStatement(db: Db, answer: KeyAnswer): Knex.QueryBuilder {
   return db('idempotency_keys')
-    .where({ scope, key, state: 'in_flight' })
+    .where({ scope: answer.scope, key: answer.key, state: 'in_flight' })
     .update({
       state: 'completed',
-      status_code: result.status,
-      response_body: JSON.stringify(result.body),
-      api_version: result.apiVersion,
-      expires_at: expiresAt,
+      status_code: answer.status,
+      response_body: JSON.stringify(answer.body),
+      api_version: answer.apiVersion,
+      expires_at: answer.expiresAt,
     });
 }

@@ -61,7 +61,3 @@ export async function completeRecord(
     });
   return updated === 1;
 }
-
-export async function deleteExpired(db: Db, now: Date): Promise<number> {
-  return db('protocol_idempotency').where('expires_at', '<=', now).delete();
-}

@@ -1,31 +1,58 @@
 // One bounded batch of each retention purge. Rows are picked with FOR UPDATE SKIP LOCKED, so instances sweeping at
 // the same time take different rows instead of waiting on each other, and a row a request is writing is left for the
 // next sweep. Each function returns how many rows it deleted.
+import type { Knex } from 'knex';
 import type { Db } from '../knex.js';
 
-async function deleted(result: Promise<{ rows: Array<{ n: number }> }>): Promise<number> {
-  return (await result).rows[0]?.n ?? 0;
+interface Purge {
+  /** The table rows are deleted from; `where` refers to it as `x`. */
+  table: string;
+  /** The columns that identify one of its rows. */
+  key: string[];
+  /** Which rows go, over `x`, with `?` placeholders bound from `bindings`. */
+  where: string;
+  bindings: Knex.RawBinding[];
+  /** Rows of other tables that name a doomed row and go with it: the table and its column holding the (single) key. */
+  dependents?: Array<{ table: string; column: string }>;
 }
 
-export function deleteExpiredIdempotencyRecords(db: Db, now: Date, batch: number): Promise<number> {
-  return deleted(
-    db.raw(
-      `WITH doomed AS (SELECT scope, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ? FOR UPDATE SKIP LOCKED),
-       gone AS (DELETE FROM idempotency_keys i USING doomed d WHERE i.scope = d.scope AND i.key = d.key RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [now, batch],
-    ),
-  );
+/** Deletes at most `batch` rows matching `purge.where`, with their dependents, in one statement; returns how many. */
+async function deleteBatch(db: Db, purge: Purge, batch: number): Promise<number> {
+  const dependents = purge.dependents ?? [];
+  const { rows } = (await db.raw(
+    `WITH doomed AS (SELECT ${purge.key.map(() => 'x.??').join(', ')} FROM ?? x WHERE ${purge.where}
+                     LIMIT ? FOR UPDATE OF x SKIP LOCKED),
+     ${dependents.map((_, i) => `dependent${i} AS (DELETE FROM ?? y USING doomed d WHERE y.?? = d.??),`).join(' ')}
+     gone AS (DELETE FROM ?? x USING doomed d WHERE ${purge.key.map(() => 'x.?? = d.??').join(' AND ')} RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [
+      ...purge.key,
+      purge.table,
+      ...purge.bindings,
+      batch,
+      ...dependents.flatMap(({ table, column }) => [table, column, purge.key[0]!]),
+      purge.table,
+      ...purge.key.flatMap((column) => [column, column]),
+    ],
+  )) as { rows: Array<{ n: number }> };
+  return rows[0]?.n ?? 0;
+}
+
+/** Idempotency records past their `expires_at`: the legacy API's (`idempotency_keys`) or the bindings' own. */
+export function deleteExpiredIdempotencyRecords(
+  db: Db,
+  table: 'idempotency_keys' | 'protocol_idempotency',
+  now: Date,
+  batch: number,
+): Promise<number> {
+  return deleteBatch(db, { table, key: ['scope', 'key'], where: 'x.expires_at <= ?', bindings: [now] }, batch);
 }
 
 export function deleteTokensExpiredBefore(db: Db, before: Date, batch: number): Promise<number> {
-  return deleted(
-    db.raw(
-      `WITH doomed AS (SELECT token_hash FROM oauth_tokens WHERE expires_at <= ? LIMIT ? FOR UPDATE SKIP LOCKED),
-       gone AS (DELETE FROM oauth_tokens t USING doomed d WHERE t.token_hash = d.token_hash RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [before, batch],
-    ),
+  return deleteBatch(
+    db,
+    { table: 'oauth_tokens', key: ['token_hash'], where: 'x.expires_at <= ?', bindings: [before] },
+    batch,
   );
 }
 
@@ -34,20 +61,19 @@ export function deleteTokensExpiredBefore(db: Db, before: Date, batch: number): 
  * webhook deliveries or orders is kept: those records name it.
  */
 export function deleteIdleClients(db: Db, before: Date, batch: number): Promise<number> {
-  return deleted(
-    db.raw(
-      `WITH doomed AS (
-         SELECT c.id FROM oauth_clients c
-         WHERE c.created_at < ?
-           AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = c.id AND t.issued_at >= ?)
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.client_id = c.id)
-           AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.client_id = c.id)
-         LIMIT ? FOR UPDATE OF c SKIP LOCKED),
-       tokens AS (DELETE FROM oauth_tokens t USING doomed d WHERE t.client_id = d.id),
-       gone AS (DELETE FROM oauth_clients c USING doomed d WHERE c.id = d.id RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [before, before, batch],
-    ),
+  return deleteBatch(
+    db,
+    {
+      table: 'oauth_clients',
+      key: ['id'],
+      where: `x.created_at < ?
+        AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = x.id AND t.issued_at >= ?)
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.client_id = x.id)
+        AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.client_id = x.id)`,
+      bindings: [before, before],
+      dependents: [{ table: 'oauth_tokens', column: 'client_id' }],
+    },
+    batch,
   );
 }
 
@@ -62,19 +88,18 @@ export function deleteCarts(
   before: Date,
   batch: number,
 ): Promise<number> {
-  return deleted(
-    db.raw(
-      `WITH doomed AS (
-         SELECT c.id FROM carts c
-         WHERE c.status = ? AND c.?? < ?
-           AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.session_id = c.id)
-           AND NOT EXISTS (SELECT 1 FROM processor_checkouts p WHERE p.session_id = c.id)
-         LIMIT ? FOR UPDATE OF c SKIP LOCKED),
-       lines AS (DELETE FROM cart_line_items l USING doomed d WHERE l.cart_id = d.id),
-       gone AS (DELETE FROM carts c USING doomed d WHERE c.id = d.id RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [status, column, before, batch],
-    ),
+  return deleteBatch(
+    db,
+    {
+      table: 'carts',
+      key: ['id'],
+      where: `x.status = ? AND x.?? < ?
+        AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.session_id = x.id)
+        AND NOT EXISTS (SELECT 1 FROM processor_checkouts p WHERE p.session_id = x.id)`,
+      bindings: [status, column, before],
+      dependents: [{ table: 'cart_line_items', column: 'cart_id' }],
+    },
+    batch,
   );
 }
 
