@@ -1443,7 +1443,7 @@ export interface components {
             /** @example TS-316L-2PK */
             sku?: string;
             /** @default 1 */
-            quantity: number;
+            quantity?: number;
         };
         /** @description One code, or a list of codes. Codes match case-insensitively. */
         PromoCodeInput: string | string[];

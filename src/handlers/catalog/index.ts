@@ -1,13 +1,9 @@
 // Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response
 // through the in-process read cache.
-import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
 import { sendCachedRead } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as catalog from '../../services/catalog.js';
-
-type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
-type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
 type CatalogHandlers = Pick<
   OperationHandlers,
@@ -16,8 +12,7 @@ type CatalogHandlers = Pick<
 
 export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
   return {
-    async listProducts(c, ctx) {
-      const query = c.request.query as Query<'listProducts'>;
+    async listProducts({ query }, ctx) {
       await sendCachedRead(ctx, readCache, () =>
         catalog.listProducts(db, {
           handle: query.handle,
@@ -28,22 +23,18 @@ export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
         }),
       );
     },
-    async getProduct(c, ctx) {
-      const { id } = c.request.params as Path<'getProduct'>;
-      const query = c.request.query as Query<'getProduct'>;
+    async getProduct({ path, query }, ctx) {
       await sendCachedRead(ctx, readCache, async () => ({
-        product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }),
+        product: await catalog.getProduct(db, path.id, { regionId: query.region_id, fields: query.fields }),
       }));
     },
-    async listReviews(c, ctx) {
-      const query = c.request.query as Query<'listReviews'>;
+    async listReviews({ query }, ctx) {
       await sendCachedRead(ctx, readCache, () => catalog.listReviews(db, query.product_id));
     },
-    async listRegions(_c, ctx) {
+    async listRegions(_input, ctx) {
       await sendCachedRead(ctx, readCache, () => catalog.listRegions(db));
     },
-    async listCollections(c, ctx) {
-      const query = c.request.query as Query<'listCollections'>;
+    async listCollections({ query }, ctx) {
       await sendCachedRead(ctx, readCache, () => catalog.listCollections(db, query.handle));
     },
   };
