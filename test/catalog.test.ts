@@ -277,6 +277,22 @@ describe('caching', () => {
     }
   });
 
+  it('keeps one cache: once it is cleared, a read shows what the database holds now', async () => {
+    const path = `/api/store/products?handle=tongue-scraper-2-pack&fields=${encodeURIComponent(STOCK)}`;
+    const stock = async () => (await json(path)).body.products[0].variants[0].inventory_quantity as number;
+    const variants = () => api.service.deps.db('variants').where({ id: 'variant_01tongue2pack' });
+    const before = await stock();
+    await variants().update({ inventory_quantity: before - 7 });
+    try {
+      expect(await stock()).toBe(before); // the representation, up to 60 s old
+      api.service.deps.readCache.clear();
+      expect(await stock()).toBe(before - 7); // no query result kept behind it
+    } finally {
+      await variants().update({ inventory_quantity: before });
+      api.service.deps.readCache.clear();
+    }
+  });
+
   it('never caches errors', async () => {
     const response = await api.http('/api/store/products?limit=0');
     expect(response.headers.get('cache-control')).toBe('no-store');

@@ -1,8 +1,7 @@
-// Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response
-// through the in-process read cache.
+// Public catalogue operations: parse (already validated), call the catalogue service, answer its result. The contract
+// marks them `x-cacheable`, so src/http/caching.ts serves repeats from the read cache and adds the ETag.
 import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
-import { sendCachedRead } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as catalog from '../../services/catalog.js';
 
@@ -14,37 +13,33 @@ type CatalogHandlers = Pick<
   'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'
 >;
 
-export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
+export function catalogHandlers({ db }: Deps): CatalogHandlers {
   return {
     async listProducts(c, ctx) {
       const query = c.request.query as Query<'listProducts'>;
-      await sendCachedRead(ctx, readCache, () =>
-        catalog.listProducts(db, {
-          handle: query.handle,
-          limit: query.limit ?? 12,
-          offset: query.offset ?? 0,
-          regionId: query.region_id,
-          fields: query.fields,
-        }),
-      );
+      ctx.body = await catalog.listProducts(db, {
+        handle: query.handle,
+        limit: query.limit ?? 12,
+        offset: query.offset ?? 0,
+        regionId: query.region_id,
+        fields: query.fields,
+      });
     },
     async getProduct(c, ctx) {
       const { id } = c.request.params as Path<'getProduct'>;
       const query = c.request.query as Query<'getProduct'>;
-      await sendCachedRead(ctx, readCache, async () => ({
-        product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }),
-      }));
+      ctx.body = { product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }) };
     },
     async listReviews(c, ctx) {
       const query = c.request.query as Query<'listReviews'>;
-      await sendCachedRead(ctx, readCache, () => catalog.listReviews(db, query.product_id));
+      ctx.body = await catalog.listReviews(db, query.product_id);
     },
     async listRegions(_c, ctx) {
-      await sendCachedRead(ctx, readCache, () => catalog.listRegions(db));
+      ctx.body = await catalog.listRegions(db);
     },
     async listCollections(c, ctx) {
       const query = c.request.query as Query<'listCollections'>;
-      await sendCachedRead(ctx, readCache, () => catalog.listCollections(db, query.handle));
+      ctx.body = await catalog.listCollections(db, query.handle);
     },
   };
 }
