@@ -319,26 +319,27 @@ describe('reading, completing and cancelling', () => {
     for (const path of [`/checkout_sessions/${session.id}/complete`, `/checkout-sessions/${session.id}/complete`]) {
       const plain = await api.http(path, { method: 'POST' });
       expect(plain.status).toBe(422);
-      expect(await plain.json()).toMatchObject({
+      const refusal = await plain.json();
+      expect(refusal).toMatchObject({
         type: 'invalid_request',
         code: 'delegated_payment_not_supported',
         supported_payment_modes: ['human_handoff'],
       });
-      const withPayment = await post(path, { payment_data: { token: 'spt_123', provider: 'stripe' } });
-      expect(withPayment.status).toBe(422);
-      // No body is needed, so none is read: even a malformed one or another media type still gets the 422.
-      expect(
-        (
-          await api.http(path, {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/json' },
-            body: '{"payment_data": ',
-          })
-        ).status,
-      ).toBe(422);
-      expect(
-        (await api.http(path, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'pay' })).status,
-      ).toBe(422);
+      // An ACP-style complete body is declared and ignored: a validating proxy lets it through, and the answer is
+      // the one given without a body.
+      const acpStyle = await post(path, {
+        buyer: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' },
+        payment_data: { token: 'spt_123', provider: 'stripe', billing_address: { country: 'US' } },
+      });
+      expect(acpStyle.status).toBe(422);
+      expect(acpStyle.body).toEqual(refusal);
+      // What is sent must still be a JSON body: a malformed one or another media type is the documented 400.
+      const malformed = await post(path, '{"payment_data": ');
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toMatchObject({ code: 'invalid_body', param: 'body' });
+      const text = await post(path, 'pay', { 'Content-Type': 'text/plain' });
+      expect(text.status).toBe(400);
+      expect(text.body).toMatchObject({ code: 'invalid_content_type', param: 'Content-Type' });
     }
     expect((await api.client.GET('/checkout_sessions/{id}', { params: { path: { id: session.id } } })).data).toEqual(
       session,
