@@ -47,8 +47,9 @@ function invalidItem(
   message: string,
   param: string,
   details?: Record<string, unknown>,
+  resolution?: string,
 ): BadRequest {
-  return new BadRequest(reason, message, { param, details });
+  return new BadRequest(reason, message, { param, details, resolution });
 }
 
 /** `id` is a variant id when it starts with `variant_`, a product handle otherwise; aliases name their kind. */
@@ -89,8 +90,10 @@ export function variantOf(item: ItemInput, at: ItemPath, candidates: Purchasable
     const what = ref.kind === 'variant_id' ? 'variant' : ref.kind === 'sku' ? 'SKU' : 'product handle';
     throw invalidItem(
       'unknown_item',
-      `No ${what} "${ref.value}" in the catalog. List products with GET /api/store/products.`,
+      `No ${what} "${ref.value}" in the catalog.`,
       ref.param,
+      undefined,
+      'List products with GET /api/store/products.',
     );
   }
   if (matches.length > 1) {

@@ -21,8 +21,9 @@ export interface AgentProductQuery {
 }
 
 function unknownFilter(param: string, value: string, listing: string): BadRequest {
-  return new BadRequest('invalid_parameter', `Unknown ${param} "${value}"; use an id or handle from ${listing}.`, {
+  return new BadRequest('invalid_parameter', `Unknown ${param} "${value}".`, {
     param,
+    resolution: `Use an id or handle from ${listing}.`,
   });
 }
 
@@ -45,7 +46,9 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
   const id = await repo.findProductId(db, idOrHandle);
   if (id === undefined)
-    throw new NotFound(`No product with id or handle "${idOrHandle}"; list products with GET /agent/products.`);
+    throw new NotFound(`No product with id or handle "${idOrHandle}".`, {
+      resolution: 'List products with GET /agent/products.',
+    });
   return id;
 }
 
