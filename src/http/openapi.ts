@@ -107,26 +107,29 @@ function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
   }
 }
 
+type Reply = { status: number; body: unknown } | void;
+
 /** Any operation's handler, as the dispatcher calls it with the input the contract has validated. */
-type ValidatedHandler = (
-  input: { path: any; query: any; body: any },
-  ctx: AppContext,
-) => Promise<{ status: number; body: unknown } | void> | { status: number; body: unknown } | void;
+export type ContractHandler = (input: { path: any; query: any; body: any }, ctx: AppContext) => Promise<Reply> | Reply;
+
+/** Sends a handler's reply (one that returned none has answered already). */
+export function answer(ctx: AppContext, reply: Reply): void {
+  if (!reply) return;
+  // Body first: Koa turns a null body into a 204 unless the status is set after it.
+  ctx.body = reply.body;
+  ctx.status = reply.status;
+}
 
 function contractHandlers(handlers: OperationHandlers): Record<string, Handler> {
   return Object.fromEntries(
-    Object.entries<ValidatedHandler>(handlers).map(([operationId, handle]) => [
+    Object.entries<ContractHandler>(handlers).map(([operationId, handle]) => [
       operationId,
       async (c: Context, ctx: AppContext) => {
         const { params, query, requestBody } = c.request;
-        const reply = await handle(
-          { path: params, query, body: c.operation.requestBody ? requestBody : undefined },
+        answer(
           ctx,
+          await handle({ path: params, query, body: c.operation.requestBody ? requestBody : undefined }, ctx),
         );
-        if (!reply) return;
-        // Body first: Koa turns a null body into a 204 unless the status is set after it.
-        ctx.body = reply.body;
-        ctx.status = reply.status;
       },
     ]),
   );

@@ -6,7 +6,6 @@ import * as repo from '../db/repositories/agent-catalog.js';
 import type { Db } from '../db/knex.js';
 import { BadRequest, NotFound } from '../domain/errors.js';
 import * as catalog from './catalog.js';
-import { cachedQuery } from './query-cache.js';
 
 type Schemas = components['schemas'];
 
@@ -41,7 +40,7 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
     search.categoryIds = await repo.findCategoryTreeIds(db, query.category);
     if (!search.categoryIds.length) throw unknownFilter('category', query.category, 'GET /agent/categories');
   }
-  return cachedQuery(db, `product-search:${JSON.stringify(search)}`, () => repo.searchProductIds(db, search));
+  return repo.searchProductIds(db, search);
 }
 
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {

@@ -34,7 +34,6 @@ import {
   whileClaimed,
   type IdempotentRequest,
 } from './idempotency.js';
-import { cachedQuery } from './query-cache.js';
 
 export type { CheckoutSession };
 
@@ -111,11 +110,11 @@ function regionTerms(region: RegionRow) {
   };
 }
 
-/** Promotion definitions are configuration, like regions: kept 60 s (their time windows are still checked per request). */
+/** The promotions the codes name, as stored now (their time windows are checked when pricing). */
 function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
   const canonical = [...new Set(codes.map(canonicalCode))].sort();
   if (canonical.length === 0) return Promise.resolve(new Map());
-  return cachedQuery(db, `promotions:${canonical.join(',')}`, () => findPromotions(db, canonical));
+  return findPromotions(db, canonical);
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */

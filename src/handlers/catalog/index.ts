@@ -1,7 +1,6 @@
-// Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response
-// through the in-process read cache.
+// Public catalogue operations: parse (already validated), call the catalogue service, answer its result. The contract
+// marks them `x-cacheable`, so src/http/caching.ts serves repeats from the read cache and adds the ETag.
 import type { Deps } from '../../deps.js';
-import { sendCachedRead } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as catalog from '../../services/catalog.js';
 
@@ -10,32 +9,30 @@ type CatalogHandlers = Pick<
   'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'
 >;
 
-export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
+export function catalogHandlers({ db }: Deps): CatalogHandlers {
   return {
-    async listProducts({ query }, ctx) {
-      await sendCachedRead(ctx, readCache, () =>
-        catalog.listProducts(db, {
-          handle: query.handle,
-          limit: query.limit ?? 12,
-          offset: query.offset ?? 0,
-          regionId: query.region_id,
-          fields: query.fields,
-        }),
-      );
+    async listProducts({ query }) {
+      const products = await catalog.listProducts(db, {
+        handle: query.handle,
+        limit: query.limit ?? 12,
+        offset: query.offset ?? 0,
+        regionId: query.region_id,
+        fields: query.fields,
+      });
+      return { status: 200, body: products };
     },
-    async getProduct({ path, query }, ctx) {
-      await sendCachedRead(ctx, readCache, async () => ({
-        product: await catalog.getProduct(db, path.id, { regionId: query.region_id, fields: query.fields }),
-      }));
+    async getProduct({ path, query }) {
+      const product = await catalog.getProduct(db, path.id, { regionId: query.region_id, fields: query.fields });
+      return { status: 200, body: { product } };
     },
-    async listReviews({ query }, ctx) {
-      await sendCachedRead(ctx, readCache, () => catalog.listReviews(db, query.product_id));
+    async listReviews({ query }) {
+      return { status: 200, body: await catalog.listReviews(db, query.product_id) };
     },
-    async listRegions(_input, ctx) {
-      await sendCachedRead(ctx, readCache, () => catalog.listRegions(db));
+    async listRegions() {
+      return { status: 200, body: await catalog.listRegions(db) };
     },
-    async listCollections({ query }, ctx) {
-      await sendCachedRead(ctx, readCache, () => catalog.listCollections(db, query.handle));
+    async listCollections({ query }) {
+      return { status: 200, body: await catalog.listCollections(db, query.handle) };
     },
   };
 }
