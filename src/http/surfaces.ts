@@ -4,7 +4,6 @@
 // operation). A new surface (a protocol binding, a webhook) is one entry in SURFACES and one pipeline in `pipelines`.
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import compose from 'koa-compose';
-import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
@@ -12,7 +11,7 @@ import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
 import { isDecodable, type ErrorShape } from './errors.js';
-import { dispatchContract } from './openapi.js';
+import { dispatchContract, type Contract } from './openapi.js';
 import { limitByAddress, limitByAddressAndClient, limitRegistrations, type RateLimiter } from './rate-limit.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
 
@@ -47,7 +46,7 @@ export type SurfaceName = keyof typeof SURFACES;
 
 export interface SurfaceParts {
   deps: Deps;
-  contract: OpenAPIBackend;
+  contract: Contract;
   /** Requests per address (and per OAuth client) per minute. */
   limiter: RateLimiter;
   /** Registrations per address. */
