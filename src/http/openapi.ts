@@ -179,7 +179,7 @@ export async function createContract(options: ContractOptions): Promise<Contract
   return { api, router, options };
 }
 
-export function allowedMethods(contract: Contract, path: string): string[] {
+function allowedMethods(contract: Contract, path: string): string[] {
   const allowed = METHODS.map((method) => method.toUpperCase()).filter((method) =>
     findRoute(contract, method, routedPath(path)),
   );
