@@ -209,10 +209,11 @@ export interface paths {
         put?: never;
         /**
          * Complete a checkout session
-         * @description Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any body
-         *     (an ACP `payment_data`, say) is ignored: this store does not
-         *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
-         *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
+         * @description Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
+         *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
+         *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
+         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSession"];
         delete?: never;
@@ -233,10 +234,11 @@ export interface paths {
         /**
          * Complete a checkout session
          * @description The same operation as `completeCheckoutSession`, at the hyphen spelling.
-         *     Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any body
-         *     (an ACP `payment_data`, say) is ignored: this store does not
-         *     accept delegated payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`.
-         *     The response names the supported payment modes. Nothing changes. An unknown session is a 404.
+         *     Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
+         *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
+         *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
+         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSessionAlias"];
         delete?: never;
@@ -1443,7 +1445,7 @@ export interface components {
             /** @example TS-316L-2PK */
             sku?: string;
             /** @default 1 */
-            quantity: number;
+            quantity?: number;
         };
         /** @description One code, or a list of codes. Codes match case-insensitively. */
         PromoCodeInput: string | string[];
@@ -1547,7 +1549,11 @@ export interface components {
              * @description Where the buyer pays (built from `CHECKOUT_URL_TEMPLATE`; by default `{base_url}/pay/{id}`).
              */
             checkout_url: string;
-            /** @description One sentence telling an agent that a human must pay at `checkout_url`. */
+            /**
+             * @description One sentence for an agent: while the session is `ready_for_payment`, that a human must pay at `checkout_url`;
+             *     once it is `completed`, that it was paid; once it is `canceled`, that it can no longer be paid (never a pointer
+             *     to `checkout_url`).
+             */
             note: string;
         };
         /**
@@ -1640,6 +1646,18 @@ export interface components {
             /** @description With `insufficient_stock`, how many units are available. */
             available?: number;
         };
+        /**
+         * @description Optional and ignored: any JSON object is accepted (an ACP-style complete body with `buyer` and `payment_data`, say),
+         *     so a client or proxy that always sends one is answered as if it had sent none. This store takes no delegated
+         *     payment; a human pays at `payment_provider.checkout_url`.
+         * @example {
+         *       "payment_data": {
+         *         "token": "spt_123",
+         *         "provider": "stripe"
+         *       }
+         *     }
+         */
+        CheckoutCompleteRequest: Record<string, never>;
         Changelog: {
             /**
              * Format: date
@@ -2431,8 +2449,8 @@ export interface components {
             };
             content?: never;
         };
-        /** @description A query or path parameter is invalid; the body names it in `error.param`. Fix the request; do not retry it unchanged. */
-        ReadBadRequest: {
+        /** @description A query parameter is invalid (a page size outside 1 to 100, an unknown region or field); the body names it in `error.param`. Fix the request; do not retry it unchanged. */
+        ProductListBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2442,16 +2460,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "invalid_parameter",
-                 *         "message": "limit must be <= 100",
-                 *         "resolution": "Use a limit from 1 to 100.",
-                 *         "param": "limit"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["ReadError"];
             };
         };
@@ -2503,6 +2511,20 @@ export interface components {
                 "application/json": components["schemas"]["ReadError"];
             };
         };
+        /** @description A query parameter is invalid (an unknown region or field); the body names it in `error.param`. Fix the request; do not retry it unchanged. */
+        ProductBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
         /** @description No such resource. */
         ReadNotFound: {
             headers: {
@@ -2523,6 +2545,20 @@ export interface components {
                  *       }
                  *     }
                  */
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
+        /** @description A query or path parameter is invalid, or one the operation does not take was sent; the body names it in `error.param`. Fix the request; do not retry it unchanged. */
+        ReadBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["ReadError"];
             };
         };
@@ -2615,14 +2651,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "invalid_request",
-                 *       "code": "unknown_item",
-                 *       "message": "No variant \"variant_nope\" in the catalog. List products with GET /api/store/products.",
-                 *       "param": "items[0].id"
-                 *     }
-                 */
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
@@ -2830,6 +2858,24 @@ export interface components {
                 "application/json": components["schemas"]["CheckoutSession"];
             };
         };
+        /** @description `API-Version` is not one this server supports, or a query parameter the operation does not take was sent; `param` names it. Fix it; never retry unchanged. */
+        CheckoutSessionBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
         /** @description No checkout session with this id. */
         CheckoutNotFound: {
             headers: {
@@ -2853,6 +2899,24 @@ export interface components {
                  *       "param": "id"
                  *     }
                  */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description `API-Version` is not one this server supports, or a body was sent that is not well-formed JSON or not `application/json`; `param` names it. Fix it; never retry unchanged. */
+        CheckoutCompleteBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
@@ -2935,6 +2999,20 @@ export interface components {
                 "application/json": components["schemas"]["ReadError"];
             };
         };
+        /** @description The form is missing a field or was not sent as a form; the body names it in `error.param`. Reload the pay page and use its button. */
+        PayFormBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
         /** @description Refused: the request did not come from the page that offers it (a cross-site form post, or a form without its token), or the operation is switched off on this store. */
         ReadForbidden: {
             headers: {
@@ -2990,6 +3068,30 @@ export interface components {
                  *         "message": "The request body is larger than the 100 kB limit.",
                  *         "resolution": "Send a smaller body.",
                  *         "param": "body"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReadError"];
+            };
+        };
+        /** @description The `Stripe-Signature` header does not verify the raw body (missing, wrong secret, tampered or stale). Nothing was changed. */
+        StripeWebhookBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "invalid_signature",
+                 *         "message": "The Stripe-Signature header does not verify: No signatures found matching the expected signature for payload.",
+                 *         "resolution": "Send the raw body exactly as Stripe signed it, with the endpoint secret configured as STRIPE_WEBHOOK_SECRET.",
+                 *         "param": "Stripe-Signature"
                  *       }
                  *     }
                  */
@@ -3285,8 +3387,8 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
-        /** @description The request is malformed or asks for something this server does not support; `error` says which (RFC 6749 section 5.2, RFC 7591 section 3.2.2). Fix the request; do not retry it unchanged. */
-        OAuthBadRequest: {
+        /** @description The registration asks for metadata this server does not support, or is malformed; `error` says which (RFC 7591 section 3.2.2). Fix the request; do not retry it unchanged. */
+        RegistrationBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3340,6 +3442,20 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
+        /** @description The token request is malformed or asks for a grant or scope this server does not support; `error` says which (RFC 6749 section 5.2). Fix the request; do not retry it unchanged. */
+        TokenBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description Client authentication failed: no credentials, an unknown `client_id`, or a wrong `client_secret`. Recheck the credentials from registration; a lost secret cannot be recovered, so register again. */
         OAuthInvalidClient: {
             headers: {
@@ -3361,8 +3477,8 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
-        /** @description A query parameter is invalid or unknown; `error_description` names it. Fix the request; do not retry it unchanged. */
-        AgentBadRequest: {
+        /** @description The revocation request is malformed (no `token`, not a form); `param` names it (RFC 7009 section 2.2.1). Fix the request; do not retry it unchanged. */
+        RevocationBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3372,12 +3488,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": "invalid_request",
-                 *       "error_description": "limit must be <= 100."
-                 *     }
-                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description A query parameter is invalid (a page size outside 1 to 100, an unknown region); `param` names it. Fix the request; do not retry it unchanged. */
+        AgentProductListBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
@@ -3418,6 +3542,20 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
+        /** @description A query parameter is invalid (an unknown region); `param` names it. Fix the request; do not retry it unchanged. */
+        AgentProductBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description No such resource. Check the id or handle; list the collection to find valid ones. */
         AgentNotFound: {
             headers: {
@@ -3435,6 +3573,20 @@ export interface components {
                  *       "error_description": "No product with id or handle \"tongue-scraper-3-pack\"."
                  *     }
                  */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description A query or path parameter is invalid, or one the operation does not take was sent; `param` names it. Fix the request; do not retry it unchanged. */
+        AgentBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
@@ -3503,7 +3655,7 @@ export interface components {
             };
         };
         /** @description The request is malformed or asks for something that cannot be bought; `param` names the field. Nothing was changed. Fix the request; do not retry it unchanged. */
-        AgentCartBadRequest: {
+        AgentCartCreateBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3580,8 +3732,36 @@ export interface components {
                 "application/json": components["schemas"]["AgentCart"];
             };
         };
+        /** @description A query parameter the operation does not take was sent; `param` names it. Nothing was changed. Fix the request; do not retry it unchanged. */
+        AgentCartBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
         /** @description No cart with this id belongs to the client the token was issued to (another client's cart is not found either), or the cart has no line with this id. Check the id; create a cart with `POST /agent/carts`. */
         AgentCartNotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
+        /** @description The request is malformed or asks for something that cannot be bought; `param` names the field. Nothing was changed. Fix the request; do not retry it unchanged. */
+        AgentLineItemBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3611,6 +3791,20 @@ export interface components {
                  *       "error_description": "Cart cart_Xq2v9bLk0aPz4Wc1 became a checkout session and can no longer be changed; create a new cart with POST /agent/carts."
                  *     }
                  */
+                "application/json": components["schemas"]["AgentCartError"];
+            };
+        };
+        /** @description The quantity is outside 1 to 100 or more than the stock; `param` names it. Nothing was changed. Fix the request; do not retry it unchanged. */
+        AgentLineItemUpdateBadRequest: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["AgentCartError"];
             };
         };
@@ -3996,7 +4190,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["ReadBadRequest"];
+            400: components["responses"]["ProductListBadRequest"];
             429: components["responses"]["ReadRateLimited"];
             502: components["responses"]["CatalogUnavailable"];
         };
@@ -4065,7 +4259,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["ReadBadRequest"];
+            400: components["responses"]["ProductBadRequest"];
             404: components["responses"]["ReadNotFound"];
             429: components["responses"]["ReadRateLimited"];
             502: components["responses"]["CatalogUnavailable"];
@@ -4302,7 +4496,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutSessionBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -4324,7 +4518,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutSessionBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -4343,9 +4537,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CheckoutCompleteRequest"];
+            };
+        };
         responses: {
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
@@ -4365,9 +4563,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CheckoutCompleteRequest"];
+            };
+        };
         responses: {
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
@@ -4390,7 +4592,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutSessionBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             409: components["responses"]["CheckoutSessionCompleted"];
             429: components["responses"]["CheckoutRateLimited"];
@@ -4413,7 +4615,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutSessionBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             409: components["responses"]["CheckoutSessionCompleted"];
             429: components["responses"]["CheckoutRateLimited"];
@@ -4505,7 +4707,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["ReadBadRequest"];
+            400: components["responses"]["PayFormBadRequest"];
             403: components["responses"]["ReadForbidden"];
             404: components["responses"]["ReadNotFound"];
             409: components["responses"]["HtmlPage"];
@@ -4582,7 +4784,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["ReadBadRequest"];
+            400: components["responses"]["StripeWebhookBadRequest"];
             404: components["responses"]["ReadNotFound"];
             413: components["responses"]["ReadPayloadTooLarge"];
             429: components["responses"]["ReadRateLimited"];
@@ -5545,7 +5747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClientRegistration"];
                 };
             };
-            400: components["responses"]["OAuthBadRequest"];
+            400: components["responses"]["RegistrationBadRequest"];
             413: components["responses"]["OAuthPayloadTooLarge"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
@@ -5593,7 +5795,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            400: components["responses"]["OAuthBadRequest"];
+            400: components["responses"]["TokenBadRequest"];
             401: components["responses"]["OAuthInvalidClient"];
             413: components["responses"]["OAuthPayloadTooLarge"];
             429: components["responses"]["OAuthRateLimited"];
@@ -5630,7 +5832,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["OAuthBadRequest"];
+            400: components["responses"]["RevocationBadRequest"];
             401: components["responses"]["OAuthInvalidClient"];
             413: components["responses"]["OAuthPayloadTooLarge"];
             429: components["responses"]["OAuthRateLimited"];
@@ -5705,7 +5907,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentProductList"];
                 };
             };
-            400: components["responses"]["AgentBadRequest"];
+            400: components["responses"]["AgentProductListBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             429: components["responses"]["OAuthRateLimited"];
@@ -5768,7 +5970,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentProductEnvelope"];
                 };
             };
-            400: components["responses"]["AgentBadRequest"];
+            400: components["responses"]["AgentProductBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentNotFound"];
@@ -5982,7 +6184,7 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["AgentCartCreated"];
-            400: components["responses"]["AgentCartBadRequest"];
+            400: components["responses"]["AgentCartCreateBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             413: components["responses"]["OAuthPayloadTooLarge"];
@@ -6062,7 +6264,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["AgentCartOk"];
-            400: components["responses"]["AgentCartBadRequest"];
+            400: components["responses"]["AgentLineItemBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentCartNotFound"];
@@ -6120,7 +6322,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["AgentCartOk"];
-            400: components["responses"]["AgentCartBadRequest"];
+            400: components["responses"]["AgentLineItemUpdateBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentCartNotFound"];
