@@ -1,10 +1,10 @@
 // Strings PostgreSQL cannot store: text and jsonb refuse U+0000, and jsonb refuses an unpaired UTF-16 surrogate
 // (JSON escapes such as "\ud800" parse into one). A request holding either must be refused with a clear error
 // before any query is built from it; found by the hostile-input tests as 500s.
-const UNSTORABLE = /\u0000|[\uD800-\uDFFF]/u; // with the u flag, the range matches only unpaired surrogates
+const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u; // with the u flag, the range matches only unpaired surrogates
 
 export function isStorableText(text: string): boolean {
-  return !UNSTORABLE.test(text);
+  return !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text);
 }
 
 /** The path (keys and indexes) of the first string or object key in `value` that cannot be stored, if any. */
