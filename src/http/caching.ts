@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
 import type { AppContext, AppMiddleware } from './context.js';
-import type { OperationHandler, OperationHandlers } from './openapi.js';
+import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -139,10 +139,14 @@ function answered(ctx: AppContext, operationId: string): CachedRepresentation {
   return { ...representationOf(ctx.body, contentType), operationId };
 }
 
-function cachedOperation(operationId: string, handler: OperationHandler, cache: ReadCache): OperationHandler {
-  return async (c, ctx) => {
+function cachedOperation(
+  operationId: string,
+  handler: ContractHandler,
+  cache: ReadCache,
+): (...args: Parameters<ContractHandler>) => Promise<void> {
+  return async (input, ctx) => {
     const representation = await cache.fetch(ctx.url, async () => {
-      await handler(c, ctx);
+      answer(ctx, await handler(input, ctx));
       return answered(ctx, operationId);
     });
     sendRepresentation(ctx, representation);
