@@ -212,7 +212,7 @@ export interface paths {
          * @description Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
          *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
          *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
-         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     well-formed JSON, or not `application/json`, is a 400; one over 100 kB is a 413. The response names the supported payment modes. Nothing
          *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSession"];
@@ -237,7 +237,7 @@ export interface paths {
          *     Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
          *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
          *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
-         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     well-formed JSON, or not `application/json`, is a 400; one over 100 kB is a 413. The response names the supported payment modes. Nothing
          *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSessionAlias"];
@@ -4545,6 +4545,7 @@ export interface operations {
         responses: {
             400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -4571,6 +4572,7 @@ export interface operations {
         responses: {
             400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
