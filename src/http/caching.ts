@@ -10,14 +10,14 @@ const READ_CACHE_TTL_MS = 60_000;
 const READ_CACHE_MAX_ENTRIES = 1_000;
 
 export interface Representation {
-  payload: string;
+  payload: string | Buffer;
   etag: string;
   contentType: string;
 }
 
 export type ReadCache = LRUCache<string, Representation, () => Promise<unknown>>;
 
-function weakEtag(payload: string): string {
+function weakEtag(payload: string | Buffer): string {
   return `W/"${createHash('sha1').update(payload).digest('base64url').slice(0, 27)}"`;
 }
 
@@ -28,7 +28,7 @@ function matches(ifNoneMatch: string, etag: string): boolean {
 }
 
 export function representationOf(body: unknown, contentType = 'application/json; charset=utf-8'): Representation {
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return { payload, etag: weakEtag(payload), contentType };
 }
 
