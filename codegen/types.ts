@@ -1465,7 +1465,7 @@ export interface components {
             /** @example TS-316L-2PK */
             sku?: string;
             /** @default 1 */
-            quantity: number;
+            quantity?: number;
         };
         /** @description One code, or a list of codes. Codes match case-insensitively. */
         PromoCodeInput: string | string[];
@@ -1569,7 +1569,11 @@ export interface components {
              * @description Where the buyer pays (built from `CHECKOUT_URL_TEMPLATE`; by default `{base_url}/pay/{id}`).
              */
             checkout_url: string;
-            /** @description One sentence telling an agent that a human must pay at `checkout_url`. */
+            /**
+             * @description One sentence for an agent: while the session is `ready_for_payment`, that a human must pay at `checkout_url`;
+             *     once it is `completed`, that it was paid; once it is `canceled`, that it can no longer be paid (never a pointer
+             *     to `checkout_url`).
+             */
             note: string;
         };
         /**

@@ -23,6 +23,9 @@ afterAll(async () => {
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
 
+/** Words that send someone to pay: right for an open session, wrong once it is paid or cancelled. */
+const PAY_INSTRUCTION = /send the buyer|must (open|pay)|share that link|to pay\b/i;
+
 const cartCount = async () => Number((await api.service.deps.db('carts').count({ n: '*' }))[0]!.n);
 
 /** Calls a checkout tool that must succeed; the first text block is the session's JSON, the second the next step. */
@@ -106,7 +109,7 @@ describe('create_checkout_session', () => {
     });
     expect(overRest.headers.get('idempotent-replayed')).toBe('true');
     expect(((await overRest.json()) as any).id).toBe(first.id);
-    await failure('create_checkout_session', { items: [{ id: TWO_PACK }], idempotency_key: key }, 'Idempotency-Key');
+    await failure('create_checkout_session', { items: [{ id: TWO_PACK }], idempotency_key: key }, 'idempotency_key');
     expect(Number((await api.service.deps.db('carts').where({ id: first.id }).count({ n: '*' }))[0]!.n)).toBe(1);
   });
 
@@ -121,6 +124,7 @@ describe('create_checkout_session', () => {
     });
     expect(next).toMatch(/Paid/);
     expect(next).toContain(paid.order.permalink_url);
+    for (const said of [JSON.stringify(paid), next]) expect(said).not.toMatch(PAY_INSTRUCTION);
   });
 
   it('creates the session REST then shows, with the hand-off to a human in plain words', async () => {
@@ -225,9 +229,15 @@ describe('get_checkout_session and cancel_checkout_session', () => {
     expect(next).toContain(created.payment_provider.checkout_url);
 
     const { session: cancelled, next: afterCancel } = await session('cancel_checkout_session', { id: created.id });
-    expect(cancelled).toEqual({ ...created, status: 'canceled' });
+    expect(cancelled).toEqual({
+      ...created,
+      status: 'canceled',
+      payment_provider: { ...created.payment_provider, note: expect.stringMatching(/can no longer be paid/) },
+    });
     expect(afterCancel).toMatch(/canceled.*nothing was charged/i);
     expect(afterCancel).not.toContain(created.payment_provider.checkout_url);
+    // Neither the session nor the words around it may still send the buyer to pay.
+    for (const said of [JSON.stringify(cancelled), afterCancel]) expect(said).not.toMatch(PAY_INSTRUCTION);
     expect((await rest('GET', `/checkout_sessions/${created.id}`)).body).toEqual(cancelled);
     expect((await session('cancel_checkout_session', { id: created.id })).session).toEqual(cancelled);
   });

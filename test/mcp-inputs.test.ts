@@ -69,3 +69,37 @@ describe('the contract parameter constraints', () => {
     expect(outcome.texts.join('\n')).toContain('id');
   });
 });
+
+/** What sends an agent to the REST API: a route, or a header where the tool has an argument. */
+const REST_WORDS = /\b(GET|POST|PUT|PATCH|DELETE) \/|Idempotency-Key|\/api\/store|\/agent\//;
+
+describe('what a failed tool says', () => {
+  it.each([
+    ['catalog', 'get_product', { product: 'no-such-product' }, 'search_products'],
+    ['catalog', 'list_reviews', { product: 'no-such-product' }, 'search_products'],
+    ['catalog', 'search_products', { collection: 'no-such-collection' }, 'list_collections'],
+    ['catalog', 'get_store_policies', { region_id: 'reg_mars' }, 'list_regions'],
+    ['checkout', 'create_checkout_session', { items: [{ id: 'variant_nope' }] }, 'search_products'],
+    ['checkout', 'create_checkout_session', { items: [{ sku: 'NO-SUCH-SKU' }] }, 'search_products'],
+    ['checkout', 'create_checkout_session', { items: [{ id: TWO_PACK }], region_id: 'reg_mars' }, 'list_regions'],
+    ['checkout', 'get_checkout_session', { id: 'cart_doesnotexist' }, 'create_checkout_session'],
+  ] as const)('%s %s %j names the MCP tool %s, never a REST route', async (server, tool, args, named) => {
+    const outcome = await callTool(server === 'catalog' ? catalog : checkout, tool, args);
+    expect(outcome.isError).toBe(true);
+    const said = outcome.texts.join('\n');
+    expect(said).toContain(named);
+    expect(said).not.toMatch(REST_WORDS);
+  });
+
+  it('names the idempotency_key argument, not the REST header, when a key is reused with other arguments', async () => {
+    const key = `texts-${Date.now()}`;
+    await callTool(checkout, 'create_checkout_session', { items: [{ id: TWO_PACK }], idempotency_key: key });
+    const reused = await callTool(checkout, 'create_checkout_session', {
+      items: [{ id: TWO_PACK, quantity: 2 }],
+      idempotency_key: key,
+    });
+    expect(reused.isError).toBe(true);
+    expect(reused.texts.join('\n')).toMatch(/^Argument idempotency_key: /);
+    expect(reused.texts.join('\n')).not.toMatch(REST_WORDS);
+  });
+});

@@ -15,6 +15,10 @@ export const HANDOFF_NOTE =
 export const PAID_NOTE =
   'Paid: the buyer completed payment at checkout_url and the session became the order in `order`.';
 
+// A cancelled session can never be paid: its note must not send anyone to checkout_url.
+export const CANCELED_NOTE =
+  'Canceled: this session can no longer be paid and nothing was charged; create a new session to buy.';
+
 export interface SessionFacts {
   id: string;
   status: CheckoutSession['status'];
@@ -67,7 +71,7 @@ export function toCheckoutSession(facts: SessionFacts, priced: PricedCart): Chec
     payment_provider: {
       provider: 'human_handoff',
       checkout_url: facts.checkoutUrl,
-      note: facts.order ? PAID_NOTE : HANDOFF_NOTE,
+      note: facts.order ? PAID_NOTE : facts.status === 'canceled' ? CANCELED_NOTE : HANDOFF_NOTE,
     },
     ...(facts.order ? { order: facts.order } : {}),
   };

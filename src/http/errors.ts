@@ -149,6 +149,12 @@ function messageOf(error: DomainError | undefined, shape: ErrorShape): string {
   return error?.message ?? 'An unexpected error occurred.';
 }
 
+/** The message with the error's REST advice, for the shapes that have no field of their own for it. */
+function messageWithResolution(error: DomainError | undefined, shape: ErrorShape): string {
+  const message = messageOf(error, shape);
+  return error?.resolution ? `${message} ${error.resolution}` : message;
+}
+
 const READ_RESOLUTIONS: Partial<Record<ReadCode, string>> = {
   invalid_parameter: 'Fix the named parameter; do not retry the request unchanged.',
   not_found: 'Check the id or handle; list the collection to find valid ones.',
@@ -174,7 +180,6 @@ export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
   const error = thrown instanceof DomainError ? thrown : undefined;
   const status = statusOf(error, shape);
   const headers = headersOf(error);
-  const message = messageOf(error, shape);
   const param = error?.param === undefined ? {} : { param: error.param };
   switch (shape) {
     case 'read':
@@ -184,19 +189,30 @@ export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
         error?.resolution ??
         (shape === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ??
         'Fix the request before retrying.';
-      return { status, headers, body: { error: { code, message, resolution, ...param } } };
+      return { status, headers, body: { error: { code, message: messageOf(error, shape), resolution, ...param } } };
     }
     case 'checkout':
       return {
         status,
         headers,
-        body: { type: checkoutType(status), code: checkoutCode(error), message, ...param, ...error?.details },
+        body: {
+          type: checkoutType(status),
+          code: checkoutCode(error),
+          message: messageWithResolution(error, shape),
+          ...param,
+          ...error?.details,
+        },
       };
     case 'oauth':
       return {
         status,
         headers,
-        body: { error: oauthCode(error), error_description: message, ...param, ...error?.details },
+        body: {
+          error: oauthCode(error),
+          error_description: messageWithResolution(error, shape),
+          ...param,
+          ...error?.details,
+        },
       };
   }
 }

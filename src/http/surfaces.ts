@@ -9,7 +9,6 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
-import { serveCachedReads, type ReadCache } from './caching.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
@@ -43,7 +42,7 @@ const SURFACES = {
   liveness: { paths: ['/healthz'], errors: 'read' },
   /** The published contract and its HTML reference (megabytes, rarely changing): compressed when the client accepts it. */
   published: { paths: ['/openapi.json', '/docs'], errors: 'read' },
-  /** Everything else: the public catalogue, the changelog, health, the published contract, and unknown paths. */
+  /** Everything else: the public catalogue, the changelog, readiness, the site icon, and unknown paths. */
   reads: { paths: [], errors: 'read' },
 } satisfies Record<string, SurfaceRoutes>;
 
@@ -56,7 +55,6 @@ export interface SurfaceParts {
   limiter: RateLimiter;
   /** Registrations per address. */
   registrationLimiter: RateLimiter;
-  readCache: ReadCache;
   /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
   mcp: AppMiddleware;
   /** The protocol bindings; one that is switched off passes its paths on to the reads surface (a 404). */
@@ -69,7 +67,6 @@ function pipelines({
   contract,
   limiter,
   registrationLimiter,
-  readCache,
   mcp,
   protocols,
 }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
@@ -79,7 +76,7 @@ function pipelines({
   // CORS comes before the limiter, so that a browser can read even a 429 (and its Retry-After).
   const cors = publicCors();
   return {
-    reads: [cors, byAddress, notices, serveCachedReads(readCache), operation],
+    reads: [cors, byAddress, notices, operation],
     checkout: [cors, byAddress, notices, checkoutVersioning(), parseBodies(), operation],
     // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
     agent: [resolveBearer(deps), limitByAddressAndClient(limiter), notices, parseBodies(), operation],

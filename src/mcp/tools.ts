@@ -23,6 +23,8 @@ export interface ToolDefinition<In, Out> {
    * covers `items[0].id` and the like. Replaces the REST advice the domain's errors carry.
    */
   advice?: Record<string, string>;
+  /** The argument standing for a REST header a domain error names (`Idempotency-Key` is `idempotency_key`). */
+  headerArguments?: Record<string, string>;
   /** Sentences for the agent after the JSON, e.g. that a human must pay. */
   notes?: (output: Out) => string[];
   run: (args: In) => Promise<Out>;
@@ -47,7 +49,8 @@ function adviceFor(advice: Record<string, string> | undefined, argument: string 
 
 /** A business failure in words an agent can act on: which argument, what is wrong, what to do with these tools. */
 function failureMessage(error: DomainError, definition: ToolDefinition<never, never>): string {
-  const argument = error.param ?? (error instanceof NotFound ? definition.lookupArgument : undefined);
+  const param = error.param === undefined ? undefined : (definition.headerArguments?.[error.param] ?? error.param);
+  const argument = param ?? (error instanceof NotFound ? definition.lookupArgument : undefined);
   const advice = adviceFor(definition.advice, argument);
   return `${argument ? `Argument ${argument}: ` : ''}${error.message}${advice ? ` ${advice}` : ''}`;
 }

@@ -58,7 +58,7 @@ function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
   if (record.request_hash !== hash) {
     throw new Unprocessable(
       'idempotency_conflict',
-      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      'This idempotency key was already used with a different request; use a new key for a new request.',
       {
         param: 'Idempotency-Key',
       },
@@ -67,7 +67,7 @@ function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
   if (record.state === 'in_flight') {
     throw new Conflict(
       'idempotency_in_flight',
-      'A request with this Idempotency-Key is still being processed; retry after a moment.',
+      'A request with this idempotency key is still being processed; retry after a moment.',
       IN_FLIGHT_RETRY_AFTER_SECONDS,
       { param: 'Idempotency-Key' },
     );

@@ -17,7 +17,6 @@ import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../d
 import type { Deps } from '../deps.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
 import { findOrderBySession } from '../db/repositories/orders.js';
-import { cachedQuery } from './query-cache.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -101,18 +100,18 @@ export async function resolveProtocolLines(
 
 /** The region serving an ISO 3166-1 alpha-2 country (case-insensitive), if any. */
 export async function regionForCountry(db: Db, country: string): Promise<string | undefined> {
-  const { countries } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { countries } = await listRegionsWithCountries(db);
   return countries.find((row) => row.iso_2.toLowerCase() === country.toLowerCase())?.region_id;
 }
 
 /** The region whose currency this is (each currency has exactly one region). */
 export async function regionForCurrency(db: Db, currency: string): Promise<string | undefined> {
-  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { regions } = await listRegionsWithCountries(db);
   return regions.find((region) => region.currency_code === currency.toLowerCase())?.id;
 }
 
 export async function supportedCurrencies(db: Db): Promise<string[]> {
-  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { regions } = await listRegionsWithCountries(db);
   return regions.map((region) => region.currency_code);
 }
 

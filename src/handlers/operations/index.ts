@@ -46,10 +46,10 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
   const reference = representationOf(loadReference(deps.config), 'text/html; charset=utf-8');
   const favicon = representationOf(readFileSync(projectPath('assets', 'favicon.ico')), 'image/x-icon');
   return {
-    getHealth(_c, ctx) {
+    getHealth(_input, ctx) {
       ctx.body = { status: 'ok' };
     },
-    async getReadiness(_c, ctx) {
+    async getReadiness(_input, ctx) {
       const up = await databaseAnswers(deps);
       // A draining instance (SIGTERM) reports not ready at once, so the balancer stops routing to it during the drain.
       const { draining } = deps.lifecycle;
@@ -57,17 +57,17 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
       if (ctx.status === 503) ctx.set('Retry-After', NOT_READY_RETRY_AFTER_SECONDS);
       ctx.body = { status: draining ? 'draining' : up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
     },
-    getOpenApiDocument(_c, ctx) {
+    getOpenApiDocument(_input, ctx) {
       sendRepresentation(ctx, document);
     },
-    getApiReference(_c, ctx) {
+    getApiReference(_input, ctx) {
       ctx.set(
         'Content-Security-Policy',
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       );
       sendRepresentation(ctx, reference);
     },
-    getFavicon(_c, ctx) {
+    getFavicon(_input, ctx) {
       sendRepresentation(ctx, favicon);
     },
   };
