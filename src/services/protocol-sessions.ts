@@ -2,6 +2,7 @@
 // a cart in `ready_for_payment`, `canceled` or `completed`), read, created and changed here, priced by the checkout
 // module. Every function takes the `db` to work in: the bindings run each change in one transaction with the write
 // that records its answer under the request's idempotency key.
+import { isStorableText } from '../domain/text.js';
 import {
   listRegionsWithCountries,
   findPurchasableVariants,
@@ -132,6 +133,7 @@ function buyerOf(cart: carts.CartRow): BuyerDetails | null {
 
 /** A stored session in the protocols' terms, priced now, or once paid as its order was charged; undefined for an unknown id or an agent's open cart. */
 export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promise<ProtocolSession | undefined> {
+  if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
   const { cart, lines: allLines } = found;
@@ -225,6 +227,7 @@ async function lockSession(
   db: Db,
   id: string,
 ): Promise<{ cart: carts.CartRow; session: ProtocolSession } | undefined> {
+  if (!isStorableText(id)) return undefined;
   const cart = await carts.findCartForUpdate(db, id);
   if (!cart || cart.status === 'open') return undefined;
   return { cart, session: (await loadProtocolSession(deps, db, id))! };
