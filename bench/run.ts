@@ -7,6 +7,7 @@
 //   --warmup <s>       discarded warm-up seconds before each run (default 3)
 //   --connections <n>  concurrent connections and pgbench clients (default 32)
 //   --rounds <n>       interleaved rounds (default 3)
+//   --only <text>      only the rows whose title contains the text (e.g. checkout_sessions), to profile them
 //   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
@@ -19,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { platformProfile } from '../src/conformance/runner.js';
 import type { CeilingRoute } from './ceiling.js';
-import { copyEmbeddedDatabase, openDatabase } from './database.js';
-import { measure, type LoadSettings, type Measurement } from './load.js';
+import { copyEmbeddedDatabase, databaseCpuProbe, openDatabase } from './database.js';
+import { measure, type DatabaseCpuProbe, type LoadSettings, type Measurement } from './load.js';
 import { pgbenchUnavailable, readSessionCeiling, removeStoredSessions, storeSessionCeiling } from './pgbench.js';
 import {
   currentRss,
@@ -48,6 +49,7 @@ const profilesPath = 'bench/profiles';
 
 interface Options extends LoadSettings {
   rounds: number;
+  only: string | undefined;
   smoke: boolean;
   cpuProf: boolean;
   embedded: boolean;
@@ -68,6 +70,7 @@ function parseOptions(args: string[]): Options {
       warmup: { type: 'string' },
       connections: { type: 'string' },
       rounds: { type: 'string' },
+      only: { type: 'string' },
       smoke: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       embedded: { type: 'boolean', default: false },
@@ -78,6 +81,7 @@ function parseOptions(args: string[]): Options {
   return {
     smoke,
     cpuProf: values['cpu-prof'],
+    only: values.only,
     embedded: values.embedded,
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
@@ -127,6 +131,8 @@ interface Servers {
   ceiling: ServerProcess;
   /** PostgreSQL's URL for pgbench, unless pgbench cannot run here. */
   pgbenchUrl: string | undefined;
+  /** PostgreSQL's CPU time, when its server runs on this machine. */
+  databaseCpu: DatabaseCpuProbe | undefined;
 }
 
 async function measureCeiling(
@@ -157,7 +163,7 @@ async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSetti
   const loadAverage = loadavg()[0]!;
   progress(`${row.title}: service`);
   resetPeakRss(servers.service.pid);
-  const service = await measure(servers.service, row.load, settings);
+  const service = await measure(servers.service, row.load, settings, servers.databaseCpu);
   const servicePeakRssBytes = peakRss(servers.service.pid);
   progress(`${row.title}: ceiling`);
   const ceiling = await measureCeiling(row.ceiling, row, servers, settings);
@@ -208,10 +214,12 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const rows = await prepareRows(service.url, { ucpProfileUrl: profile.url });
   const ceiling = await startCeilingProcess(ceilingRoutes(rows));
   cleanups.push(ceiling.stop);
-  const servers = { service, ceiling, pgbenchUrl };
+  const databaseUrl = database.env.DATABASE_URL;
+  const local = databaseUrl && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(databaseUrl).hostname);
+  const servers = { service, ceiling, pgbenchUrl, databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
-  const ready = rows.filter((row): row is ReadyRow => row.state === 'ready');
+  const ready = rows.filter((row): row is ReadyRow => row.state === 'ready' && row.title.includes(options.only ?? ''));
   const rounds = new Map<ReadyRow, Round[]>(ready.map((row) => [row, []]));
   for (let round = 1; round <= options.rounds; round++) {
     for (const row of ready) {
@@ -221,19 +229,14 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
     }
   }
   const unavailable = pgbenchUnavailable(database.env.DATABASE_URL);
-  const reportRows: ReportRow[] = rows.map((row) =>
-    row.state === 'ready'
-      ? judgeRow(
-          {
-            title: row.title,
-            kind: row.kind,
-            request: { method: row.load.method, url: row.load.url },
-            ceilingName: ceilingName(row.ceiling, unavailable),
-          },
-          rounds.get(row)!,
-        )
-      : row,
-  );
+  const reportRows = rows.flatMap((row): ReportRow[] => {
+    if (row.state !== 'ready') return [row];
+    const measured = rounds.get(row);
+    if (!measured) return []; // left out by --only
+    const { title, kind, load } = row;
+    const request = { method: load.method, url: load.url };
+    return [judgeRow({ title, kind, request, ceilingName: ceilingName(row.ceiling, unavailable) }, measured)];
+  });
   progress('');
   return {
     date: new Date().toISOString(),
