@@ -175,6 +175,15 @@ async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSetti
   };
 }
 
+/** A PostgreSQL URL naming a loopback address, or a Unix socket directory (`?host=/var/run/postgresql`). */
+function onThisMachine(databaseUrl: string): boolean {
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(databaseUrl).hostname);
+  } catch {
+    return /[?&]host=\//.test(databaseUrl); // no host before the path: WHATWG URLs refuse it, libpq and pg accept it
+  }
+}
+
 /** A platform profile the service fetches for the UCP rows (allowed over http on loopback, as in the tests). */
 async function startProfileServer(): Promise<{ url: string; server: Server }> {
   const body = JSON.stringify(platformProfile());
@@ -215,7 +224,7 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const ceiling = await startCeilingProcess(ceilingRoutes(rows));
   cleanups.push(ceiling.stop);
   const databaseUrl = database.env.DATABASE_URL;
-  const local = databaseUrl && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(databaseUrl).hostname);
+  const local = databaseUrl !== undefined && onThisMachine(databaseUrl);
   const servers = { service, ceiling, pgbenchUrl, databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
