@@ -7,7 +7,7 @@
 //   --warmup <s>       discarded warm-up seconds before each run (default 3)
 //   --connections <n>  concurrent connections and pgbench clients (default 32)
 //   --rounds <n>       interleaved rounds (default 3)
-//   --only <text>      only the rows whose title contains the text (e.g. checkout_sessions), to profile them
+//   --only <text>      measure only the rows whose title contains this text (e.g. "/api/store/products")
 //   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
@@ -228,7 +228,9 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const servers = { service, ceiling, pgbenchUrl, databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
-  const ready = rows.filter((row): row is ReadyRow => row.state === 'ready' && row.title.includes(options.only ?? ''));
+  const ready = rows.filter(
+    (row): row is ReadyRow => row.state === 'ready' && (!options.only || row.title.includes(options.only)),
+  );
   const rounds = new Map<ReadyRow, Round[]>(ready.map((row) => [row, []]));
   for (let round = 1; round <= options.rounds; round++) {
     for (const row of ready) {
@@ -238,14 +240,20 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
     }
   }
   const unavailable = pgbenchUnavailable(database.env.DATABASE_URL);
-  const reportRows = rows.flatMap((row): ReportRow[] => {
-    if (row.state !== 'ready') return [row];
-    const measured = rounds.get(row);
-    if (!measured) return []; // left out by --only
-    const { title, kind, load } = row;
-    const request = { method: load.method, url: load.url };
-    return [judgeRow({ title, kind, request, ceilingName: ceilingName(row.ceiling, unavailable) }, measured)];
-  });
+  const measuredRows = rows.filter((row) => row.state !== 'ready' || rounds.has(row));
+  const reportRows: ReportRow[] = measuredRows.map((row) =>
+    row.state === 'ready'
+      ? judgeRow(
+          {
+            title: row.title,
+            kind: row.kind,
+            request: { method: row.load.method, url: row.load.url },
+            ceilingName: ceilingName(row.ceiling, unavailable),
+          },
+          rounds.get(row)!,
+        )
+      : row,
+  );
   progress('');
   return {
     date: new Date().toISOString(),
