@@ -7,6 +7,9 @@
 //   --minutes <n>        how long the visitors keep coming (default 6)
 //   --rate <n>           visitors per second (default 10; each makes 7 requests)
 //   --sample <s>         seconds between samples (default 15)
+// A RETENTION_* variable set in the environment wins over the soak's minute (RETENTION_UNPAID_SESSIONS_SECONDS=2592000
+// shows the growth without that purge). Deleted rows only make room for new ones once vacuumed: on a server whose
+// autovacuum is off (a test server's), the soak runs VACUUM every 60 s, as autovacuum's default naptime would.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -19,7 +22,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const logPath = 'bench/soak-service.log';
 
 /** Every period a minute, swept every 15 s: the steady state comes within two minutes instead of 90 days. */
-const SHORT_RETENTION = {
+const SHORT_RETENTION: Record<string, string> = {
   RETENTION_SWEEP_SECONDS: '15',
   RETENTION_IDEMPOTENCY_SECONDS: '60',
   RETENTION_EXPIRED_TOKENS_SECONDS: '60',
@@ -28,6 +31,9 @@ const SHORT_RETENTION = {
   RETENTION_UNPAID_SESSIONS_SECONDS: '60',
   RETENTION_CANCELED_SESSIONS_SECONDS: '60',
 };
+
+/** Autovacuum's default naptime: how often the soak vacuums when the server does not. */
+const VACUUM_EVERY_MS = 60_000;
 
 /** The tables the visitors write to, counted at every sample. */
 const TABLES = ['oauth_clients', 'oauth_tokens', 'carts', 'cart_line_items', 'idempotency_keys'] as const;
@@ -110,6 +116,20 @@ async function sample(db: pg.Client, started: number, visitors: number): Promise
   };
 }
 
+/** Vacuums every VACUUM_EVERY_MS until `until` when the server's autovacuum is off; says which applies. */
+async function vacuumLikeAutovacuum(db: pg.Client, until: number): Promise<string> {
+  const { rows } = await db.query<{ autovacuum: string }>('SHOW autovacuum');
+  if (rows[0]!.autovacuum === 'on') return "the server's autovacuum";
+  const vacuuming = (async () => {
+    while (Date.now() + VACUUM_EVERY_MS < until) {
+      await delay(VACUUM_EVERY_MS);
+      await db.query('VACUUM');
+    }
+  })();
+  vacuuming.catch((error: unknown) => console.error('VACUUM failed:', error));
+  return `VACUUM every ${VACUUM_EVERY_MS / 1000} s (the server's autovacuum is off)`;
+}
+
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(2);
 
 function report(samples: Sample[]): string {
@@ -137,24 +157,33 @@ async function main(): Promise<void> {
   const minutes = positive(values.minutes, 6, 'minutes');
   const rate = positive(values.rate, 10, 'rate');
   const every = positive(values.sample, 15, 'sample') * 1000;
+  const retention = Object.fromEntries(
+    Object.entries(SHORT_RETENTION).map(([name, short]) => [name, process.env[name] || short]),
+  );
 
   const database = await openDatabase(undefined);
   const service = await startServiceProcess({
     root,
     databaseEnv: database.env,
     logFile: logPath,
-    env: { ...SHORT_RETENTION, REGISTRATIONS_PER_HOUR: '1000000' },
+    env: { ...retention, REGISTRATIONS_PER_HOUR: '1000000' },
   });
   const db = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  const vacuumDb = new pg.Client({ connectionString: database.env.DATABASE_URL });
   await db.connect();
+  await vacuumDb.connect();
   try {
-    console.log(
-      `Soak: ${rate} visitors/s for ${minutes} min, retention periods 60 s, sweep every 15 s (${service.url})`,
-    );
     const started = Date.now();
+    const until = started + minutes * 60_000;
+    const vacuum = await vacuumLikeAutovacuum(vacuumDb, until);
+    console.log(`Soak: ${rate} visitors/s for ${minutes} min against ${service.url}; ${vacuum}; settings:`);
+    console.log(
+      Object.entries(retention)
+        .map(([name, value]) => `  ${name}=${value}`)
+        .join('\n'),
+    );
     const progress = { visitors: 0 };
     const samples: Sample[] = [await sample(db, started, 0)];
-    const until = started + minutes * 60_000;
     const drive = driveVisitors(service.url, rate, until, progress);
     while (Date.now() < until) {
       await delay(Math.min(every, until - Date.now()));
@@ -167,6 +196,7 @@ async function main(): Promise<void> {
     if (failed) console.log(`${failed} visitors failed; the first: ${failures.join('\n')}`);
   } finally {
     await db.end();
+    await vacuumDb.end();
     await service.stop();
     await database.drop();
   }
