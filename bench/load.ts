@@ -1,4 +1,5 @@
 // One autocannon run against one server, reduced to the figures the report needs.
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { cpuMs, type ServerProcess } from './processes.js';
 
@@ -8,6 +9,8 @@ export interface Load {
   url: string;
   headers: Record<string, string>;
   body?: string;
+  /** Headers given a new random value on every request (an Idempotency-Key, so that each request creates). */
+  freshHeaders?: string[];
 }
 
 export interface Measurement {
@@ -31,6 +34,7 @@ export interface LoadSettings {
 type Run = Omit<Measurement, 'cpuMsPerRequest'>;
 
 async function run(baseUrl: string, load: Load, connections: number, seconds: number): Promise<Run> {
+  const fresh = load.freshHeaders ?? [];
   const result = await autocannon({
     url: baseUrl + load.url,
     method: load.method,
@@ -38,6 +42,18 @@ async function run(baseUrl: string, load: Load, connections: number, seconds: nu
     body: load.body,
     connections,
     duration: seconds,
+    ...(fresh.length
+      ? {
+          requests: [
+            {
+              setupRequest: (request) => ({
+                ...request,
+                headers: { ...request.headers, ...Object.fromEntries(fresh.map((name) => [name, randomUUID()])) },
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   return {
     // Completed responses over the actual run time: autocannon's per-second samples miss sub-second smoke runs.

@@ -148,11 +148,21 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-/** Peak resident set size in bytes since the process started or since the last resetPeakRss (VmHWM). */
-export function peakRss(pid: number): number {
-  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no VmHWM in /proc/${pid}/status`);
+/** A memory figure of /proc/<pid>/status, in bytes. */
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
+}
+
+/** Resident set size in bytes now. */
+export function currentRss(pid: number): number {
+  return statusBytes(pid, 'VmRSS');
+}
+
+/** Peak resident set size in bytes since the process started or since the last resetPeakRss. */
+export function peakRss(pid: number): number {
+  return statusBytes(pid, 'VmHWM');
 }
 
 /** Restarts the peak at the current RSS, so each row reports its own peak (clear_refs value 5, Linux 4.0+). */

@@ -1,9 +1,24 @@
-// The five benchmarked requests of issue #7. Each is first sent once to the real service, which checks it works and
-// captures the response bytes the ceiling server answers with. Checkout sessions and the MCP servers are optional
-// (a row whose endpoint is not there is reported unavailable); the catalogue is required.
+// The benchmarked requests of issues #7 and #15, each with its ceiling. Each is first sent once to the real service,
+// which checks it works and captures the response bytes the bare Koa ceiling answers with. Checkout sessions, the
+// protocol bindings and the MCP servers are optional (a row whose endpoint is not there is reported unavailable); the
+// catalogue is required.
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Load } from './load.js';
+import type { StoredSession } from './pgbench.js';
 
-export type RowKind = 'catalog-read' | 'read' | 'creation';
+export type RowKind = 'catalog-read' | 'read' | 'creation' | 'mcp';
+
+/**
+ * What a row is measured against in the same round: bare Koa answering the same bytes; pgbench storing the same
+ * session once; pgbench replaying the statement that reads the session; or the service's own REST read of the same
+ * data (`load`).
+ */
+export type Ceiling =
+  | { kind: 'koa' }
+  | { kind: 'pgbench-store'; session: StoredSession }
+  | { kind: 'pgbench-read'; sessionId: string }
+  | { kind: 'rest-read'; title: string; load: Load };
 
 export interface Fixture {
   status: number;
@@ -17,6 +32,7 @@ export interface ReadyRow {
   kind: RowKind;
   load: Load;
   fixture: Fixture;
+  ceiling: Ceiling;
 }
 
 export interface UnavailableRow {
@@ -34,12 +50,11 @@ class Unavailable extends Error {}
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const PRICE_AND_STOCK = 'fields=*variants.calculated_price,+variants.inventory_quantity';
+const TWO_ITEMS: [string, string] = ['variant_01tongue2pack', 'variant_01tonguetravel'];
+const PROMO_CODES = ['10OFF'];
 const SESSION_BODY = JSON.stringify({
-  items: [
-    { id: 'variant_01tongue2pack', quantity: 1 },
-    { id: 'variant_01tonguetravel', quantity: 1 },
-  ],
-  promo_codes: ['10OFF'],
+  items: TWO_ITEMS.map((id) => ({ id, quantity: 1 })),
+  promo_codes: PROMO_CODES,
 });
 const MCP_URL = '/catalog/mcp';
 const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -48,7 +63,6 @@ const MCP_HEADERS = {
   accept: 'application/json, text/event-stream',
   'mcp-protocol-version': MCP_PROTOCOL_VERSION,
 };
-const SEARCH_TERM = 'scraper';
 
 /** Sends the request once and keeps the response as the fixture, if it has the expected status. */
 async function capture(baseUrl: string, load: Load, expectedStatus: number): Promise<Prepared> {
@@ -102,13 +116,22 @@ function sessionId(creation: Fixture): string {
   return id;
 }
 
+/** What pgbench stores as the same session: its cart, its two lines, and the service's answer as the key's record. */
+function storeCeiling(creation: Fixture): Ceiling {
+  const { region_id: regionId } = json(creation);
+  if (typeof regionId !== 'string') throw new Unavailable('the created session has no region_id');
+  return {
+    kind: 'pgbench-store',
+    session: { regionId, variantIds: TWO_ITEMS, promoCodes: PROMO_CODES, responseBody: creation.body.toString('utf8') },
+  };
+}
+
 function sessionRead(baseUrl: string, id: string): Promise<Prepared> {
   return capture(baseUrl, { method: 'GET', url: `/checkout_sessions/${encodeURIComponent(id)}`, headers: {} }, 200);
 }
 
 interface ToolDescription {
   name: string;
-  inputSchema?: { properties?: Record<string, { type?: string }>; required?: string[] };
 }
 
 /** The JSON-RPC result in an MCP response, whether it came as JSON or as a server-sent event. */
@@ -155,32 +178,27 @@ async function mcpHeaders(baseUrl: string): Promise<Record<string, string>> {
   return headers;
 }
 
-// The tool's argument names are not fixed either: fill its required string arguments, and a query-like one, with a term.
-function searchArguments(tool: ToolDescription): Record<string, string> {
-  const required = new Set(tool.inputSchema?.required ?? []);
-  const strings = Object.entries(tool.inputSchema?.properties ?? {}).filter(([, schema]) => schema.type === 'string');
-  return Object.fromEntries(
-    strings
-      .filter(([name]) => required.has(name) || /^(q|query|search|term|text)$/.test(name))
-      .map(([name]) => [name, SEARCH_TERM]),
-  );
-}
-
-/** The catalog search tool's name is discovered with tools/list: the first tool whose name contains "search". */
-async function catalogSearch(baseUrl: string): Promise<Prepared & { toolName: string }> {
+/**
+ * The catalog search tool's name is discovered with tools/list: the first tool whose name contains "search". It is
+ * called without arguments, which lists the catalogue: the same data as the products list with prices and stock
+ * (`rest`), checked here, so that the REST read is its ceiling.
+ */
+async function catalogSearch(baseUrl: string, rest: Fixture): Promise<Prepared & { toolName: string }> {
   const headers = await mcpHeaders(baseUrl);
   const listing = await capture(baseUrl, rpcLoad(headers, 'tools/list', {}), 200);
   const tools = (rpcResult(listing.fixture).tools ?? []) as ToolDescription[];
   const tool = tools.find(({ name }) => name.includes('search'));
   if (!tool) throw new Unavailable(`no tool of ${MCP_URL} has "search" in its name`);
-  const call = await capture(
-    baseUrl,
-    rpcLoad(headers, 'tools/call', { name: tool.name, arguments: searchArguments(tool) }),
-    200,
-  );
-  const result = rpcResult(call.fixture) as { isError?: boolean; content?: Array<{ text?: string }> };
+  const call = await capture(baseUrl, rpcLoad(headers, 'tools/call', { name: tool.name, arguments: {} }), 200);
+  const result = rpcResult(call.fixture) as {
+    isError?: boolean;
+    content?: Array<{ text?: string }>;
+    structuredContent?: unknown;
+  };
   if (result.isError)
     throw new Unavailable(`tools/call ${tool.name} is an error: ${(result.content?.[0]?.text ?? '').slice(0, 120)}`);
+  if (!isDeepStrictEqual(result.structuredContent, json(rest)))
+    throw new Unavailable(`tools/call ${tool.name} without arguments does not answer the products list's data`);
   return { ...call, toolName: tool.name };
 }
 
@@ -193,30 +211,133 @@ async function optional<T>(prepare: () => Promise<T>): Promise<T | Unavailable> 
   }
 }
 
-function row(title: string, kind: RowKind, prepared: Prepared | Unavailable): Row {
-  return prepared instanceof Unavailable
-    ? { state: 'unavailable', title, kind, reason: prepared.message }
-    : { state: 'ready', title, kind, load: prepared.load, fixture: prepared.fixture };
+/** The same create with an Idempotency-Key, new on every request: the service then also stores the key's answer. */
+function keyedSessionCreation(baseUrl: string): Promise<Prepared> {
+  return capture(
+    baseUrl,
+    {
+      method: 'POST',
+      url: '/checkout_sessions',
+      headers: { ...JSON_HEADERS, 'idempotency-key': randomUUID() },
+      body: SESSION_BODY,
+      freshHeaders: ['idempotency-key'],
+    },
+    201,
+  );
 }
 
-export async function prepareRows(baseUrl: string): Promise<Row[]> {
+/** An OAuth client of the agent surface and a client-credentials token for it. */
+async function agentToken(baseUrl: string, scope: string): Promise<string> {
+  const registered = await fetch(`${baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ scope }),
+  });
+  if (registered.status !== 201) throw new Unavailable(`POST /oauth/register answered ${registered.status}, not 201`);
+  const client = (await registered.json()) as { client_id: string; client_secret: string };
+  const basic = Buffer.from(
+    `${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`,
+  ).toString('base64');
+  const token = await fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+  });
+  if (token.status !== 200) throw new Unavailable(`POST /oauth/token answered ${token.status}, not 200`);
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
+const ACP_VERSION = '2026-04-17';
+
+function acpCreation(baseUrl: string, token: string): Promise<Prepared> {
+  return capture(
+    baseUrl,
+    {
+      method: 'POST',
+      url: '/acp/checkout_sessions',
+      headers: {
+        ...JSON_HEADERS,
+        authorization: `Bearer ${token}`,
+        'api-version': ACP_VERSION,
+        'idempotency-key': randomUUID(),
+      },
+      body: JSON.stringify({
+        line_items: TWO_ITEMS.map((id) => ({ id, quantity: 1 })),
+        currency: 'usd',
+        capabilities: {},
+        discounts: { codes: PROMO_CODES },
+      }),
+      freshHeaders: ['idempotency-key'],
+    },
+    201,
+  );
+}
+
+function ucpCreation(baseUrl: string, profileUrl: string): Promise<Prepared> {
+  return capture(
+    baseUrl,
+    {
+      method: 'POST',
+      url: '/ucp/checkout-sessions',
+      headers: {
+        ...JSON_HEADERS,
+        'ucp-agent': `profile="${profileUrl}"`,
+        'request-id': randomUUID(),
+        'idempotency-key': randomUUID(),
+      },
+      body: JSON.stringify({
+        line_items: TWO_ITEMS.map((id) => ({ item: { id }, quantity: 1 })),
+        discounts: { codes: PROMO_CODES },
+      }),
+      freshHeaders: ['request-id', 'idempotency-key'],
+    },
+    201,
+  );
+}
+
+function row(title: string, kind: RowKind, prepared: Prepared | Unavailable, ceiling: Ceiling | Unavailable): Row {
+  if (prepared instanceof Unavailable) return { state: 'unavailable', title, kind, reason: prepared.message };
+  if (ceiling instanceof Unavailable) return { state: 'unavailable', title, kind, reason: ceiling.message };
+  return { state: 'ready', title, kind, load: prepared.load, fixture: prepared.fixture, ceiling };
+}
+
+export interface RowOptions {
+  /** A platform profile the service may fetch, for the UCP rows. */
+  ucpProfileUrl: string;
+}
+
+export async function prepareRows(baseUrl: string, options: RowOptions): Promise<Row[]> {
   const list = await productList(baseUrl);
   const single = await product(baseUrl, firstProductId(list.fixture));
   const creation = await optional(() => sessionCreation(baseUrl));
+  const keyedCreation = await optional(() => keyedSessionCreation(baseUrl));
   const reading =
     creation instanceof Unavailable
       ? new Unavailable('needs POST /checkout_sessions')
       : await optional(() => sessionRead(baseUrl, sessionId(creation.fixture)));
-  const search = await optional(() => catalogSearch(baseUrl));
+  const token = await optional(() => agentToken(baseUrl, 'cart:write'));
+  const acp = token instanceof Unavailable ? token : await optional(() => acpCreation(baseUrl, token));
+  const ucp = await optional(() => ucpCreation(baseUrl, options.ucpProfileUrl));
+  const search = await optional(() => catalogSearch(baseUrl, list.fixture));
+  const searchTitle = `MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName} (catalogue)`;
+  const store = creation instanceof Unavailable ? creation : await optional(async () => storeCeiling(creation.fixture));
   return [
-    row('GET /api/store/products (prices, stock)', 'catalog-read', list),
-    row('GET /api/store/products/{id} (prices)', 'catalog-read', single),
-    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation),
-    row('GET /checkout_sessions/{id}', 'read', reading),
+    row('GET /api/store/products (prices, stock)', 'catalog-read', list, { kind: 'koa' }),
+    row('GET /api/store/products/{id} (prices)', 'catalog-read', single, { kind: 'koa' }),
+    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store),
+    row('POST /checkout_sessions with Idempotency-Key', 'creation', keyedCreation, store),
     row(
-      `MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName}`,
-      'catalog-read',
-      search,
+      'GET /checkout_sessions/{id}',
+      'read',
+      reading,
+      creation instanceof Unavailable ? creation : { kind: 'pgbench-read', sessionId: sessionId(creation.fixture) },
     ),
+    row('POST /ucp/checkout-sessions (2 items, 10OFF)', 'creation', ucp, store),
+    row('POST /acp/checkout_sessions (2 items, 10OFF)', 'creation', acp, store),
+    row(searchTitle, 'mcp', search, {
+      kind: 'rest-read',
+      title: 'the products list, prices and stock (REST)',
+      load: list.load,
+    }),
   ];
 }

@@ -1,22 +1,45 @@
-// `npm run bench` (issue #7): the service on PostgreSQL against the ceiling of its stack, a bare Koa server answering
-// the same bytes. Prints one table and writes bench/results.json. A benchmark, not a test: it exits 0 whatever the
-// figures, and 1 only when the harness itself fails.
+// `npm run bench` (issues #7 and #15): every surface of the service on PostgreSQL against its ceiling in the same
+// round: bare Koa answering the same bytes (catalogue reads), pgbench storing the same session once (creates), pgbench
+// replaying the statement that reads a session (session read), the REST read of the same data (MCP). Rounds are
+// interleaved and each row is judged on the median of its per-round ratios. Prints one table and writes
+// bench/results.json. A benchmark, not a test: it exits 0 whatever the figures, and 1 only when the harness fails.
 //   --duration <s>     measured seconds per run (default 10)
 //   --warmup <s>       discarded warm-up seconds before each run (default 3)
-//   --connections <n>  concurrent connections (default 32)
-//   --smoke            about 1 s per row, to keep the harness working in CI
+//   --connections <n>  concurrent connections and pgbench clients (default 32)
+//   --rounds <n>       interleaved rounds (default 3)
+//   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { platformProfile } from '../src/conformance/runner.js';
 import type { CeilingRoute } from './ceiling.js';
 import { copyEmbeddedDatabase, openDatabase } from './database.js';
-import { measure, type LoadSettings } from './load.js';
-import { peakRss, resetPeakRss, startCeilingProcess, startServiceProcess, type ServerProcess } from './processes.js';
-import { formatReport, judgePeakRss, judgeRow, type Report, type ReportRow } from './report.js';
-import { prepareRows, type ReadyRow, type Row } from './rows.js';
+import { measure, type LoadSettings, type Measurement } from './load.js';
+import { pgbenchUnavailable, readSessionCeiling, removeStoredSessions, storeSessionCeiling } from './pgbench.js';
+import {
+  currentRss,
+  peakRss,
+  resetPeakRss,
+  startCeilingProcess,
+  startServiceProcess,
+  type ServerProcess,
+} from './processes.js';
+import {
+  formatReport,
+  judgePeakRss,
+  judgeRow,
+  type CeilingFigures,
+  type Report,
+  type ReportRow,
+  type Round,
+} from './report.js';
+import { prepareRows, type Ceiling, type ReadyRow, type Row } from './rows.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsPath = 'bench/results.json';
@@ -24,6 +47,7 @@ const logPath = 'bench/service.log';
 const profilesPath = 'bench/profiles';
 
 interface Options extends LoadSettings {
+  rounds: number;
   smoke: boolean;
   cpuProf: boolean;
   embedded: boolean;
@@ -43,6 +67,7 @@ function parseOptions(args: string[]): Options {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      rounds: { type: 'string' },
       smoke: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       embedded: { type: 'boolean', default: false },
@@ -57,6 +82,7 @@ function parseOptions(args: string[]): Options {
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
+    rounds: Math.round(positiveNumber(values.rounds, smoke ? 1 : 3, 'rounds')),
   };
 }
 
@@ -67,7 +93,7 @@ function progress(text: string): void {
 
 function ceilingRoutes(rows: Row[]): CeilingRoute[] {
   return rows
-    .filter((row): row is ReadyRow => row.state === 'ready')
+    .filter((row): row is ReadyRow => row.state === 'ready' && row.ceiling.kind === 'koa')
     .map(({ load, fixture }) => ({
       method: load.method,
       url: load.url,
@@ -77,20 +103,81 @@ function ceilingRoutes(rows: Row[]): CeilingRoute[] {
     }));
 }
 
-async function measureRow(
+function ceilingName(ceiling: Ceiling, unavailable: string | undefined): string {
+  const name = {
+    koa: 'bare Koa, same bytes',
+    'pgbench-store': 'pgbench: the same session stored once',
+    'pgbench-read': 'pgbench: its statement, -M prepared',
+    'rest-read': ceiling.kind === 'rest-read' ? ceiling.title : '',
+  }[ceiling.kind];
+  return ceiling.kind.startsWith('pgbench') && unavailable ? `${name} (unavailable: ${unavailable})` : name;
+}
+
+function fromMeasurement(figures: Measurement): CeilingFigures {
+  return {
+    requestsPerSecond: figures.requestsPerSecond,
+    p99Ms: figures.p99Ms,
+    cpuMsPerRequest: figures.cpuMsPerRequest,
+    errors: figures.non2xx + figures.errors,
+  };
+}
+
+interface Servers {
+  service: ServerProcess;
+  ceiling: ServerProcess;
+  /** PostgreSQL's URL for pgbench, unless pgbench cannot run here. */
+  pgbenchUrl: string | undefined;
+}
+
+async function measureCeiling(
+  ceiling: Ceiling,
   row: ReadyRow,
-  service: ServerProcess,
-  ceiling: ServerProcess,
+  servers: Servers,
   settings: LoadSettings,
-): Promise<ReportRow> {
+): Promise<CeilingFigures | undefined> {
+  const pgbenchSettings = { clients: settings.connections, seconds: settings.durationSeconds };
+  switch (ceiling.kind) {
+    case 'koa':
+      return fromMeasurement(await measure(servers.ceiling, row.load, settings));
+    case 'rest-read':
+      return fromMeasurement(await measure(servers.service, ceiling.load, settings));
+    case 'pgbench-store':
+    case 'pgbench-read': {
+      if (!servers.pgbenchUrl) return undefined;
+      const figures =
+        ceiling.kind === 'pgbench-store'
+          ? await storeSessionCeiling(servers.pgbenchUrl, ceiling.session, pgbenchSettings)
+          : await readSessionCeiling(servers.pgbenchUrl, ceiling.sessionId, pgbenchSettings);
+      return { requestsPerSecond: figures.transactionsPerSecond, errors: figures.failed };
+    }
+  }
+}
+
+async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSettings): Promise<Round> {
+  const loadAverage = loadavg()[0]!;
   progress(`${row.title}: service`);
-  resetPeakRss(service.pid);
-  const serviceFigures = await measure(service, row.load, settings);
-  const servicePeakRssBytes = peakRss(service.pid);
+  resetPeakRss(servers.service.pid);
+  const service = await measure(servers.service, row.load, settings);
+  const servicePeakRssBytes = peakRss(servers.service.pid);
   progress(`${row.title}: ceiling`);
-  const ceilingFigures = await measure(ceiling, row.load, settings);
-  const request = { method: row.load.method, url: row.load.url };
-  return judgeRow({ title: row.title, kind: row.kind, request }, serviceFigures, ceilingFigures, servicePeakRssBytes);
+  const ceiling = await measureCeiling(row.ceiling, row, servers, settings);
+  return {
+    service,
+    ...(ceiling ? { ceiling, ratio: service.requestsPerSecond / ceiling.requestsPerSecond } : {}),
+    servicePeakRssBytes,
+    loadAverage,
+  };
+}
+
+/** A platform profile the service fetches for the UCP rows (allowed over http on loopback, as in the tests). */
+async function startProfileServer(): Promise<{ url: string; server: Server }> {
+  const body = JSON.stringify(platformProfile());
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    response.end(body);
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/profile.json`, server };
 }
 
 function countLines(path: string): number {
@@ -103,25 +190,50 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
     ? copyEmbeddedDatabase(root)
     : await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
   cleanups.push(database.drop);
+  const pgbenchUrl = pgbenchUnavailable(database.env.DATABASE_URL) ? undefined : database.env.DATABASE_URL;
+  if (pgbenchUrl && database.kind === 'given') cleanups.push(() => removeStoredSessions(pgbenchUrl));
+  const profile = await startProfileServer();
+  cleanups.push(async () => void profile.server.close());
   if (options.cpuProf) mkdirSync(`${root}/${profilesPath}`, { recursive: true });
   const service = await startServiceProcess({
     root,
     databaseEnv: database.env,
     logFile: `${root}/${logPath}`,
     cpuProfileDir: options.cpuProf ? `${root}/${profilesPath}` : undefined,
+    // The protocol bindings need an https business URL and may fetch the bench's profile over loopback.
+    env: { BASE_URL: 'https://shop.example.com', UCP_INSECURE_PROFILE_HOSTS: '127.0.0.1' },
   });
   cleanups.push(service.stop);
-  const rows = await prepareRows(service.url);
+  const serviceIdleRssBytes = currentRss(service.pid);
+  const rows = await prepareRows(service.url, { ucpProfileUrl: profile.url });
   const ceiling = await startCeilingProcess(ceilingRoutes(rows));
   cleanups.push(ceiling.stop);
+  const servers = { service, ceiling, pgbenchUrl };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
-  const reportRows: ReportRow[] = [];
-  for (const row of rows) {
-    const reported = row.state === 'ready' ? await measureRow(row, service, ceiling, options) : row;
-    if (reported.state === 'measured') servicePeak = Math.max(servicePeak, reported.servicePeakRssBytes);
-    reportRows.push(reported);
+  const ready = rows.filter((row): row is ReadyRow => row.state === 'ready');
+  const rounds = new Map<ReadyRow, Round[]>(ready.map((row) => [row, []]));
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const row of ready) {
+      const measured = await measureRound(row, servers, options);
+      servicePeak = Math.max(servicePeak, measured.servicePeakRssBytes);
+      rounds.get(row)!.push(measured);
+    }
   }
+  const unavailable = pgbenchUnavailable(database.env.DATABASE_URL);
+  const reportRows: ReportRow[] = rows.map((row) =>
+    row.state === 'ready'
+      ? judgeRow(
+          {
+            title: row.title,
+            kind: row.kind,
+            request: { method: row.load.method, url: row.load.url },
+            ceilingName: ceilingName(row.ceiling, unavailable),
+          },
+          rounds.get(row)!,
+        )
+      : row,
+  );
   progress('');
   return {
     date: new Date().toISOString(),
@@ -136,10 +248,12 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
       connections: options.connections,
       warmupSeconds: options.warmupSeconds,
       durationSeconds: options.durationSeconds,
+      rounds: options.rounds,
       smoke: options.smoke,
       database: database.kind,
     },
     rows: reportRows,
+    serviceIdleRssBytes,
     peakRss: judgePeakRss(servicePeak, peakRss(ceiling.pid)),
     serviceLogLines: countLines(`${root}/${logPath}`),
   };

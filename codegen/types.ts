@@ -1471,7 +1471,7 @@ export interface components {
             /** @example TS-316L-2PK */
             sku?: string;
             /** @default 1 */
-            quantity: number;
+            quantity?: number;
         };
         /** @description One code, or a list of codes. Codes match case-insensitively. */
         PromoCodeInput: string | string[];
@@ -3372,7 +3372,7 @@ export interface components {
                 "application/json": components["schemas"]["UcpCheckout"];
             };
         };
-        /** @description A JSON-RPC error with the REST status of the same condition (A.10): `-32001` profile negotiation (400/422/424), `-32000` conflicts, not modifiable, rate limit, in flight, unavailable (409/429/503), `-32602` invalid arguments (400); `data` carries UCP's `{code, content, path, continue_url}`. Transport refusals as on the other MCP servers. */
+        /** @description A JSON-RPC error with the REST status of the same condition (A.10): `-32001` profile negotiation (400/422/424), `-32000` conflicts, not modifiable, rate limit, in flight, unavailable (409/429/503), `-32602` invalid arguments (400), `-32600` not a JSON-RPC 2.0 request (400), `-32603` an unexpected failure (500); `data` carries UCP's `{code, content, path, continue_url}`. Transport refusals as on the other MCP servers. */
         UcpMcpError: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -5283,7 +5283,7 @@ export interface operations {
             422: components["responses"]["UcpMcpError"];
             424: components["responses"]["UcpMcpError"];
             429: components["responses"]["McpRateLimited"];
-            500: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpMcpError"];
             503: components["responses"]["UcpMcpError"];
         };
     };

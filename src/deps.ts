@@ -20,7 +20,10 @@ export interface Deps {
   deprecations: Deprecation[];
   /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */
   lifecycle: Lifecycle;
-  /** Serialized catalogue reads, 60 s (src/http/caching.ts). */
+  /**
+   * The one cache of read responses: operations the contract marks `x-cacheable`, 60 s (src/http/caching.ts).
+   * A per-process optimisation: nothing depends on it being there or shared.
+   */
   readCache: ReadCache;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;

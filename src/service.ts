@@ -9,7 +9,7 @@ import { createHandlers } from './handlers/index.js';
 import { loadDocument } from './document.js';
 import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
-import { createReadCache } from './http/caching.js';
+import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { mcpRoutes } from './mcp/index.js';
 import { protocolRoutes } from './http/protocols.js';
@@ -105,7 +105,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopSweeps = startRetentionSweeps(deps);
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
-  const contract = await createContract({ document, handlers: createHandlers(deps), ...agentAuthentication(deps) });
+  const handlers = cacheRepresentations(createHandlers(deps), cacheableOperations(document), deps.readCache);
+  const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
   const app = createApp({
@@ -121,7 +122,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
       },
       redis,
     ),
-    readCache: deps.readCache,
     mcp: mcpRoutes(deps),
     protocols: protocolRoutes(deps),
   });

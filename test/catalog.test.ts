@@ -261,7 +261,10 @@ describe('caching', () => {
 
   it('serves repeated reads from the in-process cache without touching the database', async () => {
     let queries = 0;
-    const count = () => queries++;
+    // Only catalogue queries: the instance's background work (webhook delivery, retention) queries on its own clock.
+    const count = ({ sql }: { sql: string }) => {
+      if (/"(products|variants|regions)"/.test(sql)) queries++;
+    };
     api.service.deps.db.on('query', count);
     try {
       await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
@@ -274,6 +277,22 @@ describe('caching', () => {
       expect(queries).toBe(afterFirst);
     } finally {
       api.service.deps.db.off('query', count);
+    }
+  });
+
+  it('keeps one cache: once it is cleared, a read shows what the database holds now', async () => {
+    const path = `/api/store/products?handle=tongue-scraper-2-pack&fields=${encodeURIComponent(STOCK)}`;
+    const stock = async () => (await json(path)).body.products[0].variants[0].inventory_quantity as number;
+    const variants = () => api.service.deps.db('variants').where({ id: 'variant_01tongue2pack' });
+    const before = await stock();
+    await variants().update({ inventory_quantity: before - 7 });
+    try {
+      expect(await stock()).toBe(before); // the representation, up to 60 s old
+      api.service.deps.readCache.clear();
+      expect(await stock()).toBe(before - 7); // no query result kept behind it
+    } finally {
+      await variants().update({ inventory_quantity: before });
+      api.service.deps.readCache.clear();
     }
   });
 

@@ -169,13 +169,15 @@ describe('creating a session', () => {
   });
 
   it('charges and reserves nothing: stock is unchanged', async () => {
-    // Read from the database: an API read could be answered from the 60 s caches and hide a change.
-    const stock = async () =>
-      (
-        (await api.service.deps.db('variants').where({ id: TRAVEL }).first('inventory_quantity')) as {
-          inventory_quantity: number;
-        }
-      ).inventory_quantity;
+    // Each read starts from an empty read cache, so it shows the stock the database holds now.
+    const stock = async () => {
+      api.service.deps.readCache.clear();
+      const { data } = await api.client.GET('/api/store/products', {
+        params: { query: { fields: '+variants.inventory_quantity' } },
+      });
+      const variants = data!.products.flatMap((product) => product.variants ?? []);
+      return variants.find((variant) => variant.id === TRAVEL)!.inventory_quantity;
+    };
     const before = await stock();
     await create({ items: [{ id: TRAVEL, quantity: 5 }] });
     expect(await stock()).toBe(before);

@@ -18,6 +18,16 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 
 export type Db = Knex;
 
+/**
+ * Runs a hot statement as a named prepared statement on PostgreSQL: parsed and planned once per pooled connection
+ * instead of on every call (node-postgres sends the name; PGlite ignores it and runs the same SQL). The statement's
+ * text must never depend on its arguments (node-postgres rejects a name that comes back with other text): lists travel
+ * as one array parameter, `= any(?)`, never as `in (?, ?, …)`.
+ */
+export function asPrepared<Query extends Knex.QueryBuilder | Knex.Raw>(name: string, query: Query): Query {
+  return query.options({ name }) as Query;
+}
+
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   pgliteDir: string;

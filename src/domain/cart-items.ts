@@ -1,18 +1,13 @@
 // Resolves the items of a checkout request to variants and cart lines. Pure: the caller loads the candidate
 // variants (src/db/repositories/catalog.ts findPurchasableVariants) and passes them in.
+import type { components } from '../../codegen/types.js';
 import type { PurchasableVariantRow } from '../db/repositories/catalog.js';
 import { BadRequest, type BadRequestReason } from './errors.js';
 
 export const MAX_QUANTITY = 100;
 const IDENTIFIERS = ['id', 'variant_id', 'handle', 'sku'] as const;
 
-export interface ItemInput {
-  id?: string;
-  variant_id?: string;
-  handle?: string;
-  sku?: string;
-  quantity?: number;
-}
+type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
 
 export type ItemReference =
   | { kind: 'variant_id'; value: string; param: string }
@@ -53,7 +48,7 @@ function invalidItem(
 }
 
 /** `id` is a variant id when it starts with `variant_`, a product handle otherwise; aliases name their kind. */
-export function referenceOf(item: ItemInput, at: ItemPath): ItemReference {
+export function referenceOf(item: CheckoutItemInput, at: ItemPath): ItemReference {
   const given = IDENTIFIERS.filter((name) => item[name] !== undefined);
   if (given.length === 0) {
     throw invalidItem(
@@ -83,7 +78,11 @@ function matchesReference(variant: PurchasableVariantRow, ref: ItemReference): b
 }
 
 /** The one variant the item names among the candidates (see findPurchasableVariants). */
-export function variantOf(item: ItemInput, at: ItemPath, candidates: PurchasableVariantRow[]): PurchasableVariantRow {
+export function variantOf(
+  item: CheckoutItemInput,
+  at: ItemPath,
+  candidates: PurchasableVariantRow[],
+): PurchasableVariantRow {
   const ref = referenceOf(item, at);
   const matches = candidates.filter((variant) => matchesReference(variant, ref));
   if (matches.length === 0) {
@@ -138,7 +137,7 @@ export function checkAvailable(line: RequestedLine, currencyCode: string): void 
 
 /** One line per variant (the same variant twice merges, quantities summed), in first-mention order. */
 export function resolveLines(
-  items: ItemInput[],
+  items: CheckoutItemInput[],
   candidates: PurchasableVariantRow[],
   currencyCode: string,
 ): RequestedLine[] {

@@ -1,34 +1,40 @@
 // Caching of read responses. At the edge: `Cache-Control: public, max-age=60`, a weak ETag, 304 on a matching
-// If-None-Match. In the process: the serialized representation of each read (60 s, bounded), so repeated reads
-// touch neither the database nor the serializer, and are still served while the database is briefly away.
+// If-None-Match. In the process: one representation cache (deps.readCache) holds the serialized answer of each
+// operation the contract marks `x-cacheable`, keyed by the request's exact path and query, so a repeated read touches
+// neither the database nor the serializer and is still served while the database is briefly away. Nothing else is
+// cached: services always query the database, so a representation is never older than its entry's lifetime.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { Document } from 'openapi-backend';
 import type { AppContext, AppMiddleware } from './context.js';
+import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
+/** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
 const READ_CACHE_TTL_MS = 60_000;
 const READ_CACHE_MAX_ENTRIES = 1_000;
+/** The operation object's extension that allows its responses in the process cache (openapi/paths/). */
+const CACHEABLE = 'x-cacheable';
 
 export interface Representation {
-  payload: string;
+  payload: Buffer;
   etag: string;
   contentType: string;
 }
 
-export type ReadCache = LRUCache<string, Representation, () => Promise<unknown>>;
-
-function weakEtag(payload: string): string {
+function weakEtag(payload: Buffer): string {
   return `W/"${createHash('sha1').update(payload).digest('base64url').slice(0, 27)}"`;
 }
 
-function matches(ifNoneMatch: string, etag: string): boolean {
+/** Whether an If-None-Match value names this ETag (weak comparison, RFC 9110 section 13.1.2). */
+export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   const opaque = etag.replace(/^W\//, '');
   return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
 }
 
 export function representationOf(body: unknown, contentType = 'application/json; charset=utf-8'): Representation {
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  const payload = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   return { payload, etag: weakEtag(payload), contentType };
 }
 
@@ -37,7 +43,7 @@ export function sendRepresentation(ctx: AppContext, representation: Representati
   ctx.set('Cache-Control', PUBLIC_CACHE_CONTROL);
   ctx.set('ETag', representation.etag);
   const ifNoneMatch = ctx.get('If-None-Match');
-  if (ifNoneMatch && matches(ifNoneMatch, representation.etag)) {
+  if (ifNoneMatch && matchesEtag(ifNoneMatch, representation.etag)) {
     ctx.status = 304;
     return;
   }
@@ -50,36 +56,119 @@ export function sendCacheable(ctx: AppContext, body: unknown, contentType?: stri
   sendRepresentation(ctx, representationOf(body, contentType));
 }
 
+/** A representation in the process cache, with the operation that answered it. */
+export interface CachedRepresentation extends Representation {
+  operationId: string;
+}
+
+type Load = () => Promise<CachedRepresentation>;
+
+/** The process's one cache of read responses, keyed by the request's path and query exactly as sent (`ctx.url`). */
+export interface ReadCache {
+  /** The entry for this path and query, if one was stored in the last 60 s. */
+  get(url: string): CachedRepresentation | undefined;
+  /** The entry, or what `load` builds (concurrent misses share one load; failures are not kept). */
+  fetch(url: string, load: Load): Promise<CachedRepresentation>;
+  /** Forgets every entry (tests that must read what the database holds now). */
+  clear(): void;
+}
+
 export function createReadCache(): ReadCache {
-  return new LRUCache<string, Representation, () => Promise<unknown>>({
+  const cache = new LRUCache<string, CachedRepresentation, Load>({
     max: READ_CACHE_MAX_ENTRIES,
     ttl: READ_CACHE_TTL_MS,
-    // Concurrent misses for one key share a single load; failures are not cached.
-    fetchMethod: async (_key, _stale, { context: load }) => representationOf(await load()),
+    fetchMethod: async (_url, _stale, { options, context: load }) => {
+      const started = Date.now();
+      const representation = await load();
+      // The 60 s count from before the query: a representation is never served more than 60 s after what it shows.
+      options.ttl = Math.max(1, READ_CACHE_TTL_MS - (Date.now() - started));
+      return representation;
+    },
   });
+  return {
+    get: (url) => cache.get(url),
+    fetch: async (url, load) => (await cache.fetch(url, { context: load }))!,
+    clear: () => cache.clear(),
+  };
 }
 
-function readCacheKey(ctx: AppContext): string {
-  return `${ctx.path}?${ctx.querystring}`;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+interface OperationObject {
+  operationId?: string;
+  security?: Array<Record<string, string[]>>;
+  [CACHEABLE]?: boolean;
 }
 
-/** Serves a read from the in-process cache (keyed by path and query), loading it on a miss. */
-export async function sendCachedRead(ctx: AppContext, cache: ReadCache, load: () => Promise<unknown>): Promise<void> {
-  const representation = await cache.fetch(readCacheKey(ctx), { context: load });
-  sendRepresentation(ctx, representation!);
+export interface CacheableOperation {
+  operationId: string;
+  method: string;
+  /** The path template, e.g. /api/store/products/{id}. */
+  path: string;
 }
 
 /**
- * Answers a GET whose exact path and query produced a cached representation in the last 60 s, before routing: that
- * request was already validated and answered, so it is answered again like an edge cache would. Everything before
- * this middleware (rate limits, CORS, retirement notices) still applies.
+ * The operations the contract marks `x-cacheable`. One that is not a GET, or that may be called with credentials
+ * (any security requirement that is not empty), stops the start: its answers could differ per caller, and a cached
+ * one would be served to the next.
  */
-export function serveCachedReads(cache: ReadCache): AppMiddleware {
-  return async (ctx, next) => {
-    const hit = ctx.method === 'GET' || ctx.method === 'HEAD' ? cache.get(readCacheKey(ctx)) : undefined;
-    if (hit) return sendRepresentation(ctx, hit);
-    await next();
+export function cacheableOperations(document: Document): CacheableOperation[] {
+  const cacheable: CacheableOperation[] = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = (item as Record<string, OperationObject | undefined>)[method];
+      if (!operation?.[CACHEABLE]) continue;
+      const name = `${method.toUpperCase()} ${path} (${operation.operationId})`;
+      if (method !== 'get') throw new Error(`${name} is marked ${CACHEABLE}, but only GET operations may be cached`);
+      const security = operation.security ?? document.security ?? [];
+      if (security.some((requirement) => Object.keys(requirement).length > 0)) {
+        throw new Error(`${name} is marked ${CACHEABLE} but accepts credentials: its answers must never be cached`);
+      }
+      cacheable.push({ operationId: operation.operationId!, method: 'GET', path });
+    }
+  }
+  return cacheable;
+}
+
+/** The 200 a cacheable handler left on the context, as a representation. */
+function answered(ctx: AppContext, operationId: string): CachedRepresentation {
+  if (ctx.status !== 200 || ctx.body === undefined || ctx.body === null) {
+    throw new Error(`${operationId} is cacheable but answered ${ctx.status} without throwing`);
+  }
+  const contentType = ctx.response.get('Content-Type') || undefined;
+  return { ...representationOf(ctx.body, contentType), operationId };
+}
+
+function cachedOperation(
+  operationId: string,
+  handler: ContractHandler,
+  cache: ReadCache,
+): (...args: Parameters<ContractHandler>) => Promise<void> {
+  return async (input, ctx) => {
+    const representation = await cache.fetch(ctx.url, async () => {
+      answer(ctx, await handler(input, ctx));
+      return answered(ctx, operationId);
+    });
+    sendRepresentation(ctx, representation);
   };
+}
+
+/**
+ * The handlers with every operation the contract marks cacheable answered from the read cache (the handler runs on a
+ * miss; its 200 body is stored). No other operation can reach the cache.
+ */
+export function cacheRepresentations(
+  handlers: OperationHandlers,
+  operations: CacheableOperation[],
+  cache: ReadCache,
+): OperationHandlers {
+  const wrapped: OperationHandlers = { ...handlers };
+  for (const { operationId } of operations) {
+    const id = operationId as keyof OperationHandlers;
+    if (!handlers[id]) throw new Error(`${operationId} is marked ${CACHEABLE} but has no handler`);
+    wrapped[id] = cachedOperation(operationId, handlers[id], cache);
+  }
+  return wrapped;
 }
 
 /** Everything not explicitly cacheable is `no-store`: checkout, OAuth, agent and error responses are never cached. */

@@ -28,8 +28,38 @@ import { firstProblem, type ValidationProblem } from './validation-errors.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
 export type OperationId = Exclude<keyof operations, McpOperationId | ProtocolOperationId>;
-export type OperationHandler = (c: Context, ctx: AppContext) => Promise<void> | void;
-export type OperationHandlers = Record<OperationId, OperationHandler>;
+
+type Parameters<Id extends OperationId> = operations[Id]['parameters'];
+/** What codegen declares, or `Absent` where it declares nothing (`never`). */
+type Declared<T, Absent> = [NonNullable<T>] extends [never] ? Absent : NonNullable<T>;
+type ContentOf<Message> = Message extends { content: infer Content } ? Content[keyof Content] : null;
+type Responses<Id extends OperationId> = operations[Id]['responses'];
+type SuccessStatus<Id extends OperationId> = Extract<keyof Responses<Id>, 200 | 201 | 202 | 204>;
+
+/** An operation's request as the contract validated it: path and query parameters (coerced to their types) and body. */
+export type OperationInput<Id extends OperationId> = Id extends OperationId
+  ? {
+      path: Declared<Parameters<Id>['path'], Record<string, never>>;
+      query: Declared<Parameters<Id>['query'], Record<string, never>>;
+      /** Absent for an operation that takes none (a body sent to it is ignored). */
+      body: Declared<ContentOf<NonNullable<operations[Id]['requestBody']>>, undefined>;
+    }
+  : never;
+
+/** A documented success status of the operation and its body (`null` for one without content). */
+export type OperationReply<Id extends OperationId> = {
+  [Status in SuccessStatus<Id>]: { status: Status; body: ContentOf<Responses<Id>[Status]> };
+}[SuccessStatus<Id>];
+
+/**
+ * Answers with a reply, or returns nothing when it wrote the response itself (a cacheable representation, a page, a
+ * redirect) or when it can only fail.
+ */
+export type OperationHandler<Id extends OperationId> = Id extends OperationId
+  ? (input: OperationInput<Id>, ctx: AppContext) => Promise<OperationReply<Id> | void> | OperationReply<Id> | void
+  : never;
+
+export type OperationHandlers = { [Id in OperationId]: OperationHandler<Id> };
 export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => unknown>;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -77,6 +107,34 @@ function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
   }
 }
 
+type Reply = { status: number; body: unknown } | void;
+
+/** Any operation's handler, as the dispatcher calls it with the input the contract has validated. */
+export type ContractHandler = (input: { path: any; query: any; body: any }, ctx: AppContext) => Promise<Reply> | Reply;
+
+/** Sends a handler's reply (one that returned none has answered already). */
+export function answer(ctx: AppContext, reply: Reply): void {
+  if (!reply) return;
+  // Body first: Koa turns a null body into a 204 unless the status is set after it.
+  ctx.body = reply.body;
+  ctx.status = reply.status;
+}
+
+function contractHandlers(handlers: OperationHandlers): Record<string, Handler> {
+  return Object.fromEntries(
+    Object.entries<ContractHandler>(handlers).map(([operationId, handle]) => [
+      operationId,
+      async (c: Context, ctx: AppContext) => {
+        const { params, query, requestBody } = c.request;
+        answer(
+          ctx,
+          await handle({ path: params, query, body: c.operation.requestBody ? requestBody : undefined }, ctx),
+        );
+      },
+    ]),
+  );
+}
+
 export interface ContractOptions {
   document: Document;
   handlers: OperationHandlers;
@@ -98,7 +156,7 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
     },
     securityHandlers: options.securityHandlers ?? {},
     handlers: {
-      ...(options.handlers as Record<string, Handler>),
+      ...contractHandlers(options.handlers),
       notFound: (_c: Context, ctx: AppContext) => {
         throw new UnknownEndpoint(ctx.method, ctx.path);
       },

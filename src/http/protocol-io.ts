@@ -40,7 +40,7 @@ export function matchProtocolRoute<Op extends string>(
   path: string,
 ): RouteMatch<Op> {
   const normalised = path.length > 1 ? path.replace(/\/$/, '') : path;
-  const route = isDecodable(normalised) ? routes.find(({ pattern }) => pattern.test(normalised)) : undefined;
+  const route = routes.find(({ pattern }) => pattern.test(normalised));
   if (!route) throw new UnknownEndpoint(method, path);
   const op = route.methods[method === 'HEAD' ? 'GET' : method];
   if (!op)
@@ -50,7 +50,8 @@ export function matchProtocolRoute<Op extends string>(
       Object.keys(route.methods).flatMap((allowed) => (allowed === 'GET' ? ['GET', 'HEAD'] : [allowed])),
     );
   const id = route.pattern.exec(normalised)?.[1];
-  return { op, ...(id === undefined ? {} : { id: decodeURIComponent(id) }) };
+  // An id that is not valid percent-encoding names no session: it is looked up as sent, and not found.
+  return { op, ...(id === undefined ? {} : { id: isDecodable(id) ? decodeURIComponent(id) : id }) };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

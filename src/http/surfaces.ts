@@ -8,7 +8,6 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
-import { serveCachedReads, type ReadCache } from './caching.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
@@ -54,7 +53,6 @@ export interface SurfaceParts {
   limiter: RateLimiter;
   /** Registrations per address. */
   registrationLimiter: RateLimiter;
-  readCache: ReadCache;
   /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
   mcp: AppMiddleware;
   /** The protocol bindings; one that is switched off passes its paths on to the reads surface (a 404). */
@@ -67,7 +65,6 @@ function pipelines({
   contract,
   limiter,
   registrationLimiter,
-  readCache,
   mcp,
   protocols,
 }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
@@ -77,7 +74,7 @@ function pipelines({
   // CORS comes before the limiter, so that a browser can read even a 429 (and its Retry-After).
   const cors = publicCors();
   return {
-    reads: [cors, byAddress, notices, serveCachedReads(readCache), operation],
+    reads: [cors, byAddress, notices, operation],
     checkout: [cors, byAddress, notices, checkoutVersioning(), parseBodies(), operation],
     // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
     agent: [resolveBearer(deps), limitByAddressAndClient(limiter), notices, parseBodies(), operation],

@@ -5,6 +5,7 @@
 import type { CallToolResult, Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { DomainError, NotFound } from '../domain/errors.js';
+import { unstorableTextAt } from '../domain/text.js';
 import type { Logger } from '../log.js';
 import { argumentChecker, type ObjectSchema } from './schemas.js';
 
@@ -70,19 +71,12 @@ function invalidArgument(argument: string, message: string): CallToolResult {
   return { isError: true, content: [text(`Argument ${argument}: ${message}`)] };
 }
 
-/**
- * Where in the arguments a string holds a NUL character, as an argument path (`items[0].sku`). PostgreSQL text cannot
- * hold one: such a value must be refused before any query is built from it, whatever the contract's pattern allows.
- */
-function nulCharacterAt(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) return value.map((item, index) => nulCharacterAt(item, `${path}[${index}]`)).find(Boolean);
-  if (value !== null && typeof value === 'object') {
-    return Object.entries(value)
-      .map(([key, item]) => nulCharacterAt(item, path ? `${path}.${key}` : key))
-      .find(Boolean);
-  }
-  return undefined;
+/** An argument path (`items[0].sku`) from the segments of unstorableTextAt. */
+function argumentPath(segments: Array<string | number>): string {
+  return segments.reduce<string>(
+    (path, segment) => (typeof segment === 'number' ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment),
+    '',
+  );
 }
 
 /** Compiles a tool's input schema once (with the shared Ajv) and builds its tools/list entry once. */
@@ -95,8 +89,12 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>): Tool {
     listing: { name, title, description, annotations, inputSchema, outputSchema } as ToolListing,
     async call(args, log) {
       const given = args ?? {};
-      const nul = nulCharacterAt(given, '');
-      if (nul) return invalidArgument(nul, 'must not contain the NUL character (U+0000). Remove it and call again.');
+      const unstorable = unstorableTextAt(given);
+      if (unstorable)
+        return invalidArgument(
+          argumentPath(unstorable),
+          'must not contain a NUL character (U+0000) or an unpaired surrogate. Remove it and call again.',
+        );
       const checked = check(given);
       if (!checked.ok)
         return { isError: true, content: [text(`Invalid arguments: ${checked.message} Fix it and call again.`)] };

@@ -4,13 +4,14 @@
 // runs exactly what the REST binding runs (the same executor), so structuredContent is the REST body.
 import type { Deps } from '../deps.js';
 import type { AppContext } from '../http/context.js';
-import { isUuid, ProtocolError, rateLimit } from '../http/protocol-io.js';
+import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
 import type { UcpOperation } from '../handlers/ucp/checkout.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import { jsonPath } from '../domain/protocol-session.js';
-import { NEGOTIATED_PROTOCOL_VERSION } from './rpc.js';
+import { unstorableTextAt } from '../domain/text.js';
+import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION } from './rpc.js';
 import { ACCEPTED_PROTOCOL_VERSIONS, admit, readMessage } from './transport.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
@@ -161,6 +162,14 @@ interface ToolArguments {
 
 /** The arguments' own checks: the schema, a UUID key, no checkout id on update, and no header key that disagrees. */
 function checkedArguments(ctx: AppContext, name: string, tool: ToolDefinition, args: unknown): ToolArguments {
+  const unstorable = unstorableTextAt(args);
+  if (unstorable) {
+    const path = jsonPath(unstorable);
+    throw invalidParams(
+      `Invalid arguments: ${path} must not contain a NUL character (U+0000) or an unpaired surrogate.`,
+      path,
+    );
+  }
   const error = firstSchemaError(schemaByRef(`ucp-mcp:${name}`, tool.inputSchema), args ?? {});
   if (error) {
     const segments = error.instancePath.split('/').slice(1);
@@ -203,13 +212,17 @@ async function callTool(
   try {
     answer = await execute({ profileUrl, op: tool.op, id: args.id, body: args.checkout, idempotency });
   } catch (error) {
-    if (error instanceof ProtocolError)
-      throw rpcErrorOf(
-        error.status,
-        { code: error.code, content: error.message, ...(error.options.param ? { path: error.options.param } : {}) },
-        error.options.headers?.['Retry-After'],
-      );
-    throw error;
+    // An unexpected failure too is a JSON-RPC error (-32603), never the REST error shape.
+    const failure = protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' });
+    throw rpcErrorOf(
+      failure.status,
+      {
+        code: failure.code,
+        content: failure.message,
+        ...(failure.options.param ? { path: failure.options.param } : {}),
+      },
+      failure.options.headers?.['Retry-After'],
+    );
   }
   const { response } = answer;
   if (response.status >= 300)
@@ -264,13 +277,27 @@ export async function serveUcpMcp(
   if (!(await admittedByRateLimit(ctx, deps))) return;
   if (!admit(ctx, deps)) return;
   const message = (await readMessage(ctx)) as
-    { id?: JsonRpcId; method?: unknown; params?: Record<string, unknown> } | undefined;
+    { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> } | undefined;
   if (!message) return;
+  if (
+    message.jsonrpc !== '2.0' ||
+    typeof message.method !== 'string' ||
+    !(message.id === undefined || typeof message.id === 'string' || Number.isInteger(message.id))
+  ) {
+    return send(ctx, 400, {
+      id: null,
+      error: {
+        code: INVALID_REQUEST,
+        message: 'Invalid request: send jsonrpc "2.0", a string method and, for a request, a string or integer id.',
+      },
+    });
+  }
   if (message.id === undefined) {
-    ctx.status = 202; // a notification: nothing to answer
+    ctx.body = null; // a notification: nothing to answer
+    ctx.status = 202;
     return;
   }
-  const id = message.id;
+  const id = message.id as JsonRpcId;
   try {
     switch (message.method) {
       case 'initialize':

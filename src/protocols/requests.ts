@@ -4,6 +4,7 @@
 // `{item: {id}, quantity}` (the published `Item` has no quantity). Problems come back as RFC 9535 JSONPaths.
 import type { ErrorObject } from 'ajv';
 import { jsonPath } from '../domain/protocol-session.js';
+import { unstorableTextAt } from '../domain/text.js';
 import { ACP_SCHEMA_ID, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
 
 const quantity = { type: 'integer', minimum: 1, maximum: 100 };
@@ -110,6 +111,11 @@ function describe(error: ErrorObject): RequestProblem {
 
 /** The first problem of a request body against the binding's schema, or undefined when it is valid. */
 export function requestProblem(name: RequestSchemaName, body: unknown): RequestProblem | undefined {
+  const unstorable = unstorableTextAt(body);
+  if (unstorable) {
+    const path = jsonPath(unstorable);
+    return { kind: 'invalid', path, message: `${path} must not contain a NUL character (U+0000) or an unpaired surrogate.` };
+  }
   const validate = schemaByRef(`request:${name}`, REQUEST_SCHEMAS[name]);
   const error = firstSchemaError(validate, body);
   // A field the request may not have explains a missing one better (`items` sent for `line_items`).

@@ -7,29 +7,15 @@ import type { Knex } from 'knex';
 import type { components } from '../../codegen/types.js';
 import type { Db } from '../db/knex.js';
 import * as carts from '../db/repositories/carts.js';
-import {
-  BODY_ITEM,
-  checkAvailable,
-  pathUnder,
-  referenceOf,
-  variantOf,
-  type ItemInput,
-  type ItemPath,
-} from '../domain/cart-items.js';
+import { BODY_ITEM, checkAvailable, pathUnder, referenceOf, variantOf, type ItemPath } from '../domain/cart-items.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import {
-  candidateVariants,
-  getCheckoutSession,
-  newCart,
-  presentCart,
-  type CheckoutSession,
-  type CheckoutSessionInput,
-} from './checkout.js';
+import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession } from './checkout.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
+type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
 
 type CartChange = (trx: Knex.Transaction, cart: carts.CartRow, lines: carts.StoredLine[]) => Promise<void>;
 
@@ -91,7 +77,7 @@ function requireLine(cart: carts.CartRow, lines: carts.StoredLine[], lineId: str
 async function variantsInCart(
   trx: Knex.Transaction,
   cart: carts.CartRow,
-  items: Array<{ item: ItemInput; at: ItemPath }>,
+  items: Array<{ item: CheckoutItemInput; at: ItemPath }>,
 ) {
   const region = await resolveRegion(trx, cart.region_id);
   const candidates = await candidateVariants(
@@ -103,7 +89,7 @@ async function variantsInCart(
 }
 
 /** The variant the body of a line-item request names. */
-async function variantOfBody(trx: Knex.Transaction, cart: carts.CartRow, item: ItemInput) {
+async function variantOfBody(trx: Knex.Transaction, cart: carts.CartRow, item: CheckoutItemInput) {
   const { variants, currencyCode } = await variantsInCart(trx, cart, [{ item, at: BODY_ITEM }]);
   return { variant: variants[0]!, currencyCode };
 }
@@ -142,7 +128,11 @@ async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): P
   });
 }
 
-export async function createCart(deps: Deps, clientId: string, input: CheckoutSessionInput): Promise<AgentCart> {
+export async function createCart(
+  deps: Deps,
+  clientId: string,
+  input: components['schemas']['CheckoutSessionCreateRequest'],
+): Promise<AgentCart> {
   const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
   await carts.insertCart(deps.db, cart, lines);
   return present(deps, { ...cart, canceled_at: null, completed_at: null });
@@ -153,7 +143,7 @@ export async function getCart(deps: Deps, clientId: string, id: string): Promise
 }
 
 /** Adds an item; a variant the cart already holds grows its line, and the stock and the limit of 100 apply to the sum. */
-export function addLineItem(deps: Deps, clientId: string, id: string, item: ItemInput): Promise<AgentCart> {
+export function addLineItem(deps: Deps, clientId: string, id: string, item: CheckoutItemInput): Promise<AgentCart> {
   return changeOpenCart(deps, clientId, id, async (trx, cart, lines) => {
     const { variant, currencyCode } = await variantOfBody(trx, cart, item);
     const held = lines.find((line) => line.variant_id === variant.id);

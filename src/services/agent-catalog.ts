@@ -6,7 +6,6 @@ import * as repo from '../db/repositories/agent-catalog.js';
 import type { Db } from '../db/knex.js';
 import { BadRequest, NotFound } from '../domain/errors.js';
 import * as catalog from './catalog.js';
-import { cachedQuery } from './query-cache.js';
 
 type Schemas = components['schemas'];
 
@@ -41,7 +40,7 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
     search.categoryIds = await repo.findCategoryTreeIds(db, query.category);
     if (!search.categoryIds.length) throw unknownFilter('category', query.category, 'GET /agent/categories');
   }
-  return cachedQuery(db, `product-search:${JSON.stringify(search)}`, () => repo.searchProductIds(db, search));
+  return repo.searchProductIds(db, search);
 }
 
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
@@ -53,24 +52,58 @@ async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
   return id;
 }
 
-export async function listProducts(db: Db, query: AgentProductQuery): Promise<Schemas['ProductList']> {
+/** A missing field here means the selection above and the contract's AgentProduct disagree: a bug, never bad input. */
+function lacking(what: string): Error {
+  return new Error(`${what} lacks a field the agent API promises.`);
+}
+
+function agentVariant(variant: Schemas['Variant']): Schemas['AgentVariant'] {
+  const { title, sku, manage_inventory, allow_backorder, inventory_quantity } = variant;
+  if (
+    title === undefined ||
+    sku === undefined ||
+    manage_inventory === undefined ||
+    allow_backorder === undefined ||
+    inventory_quantity === undefined
+  )
+    throw lacking(`Variant ${variant.id}`);
+  return { ...variant, title, sku, manage_inventory, allow_backorder, inventory_quantity };
+}
+
+/** The catalogue's product with PRICES_AND_STOCK selected, checked to carry every field of an AgentProduct. */
+function agentProduct(product: Schemas['Product']): Schemas['AgentProduct'] {
+  const { title, handle, description, material, thumbnail, variants } = product;
+  if (
+    title === undefined ||
+    handle === undefined ||
+    description === undefined ||
+    material === undefined ||
+    thumbnail === undefined ||
+    variants === undefined
+  )
+    throw lacking(`Product ${product.id}`);
+  return { ...product, title, handle, description, material, thumbnail, variants: variants.map(agentVariant) };
+}
+
+export async function listProducts(db: Db, query: AgentProductQuery): Promise<Schemas['AgentProductList']> {
   const ids = await filteredProductIds(db, query);
-  return catalog.listProducts(db, {
+  const list = await catalog.listProducts(db, {
     ids,
     limit: query.limit,
     offset: query.offset,
     regionId: query.regionId,
     fields: PRICES_AND_STOCK,
   });
+  return { ...list, products: list.products.map(agentProduct) };
 }
 
 export async function getProduct(
   db: Db,
   idOrHandle: string,
   regionId: string | undefined,
-): Promise<Schemas['Product']> {
+): Promise<Schemas['AgentProduct']> {
   const id = await requireProductId(db, idOrHandle);
-  return catalog.getProduct(db, id, { regionId, fields: PRICES_AND_STOCK });
+  return agentProduct(await catalog.getProduct(db, id, { regionId, fields: PRICES_AND_STOCK }));
 }
 
 export async function listReviews(db: Db, product: string | undefined): Promise<Schemas['ReviewList']> {

@@ -5,7 +5,6 @@ import type { Db } from '../db/knex.js';
 import { shapeProduct, type Product } from '../domain/catalog.js';
 import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
 import { BadRequest, NotFound } from '../domain/errors.js';
-import { cachedQuery } from './query-cache.js';
 
 type Schemas = components['schemas'];
 
@@ -18,16 +17,13 @@ export interface ProductQuery {
   fields?: string;
 }
 
-/**
- * The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake.
- * Regions (currency, tax rate, shipping terms) change rarely: like every catalogue query, they are kept 60 s.
- */
+/** The region a request prices in: the one named, or the store default; an unknown id is the caller's mistake. */
 export async function resolveRegion(
   db: Db,
   regionId: string | undefined,
   param = 'region_id',
 ): Promise<repo.RegionRow> {
-  const region = await cachedQuery(db, `region:${regionId ?? ''}`, () => repo.findRegion(db, regionId));
+  const region = await repo.findRegion(db, regionId);
   if (!region) {
     throw new BadRequest('invalid_parameter', `Unknown region "${regionId}".`, {
       param,
@@ -65,19 +61,13 @@ export async function listProducts(db: Db, query: ProductQuery): Promise<Schemas
   const selection = parseFieldSelection(query.fields);
   const region = await resolveRegion(db, query.regionId);
   const filter = { handle: query.handle, ids: query.ids };
-  return cachedQuery(
-    db,
-    `products:${JSON.stringify([filter, query.limit, query.offset, region.id, query.fields])}`,
-    async () => {
-      const { rows, count } = await repo.listProductRows(db, filter, query);
-      return {
-        products: await productsWithVariants(db, rows, selection, region),
-        count,
-        offset: query.offset,
-        limit: query.limit,
-      };
-    },
-  );
+  const { rows, count } = await repo.listProductRows(db, filter, query);
+  return {
+    products: await productsWithVariants(db, rows, selection, region),
+    count,
+    offset: query.offset,
+    limit: query.limit,
+  };
 }
 
 export async function getProduct(db: Db, id: string, query: { regionId?: string; fields?: string }): Promise<Product> {
@@ -92,14 +82,12 @@ export async function getProduct(db: Db, id: string, query: { regionId?: string;
 }
 
 export async function listReviews(db: Db, productId: string | undefined): Promise<Schemas['ReviewList']> {
-  return cachedQuery(db, `reviews:${productId ?? ''}`, async () => {
-    const { rows, count, average } = await repo.listReviewRows(db, productId);
-    return { reviews: rows, count, avg_rating: average };
-  });
+  const { rows, count, average } = await repo.listReviewRows(db, productId);
+  return { reviews: rows, count, avg_rating: average };
 }
 
 export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
-  const { regions, countries } = await cachedQuery(db, 'regions', () => repo.listRegionsWithCountries(db));
+  const { regions, countries } = await repo.listRegionsWithCountries(db);
   return {
     regions: regions.map((region) => ({
       id: region.id,
@@ -114,6 +102,6 @@ export async function listRegions(db: Db): Promise<Schemas['RegionList']> {
 
 export async function listCollections(db: Db, handle: string | undefined): Promise<Schemas['CollectionList']> {
   return {
-    collections: await cachedQuery(db, `collections:${handle ?? ''}`, () => repo.listCollectionRows(db, handle)),
+    collections: await repo.listCollectionRows(db, handle),
   };
 }

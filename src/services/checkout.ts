@@ -1,18 +1,12 @@
 // Checkout sessions: create, read (re-priced live), cancel. The REST handlers, the agent API and the MCP checkout
 // server all go through these functions, so every surface quotes the same numbers.
+import type { components } from '../../codegen/types.js';
 import * as carts from '../db/repositories/carts.js';
 import { findOrderBySession, type OrderWithLines } from '../db/repositories/orders.js';
 import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
 import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
-import {
-  itemPath,
-  referenceOf,
-  resolveLines,
-  type ItemInput,
-  type ItemReference,
-  type RequestedLine,
-} from '../domain/cart-items.js';
+import { itemPath, referenceOf, resolveLines, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
 import {
   checkoutUrlFor,
   toCheckoutSession,
@@ -40,7 +34,6 @@ import {
   whileClaimed,
   type IdempotentRequest,
 } from './idempotency.js';
-import { cachedQuery } from './query-cache.js';
 
 export type { CheckoutSession };
 
@@ -53,20 +46,10 @@ const PROMO_ALIASES = [
   'coupon_codes',
 ] as const;
 
-export interface CheckoutSessionInput {
-  items: ItemInput[];
-  promo_codes?: string | string[];
-  promo_code?: string | string[];
-  discount_code?: string | string[];
-  discount_codes?: string | string[];
-  coupon_code?: string | string[];
-  coupon_codes?: string | string[];
-  region_id?: string;
-  buyer?: { email?: string };
-}
+type CreateRequest = components['schemas']['CheckoutSessionCreateRequest'];
 
 /** Every requested code, from `promo_codes` and its aliases, in that order. */
-export function requestedPromoCodes(input: CheckoutSessionInput): string[] {
+export function requestedPromoCodes(input: CreateRequest): string[] {
   return PROMO_ALIASES.flatMap((name) => {
     const value = input[name];
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
@@ -83,7 +66,7 @@ export function candidateVariants(db: Db, refs: ItemReference[], region: RegionR
   return findPurchasableVariants(db, refsByKind(refs), region.id);
 }
 
-async function resolveItems(deps: Deps, items: ItemInput[], region: RegionRow): Promise<RequestedLine[]> {
+async function resolveItems(deps: Deps, items: CreateRequest['items'], region: RegionRow): Promise<RequestedLine[]> {
   const refs = items.map((item, index) => referenceOf(item, itemPath(index)));
   return resolveLines(items, await candidateVariants(deps.db, refs, region), region.currency_code);
 }
@@ -99,7 +82,7 @@ export interface NewCart {
 /** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
 export async function newCart(
   deps: Deps,
-  input: CheckoutSessionInput,
+  input: CreateRequest,
   owner: Pick<carts.CartRow, 'status' | 'client_id'>,
 ): Promise<NewCart> {
   const region = await resolveRegion(deps.db, input.region_id, 'region_id');
@@ -127,11 +110,11 @@ function regionTerms(region: RegionRow) {
   };
 }
 
-/** Promotion definitions are configuration, like regions: kept 60 s (their time windows are still checked per request). */
+/** The promotions the codes name, as stored now (their time windows are checked when pricing). */
 function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
   const canonical = [...new Set(codes.map(canonicalCode))].sort();
   if (canonical.length === 0) return Promise.resolve(new Map());
-  return cachedQuery(db, `promotions:${canonical.join(',')}`, () => findPromotions(db, canonical));
+  return findPromotions(db, canonical);
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
@@ -157,7 +140,7 @@ function priceWithPromotions(
 }
 
 /** A new session priced and ready to store: its cart, its lines, and the session as the API shows it. */
-async function prepareSession(deps: Deps, input: CheckoutSessionInput) {
+async function prepareSession(deps: Deps, input: CreateRequest) {
   const status = 'ready_for_payment' as const;
   // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
   const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
@@ -188,7 +171,7 @@ async function prepareSession(deps: Deps, input: CheckoutSessionInput) {
   return { cart, lines: newLines, session };
 }
 
-export async function createCheckoutSession(deps: Deps, input: CheckoutSessionInput): Promise<CheckoutSession> {
+export async function createCheckoutSession(deps: Deps, input: CreateRequest): Promise<CheckoutSession> {
   const { cart, lines, session } = await prepareSession(deps, input);
   await carts.insertCart(deps.db, cart, lines);
   return session;
@@ -197,8 +180,8 @@ export async function createCheckoutSession(deps: Deps, input: CheckoutSessionIn
 /** Every surface shares one key space: a key used over REST replays over MCP, and the other way round. */
 const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
 
+/** Answered 201, first and on every replay. */
 export interface IdempotentCreation {
-  status: number;
   session: CheckoutSession;
   /** The API version the answer was first given under (a replay keeps it). */
   apiVersion: string;
@@ -207,11 +190,11 @@ export interface IdempotentCreation {
 
 /**
  * Creates a session exactly once per Idempotency-Key: the first request stores the session and its answer in one
- * statement; a replay answers the stored status, body and API version; a failure frees the key (never replayed).
+ * statement; a replay answers the stored session and API version; a failure frees the key (never replayed).
  */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
-  input: CheckoutSessionInput,
+  input: CreateRequest,
   key: string,
   apiVersion: string,
 ): Promise<IdempotentCreation> {
@@ -219,7 +202,6 @@ export async function createCheckoutSessionIdempotently(
   const claim = await claimIdempotencyKey(deps, request);
   if (claim.kind === 'replay')
     return {
-      status: claim.result.status,
       session: claim.result.body as CheckoutSession,
       apiVersion: claim.result.apiVersion,
       replayed: true,
@@ -235,7 +217,7 @@ export async function createCheckoutSessionIdempotently(
       );
       return created;
     });
-    return { status: 201, session, apiVersion, replayed: false };
+    return { session, apiVersion, replayed: false };
   } catch (error) {
     await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) =>
       deps.log.warn({ err: releaseError }, 'could not release idempotency key'),

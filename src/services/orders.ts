@@ -67,7 +67,7 @@ async function quoteFor(deps: Deps, report: PaymentReport): Promise<Quote> {
 }
 
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
-  // Priced before the transaction: pricing reads through the pool and caches, and a transaction must not wait on a
+  // Priced before the transaction: pricing reads through the pool, and a transaction must not wait on a
   // second connection. A session's lines never change once it is a session, so nothing can slip in between.
   const quote = await quoteFor(deps, report);
   const at = new Date(deps.now());

@@ -2,6 +2,7 @@
 // a cart in `ready_for_payment`, `canceled` or `completed`), read, created and changed here, priced by the checkout
 // module. Every function takes the `db` to work in: the bindings run each change in one transaction with the write
 // that records its answer under the request's idempotency key.
+import { isStorableText } from '../domain/text.js';
 import {
   listRegionsWithCountries,
   findPurchasableVariants,
@@ -17,7 +18,6 @@ import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../d
 import type { Deps } from '../deps.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
 import { findOrderBySession } from '../db/repositories/orders.js';
-import { cachedQuery } from './query-cache.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -101,18 +101,18 @@ export async function resolveProtocolLines(
 
 /** The region serving an ISO 3166-1 alpha-2 country (case-insensitive), if any. */
 export async function regionForCountry(db: Db, country: string): Promise<string | undefined> {
-  const { countries } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { countries } = await listRegionsWithCountries(db);
   return countries.find((row) => row.iso_2.toLowerCase() === country.toLowerCase())?.region_id;
 }
 
 /** The region whose currency this is (each currency has exactly one region). */
 export async function regionForCurrency(db: Db, currency: string): Promise<string | undefined> {
-  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { regions } = await listRegionsWithCountries(db);
   return regions.find((region) => region.currency_code === currency.toLowerCase())?.id;
 }
 
 export async function supportedCurrencies(db: Db): Promise<string[]> {
-  const { regions } = await cachedQuery(db, 'regions-with-countries', () => listRegionsWithCountries(db));
+  const { regions } = await listRegionsWithCountries(db);
   return regions.map((region) => region.currency_code);
 }
 
@@ -133,6 +133,7 @@ function buyerOf(cart: carts.CartRow): BuyerDetails | null {
 
 /** A stored session in the protocols' terms, priced now, or once paid as its order was charged; undefined for an unknown id or an agent's open cart. */
 export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promise<ProtocolSession | undefined> {
+  if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
   const { cart, lines: allLines } = found;
@@ -226,6 +227,7 @@ async function lockSession(
   db: Db,
   id: string,
 ): Promise<{ cart: carts.CartRow; session: ProtocolSession } | undefined> {
+  if (!isStorableText(id)) return undefined;
   const cart = await carts.findCartForUpdate(db, id);
   if (!cart || cart.status === 'open') return undefined;
   return { cart, session: (await loadProtocolSession(deps, db, id))! };

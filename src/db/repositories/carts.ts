@@ -1,6 +1,7 @@
 // Carts and their line items (a checkout session is a cart).
-import type { Db } from '../knex.js';
-import { completeRecordStatement, type KeyAnswer } from './idempotency.js';
+import type { Knex } from 'knex';
+import { asPrepared, type Db } from '../knex.js';
+import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
 
 /**
  * `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final;
@@ -45,19 +46,38 @@ export interface NewLine {
 }
 
 /** jsonb columns are written as JSON text: the driver would send an array as a PostgreSQL array. */
+function jsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
 function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
-  const json = (value: unknown) => (value === undefined || value === null ? value : JSON.stringify(value));
   return {
     ...row,
-    ...('buyer_details' in row ? { buyer_details: json(row.buyer_details) } : {}),
-    ...('fulfillment_details' in row ? { fulfillment_details: json(row.fulfillment_details) } : {}),
+    ...('buyer_details' in row ? { buyer_details: jsonText(row.buyer_details) } : {}),
+    ...('fulfillment_details' in row ? { fulfillment_details: jsonText(row.fulfillment_details) } : {}),
   };
 }
 
+/** A new cart and its lines, as data-modifying CTEs: they commit or fail together, in one round trip. */
+const NEW_CART_AND_LINES = `with new_cart as (
+  insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
+                     buyer_details, fulfillment_details)
+  values (?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb)
+), new_lines as (
+  insert into cart_line_items (id, cart_id, variant_id, quantity, position)
+  select line.id, ?, line.variant_id, line.quantity, line.position - 1
+  from unnest(?::text[], ?::text[], ?::int[]) with ordinality as line (id, variant_id, quantity, position)
+)`;
+
+/** The same, completing the key's in-flight record with its answer in the same statement. */
+const NEW_CART_AND_LINES_ANSWERING_KEY = `${NEW_CART_AND_LINES}, key_answer as (
+  ${COMPLETE_RECORD}
+)`;
+
 /**
- * Stores a cart and its lines in a single statement (data-modifying CTEs commit or fail together, in one round trip
- * instead of a transaction's four or five). Under an Idempotency-Key, the same statement completes the key's record
- * with its `answer`, so a stored answer always describes a stored cart.
+ * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
+ * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
+ * the same statement completes the key's record with its `answer`, so a stored answer always describes a stored cart.
  */
 export async function insertCart(
   db: Db,
@@ -65,14 +85,32 @@ export async function insertCart(
   lines: NewLine[],
   answer?: KeyAnswer,
 ): Promise<void> {
-  let statement = db.queryBuilder().with('new_cart', db('carts').insert(withJsonColumns(cart)));
-  if (lines.length)
-    statement = statement.with(
-      'new_lines',
-      db('cart_line_items').insert(lines.map((line, position) => ({ ...line, cart_id: cart.id, position }))),
-    );
-  if (answer) statement = statement.with('key_answer', completeRecordStatement(db, answer));
-  await statement.select(db.raw('1 as stored'));
+  const bindings: Knex.RawBinding[] = [
+    cart.id,
+    cart.region_id,
+    cart.status,
+    cart.buyer_email,
+    cart.promo_codes,
+    cart.client_id,
+    cart.created_at,
+    cart.updated_at,
+    jsonText(cart.buyer_details),
+    jsonText(cart.fulfillment_details),
+    cart.id,
+    lines.map((line) => line.id),
+    lines.map((line) => line.variant_id),
+    lines.map((line) => line.quantity),
+  ];
+  const statement = answer
+    ? asPrepared(
+        'insert_cart_answering_key',
+        db.raw(`${NEW_CART_AND_LINES_ANSWERING_KEY} select 1 as stored`, [
+          ...bindings,
+          ...completeRecordBindings(answer),
+        ]),
+      )
+    : asPrepared('insert_cart', db.raw(`${NEW_CART_AND_LINES} select 1 as stored`, bindings));
+  await statement;
 }
 
 export async function findCart(db: Db, id: string): Promise<CartRow | undefined> {
@@ -99,7 +137,29 @@ export async function findCartWithLines(
   db: Db,
   id: string,
 ): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
-  const rows = await db('carts as c')
+  const rows = await asPrepared('cart_with_lines', sessionWithLinesQuery(db, id));
+  const [first] = rows;
+  if (!first) return undefined;
+  const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
+  const lines = rows
+    .filter((row) => row.line_id !== null)
+    .map((row): CartLineRow => ({
+      id: row.line_id,
+      variant_id: row.variant_id,
+      quantity: row.quantity,
+      title: row.title,
+      product_title: row.product_title,
+      price_amount: row.price_amount,
+      product_id: row.product_id,
+      sku: row.sku,
+      thumbnail: row.thumbnail,
+    }));
+  return { cart, lines };
+}
+
+/** The one statement that reads a session (exported so the benchmark can replay it with pgbench as its ceiling). */
+export function sessionWithLinesQuery(db: Db, id: string) {
+  return db('carts as c')
     .leftJoin('cart_line_items as l', 'l.cart_id', 'c.id')
     .leftJoin('variants as v', 'v.id', 'l.variant_id')
     .leftJoin('products as p', 'p.id', 'v.product_id')
@@ -120,23 +180,6 @@ export async function findCartWithLines(
       },
       { product_id: 'v.product_id', sku: 'v.sku', thumbnail: 'p.thumbnail' },
     );
-  const [first] = rows;
-  if (!first) return undefined;
-  const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
-  const lines = rows
-    .filter((row) => row.line_id !== null)
-    .map((row): CartLineRow => ({
-      id: row.line_id,
-      variant_id: row.variant_id,
-      quantity: row.quantity,
-      title: row.title,
-      product_title: row.product_title,
-      price_amount: row.price_amount,
-      product_id: row.product_id,
-      sku: row.sku,
-      thumbnail: row.thumbnail,
-    }));
-  return { cart, lines };
 }
 
 export async function listCartLines(db: Db, cart: Pick<CartRow, 'id'>): Promise<CartLineRow[]> {

@@ -1,6 +1,6 @@
 // Catalogue queries. Rows come back in storage terms (minor units); src/domain/catalog.ts shapes them for the API.
 import type { components } from '../../../codegen/types.js';
-import type { Db } from '../knex.js';
+import { asPrepared, type Db } from '../knex.js';
 
 export interface RegionRow {
   id: string;
@@ -166,27 +166,30 @@ export interface PurchasableVariantRow {
   price_amount: number | null;
 }
 
-/** Every variant matching any of the references (variant ids, SKUs, product handles), in one query. */
+/** Every variant matching any of the references (variant ids, SKUs, product handles), in one prepared statement. */
 export async function findPurchasableVariants(
   db: Db,
   refs: { variantIds: string[]; skus: string[]; productHandles: string[] },
   regionId: string,
 ): Promise<PurchasableVariantRow[]> {
   if (!refs.variantIds.length && !refs.skus.length && !refs.productHandles.length) return [];
-  return db('variants as v')
+  const query = db('variants as v')
     .join('products as p', 'p.id', 'v.product_id')
     .leftJoin('variant_prices as vp', function joinPrice() {
-      this.on('vp.variant_id', 'v.id').andOnVal('vp.region_id', regionId);
+      this.on('vp.variant_id', 'v.id').andOn('vp.region_id', db.raw('?', [regionId]));
     })
-    .where((where) => {
-      if (refs.variantIds.length) where.orWhereIn('v.id', refs.variantIds);
-      if (refs.skus.length) where.orWhereIn('v.sku', refs.skus);
-      if (refs.productHandles.length) where.orWhereIn('p.handle', refs.productHandles);
-    })
+    // Three array parameters, empty or not: the text stays the same whatever the references.
+    .where((where) =>
+      where
+        .whereRaw('v.id = any(?::text[])', [refs.variantIds])
+        .orWhereRaw('v.sku = any(?::text[])', [refs.skus])
+        .orWhereRaw('p.handle = any(?::text[])', [refs.productHandles]),
+    )
     .orderBy(['p.rank', 'v.rank', 'v.id'])
     .select('v.id', 'v.sku', 'v.title', 'v.manage_inventory', 'v.allow_backorder', 'v.inventory_quantity', {
       product_title: 'p.title',
       product_handle: 'p.handle',
       price_amount: 'vp.amount',
     });
+  return asPrepared('purchasable_variants', query);
 }

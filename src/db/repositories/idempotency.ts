@@ -1,6 +1,6 @@
 // Idempotency-Key records. The (scope, key) primary key decides, across every instance, which request runs.
 import type { Knex } from 'knex';
-import type { Db } from '../knex.js';
+import { asPrepared, type Db } from '../knex.js';
 
 export interface IdempotencyRecord {
   scope: string;
@@ -19,11 +19,14 @@ export async function insertInFlight(
   db: Db,
   record: Pick<IdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>,
 ): Promise<boolean> {
-  const inserted = await db('idempotency_keys')
-    .insert({ ...record, state: 'in_flight' })
-    .onConflict(['scope', 'key'])
-    .ignore()
-    .returning('key');
+  const inserted = await asPrepared(
+    'insert_idempotency_key',
+    db('idempotency_keys')
+      .insert({ ...record, state: 'in_flight' })
+      .onConflict(['scope', 'key'])
+      .ignore()
+      .returning('key'),
+  );
   return inserted.length === 1;
 }
 
@@ -70,15 +73,12 @@ export interface KeyAnswer {
   expiresAt: Date;
 }
 
-/** The statement that completes the key's in-flight record with its answer (for the repositories' combined writes). */
-export function completeRecordStatement(db: Db, answer: KeyAnswer): Knex.QueryBuilder {
-  return db('idempotency_keys')
-    .where({ scope: answer.scope, key: answer.key, state: 'in_flight' })
-    .update({
-      state: 'completed',
-      status_code: answer.status,
-      response_body: JSON.stringify(answer.body),
-      api_version: answer.apiVersion,
-      expires_at: answer.expiresAt,
-    });
+/** Completes the key's in-flight record with its answer (a CTE of the repositories' combined writes). */
+export const COMPLETE_RECORD = `update idempotency_keys
+  set state = 'completed', status_code = ?, response_body = ?::jsonb, api_version = ?, expires_at = ?
+  where scope = ? and key = ? and state = 'in_flight'`;
+
+/** The bindings of COMPLETE_RECORD, in its order. */
+export function completeRecordBindings(answer: KeyAnswer): Knex.RawBinding[] {
+  return [answer.status, JSON.stringify(answer.body), answer.apiVersion, answer.expiresAt, answer.scope, answer.key];
 }

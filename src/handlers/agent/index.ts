@@ -1,13 +1,9 @@
 // The agent catalogue API (scope catalog:read, enforced from the contract by src/http/agent-auth.ts). Answers are
 // per client and never cached.
-import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as agentCatalog from '../../services/agent-catalog.js';
 import * as catalog from '../../services/catalog.js';
-
-type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
-type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
 type AgentCatalogHandlers = Pick<
   OperationHandlers,
@@ -21,9 +17,8 @@ type AgentCatalogHandlers = Pick<
 
 export function agentCatalogHandlers({ db }: Deps): AgentCatalogHandlers {
   return {
-    async listAgentProducts(c, ctx) {
-      const query = c.request.query as Query<'listAgentProducts'>;
-      ctx.body = await agentCatalog.listProducts(db, {
+    async listAgentProducts({ query }) {
+      const products = await agentCatalog.listProducts(db, {
         q: query.q,
         collection: query.collection,
         category: query.category,
@@ -31,24 +26,22 @@ export function agentCatalogHandlers({ db }: Deps): AgentCatalogHandlers {
         offset: query.offset ?? 0,
         regionId: query.region_id,
       });
+      return { status: 200, body: products };
     },
-    async getAgentProduct(c, ctx) {
-      const { id_or_handle } = c.request.params as Path<'getAgentProduct'>;
-      const query = c.request.query as Query<'getAgentProduct'>;
-      ctx.body = { product: await agentCatalog.getProduct(db, id_or_handle, query.region_id) };
+    async getAgentProduct({ path, query }) {
+      return { status: 200, body: { product: await agentCatalog.getProduct(db, path.id_or_handle, query.region_id) } };
     },
-    async listAgentCollections(_c, ctx) {
-      ctx.body = await catalog.listCollections(db, undefined);
+    async listAgentCollections() {
+      return { status: 200, body: await catalog.listCollections(db, undefined) };
     },
-    async listAgentCategories(_c, ctx) {
-      ctx.body = await agentCatalog.listCategories(db);
+    async listAgentCategories() {
+      return { status: 200, body: await agentCatalog.listCategories(db) };
     },
-    async listAgentRegions(_c, ctx) {
-      ctx.body = await catalog.listRegions(db);
+    async listAgentRegions() {
+      return { status: 200, body: await catalog.listRegions(db) };
     },
-    async listAgentReviews(c, ctx) {
-      const query = c.request.query as Query<'listAgentReviews'>;
-      ctx.body = await agentCatalog.listReviews(db, query.product);
+    async listAgentReviews({ query }) {
+      return { status: 200, body: await agentCatalog.listReviews(db, query.product) };
     },
   };
 }

@@ -1,50 +1,38 @@
-// Public catalogue operations: parse (already validated), call the catalogue service, send a cacheable response
-// through the in-process read cache.
-import type { operations } from '../../../codegen/types.js';
+// Public catalogue operations: parse (already validated), call the catalogue service, answer its result. The contract
+// marks them `x-cacheable`, so src/http/caching.ts serves repeats from the read cache and adds the ETag.
 import type { Deps } from '../../deps.js';
-import { sendCachedRead } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import * as catalog from '../../services/catalog.js';
-
-type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
-type Path<Op extends keyof operations> = operations[Op]['parameters']['path'];
 
 type CatalogHandlers = Pick<
   OperationHandlers,
   'listProducts' | 'getProduct' | 'listReviews' | 'listRegions' | 'listCollections'
 >;
 
-export function catalogHandlers({ db, readCache }: Deps): CatalogHandlers {
+export function catalogHandlers({ db }: Deps): CatalogHandlers {
   return {
-    async listProducts(c, ctx) {
-      const query = c.request.query as Query<'listProducts'>;
-      await sendCachedRead(ctx, readCache, () =>
-        catalog.listProducts(db, {
-          handle: query.handle,
-          limit: query.limit ?? 12,
-          offset: query.offset ?? 0,
-          regionId: query.region_id,
-          fields: query.fields,
-        }),
-      );
+    async listProducts({ query }) {
+      const products = await catalog.listProducts(db, {
+        handle: query.handle,
+        limit: query.limit ?? 12,
+        offset: query.offset ?? 0,
+        regionId: query.region_id,
+        fields: query.fields,
+      });
+      return { status: 200, body: products };
     },
-    async getProduct(c, ctx) {
-      const { id } = c.request.params as Path<'getProduct'>;
-      const query = c.request.query as Query<'getProduct'>;
-      await sendCachedRead(ctx, readCache, async () => ({
-        product: await catalog.getProduct(db, id, { regionId: query.region_id, fields: query.fields }),
-      }));
+    async getProduct({ path, query }) {
+      const product = await catalog.getProduct(db, path.id, { regionId: query.region_id, fields: query.fields });
+      return { status: 200, body: { product } };
     },
-    async listReviews(c, ctx) {
-      const query = c.request.query as Query<'listReviews'>;
-      await sendCachedRead(ctx, readCache, () => catalog.listReviews(db, query.product_id));
+    async listReviews({ query }) {
+      return { status: 200, body: await catalog.listReviews(db, query.product_id) };
     },
-    async listRegions(_c, ctx) {
-      await sendCachedRead(ctx, readCache, () => catalog.listRegions(db));
+    async listRegions() {
+      return { status: 200, body: await catalog.listRegions(db) };
     },
-    async listCollections(c, ctx) {
-      const query = c.request.query as Query<'listCollections'>;
-      await sendCachedRead(ctx, readCache, () => catalog.listCollections(db, query.handle));
+    async listCollections({ query }) {
+      return { status: 200, body: await catalog.listCollections(db, query.handle) };
     },
   };
 }

@@ -1,16 +1,11 @@
 // The authorization server: discovery metadata and the agent guide (static, cacheable), registration, tokens, revocation.
 import { readFileSync } from 'node:fs';
-import type { operations } from '../../../codegen/types.js';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { representationOf, sendRepresentation } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
 import * as oauth from '../../services/oauth.js';
-
-type Body<Op extends keyof operations> = operations[Op]['requestBody'] extends { content: infer C }
-  ? C[keyof C]
-  : never;
 
 type OAuthHandlers = Pick<
   OperationHandlers,
@@ -35,28 +30,26 @@ export function oauthHandlers(deps: Deps): OAuthHandlers {
   const resourceMetadata = representationOf(oauth.protectedResourceMetadata(deps.config));
   const guide = representationOf(loadAuthGuide(deps.config), 'text/markdown; charset=utf-8');
   return {
-    getAuthorizationServerMetadata(_c, ctx) {
+    getAuthorizationServerMetadata(_input, ctx) {
       sendRepresentation(ctx, serverMetadata);
     },
-    getProtectedResourceMetadata(_c, ctx) {
+    getProtectedResourceMetadata(_input, ctx) {
       sendRepresentation(ctx, resourceMetadata);
     },
-    getAgentAuthGuide(_c, ctx) {
+    getAgentAuthGuide(_input, ctx) {
       sendRepresentation(ctx, guide);
     },
-    async registerClient(c, ctx) {
-      const client = await oauth.registerClient(deps, c.request.requestBody as Body<'registerClient'>);
-      ctx.status = 201;
-      ctx.body = client;
+    async registerClient({ body }) {
+      return { status: 201, body: await oauth.registerClient(deps, body) };
     },
-    async issueToken(c, ctx) {
-      ctx.body = await oauth.issueToken(deps, ctx.get('Authorization'), c.request.requestBody as Body<'issueToken'>);
+    async issueToken({ body }, ctx) {
+      const token = await oauth.issueToken(deps, ctx.get('Authorization'), body);
       ctx.set('Pragma', 'no-cache'); // RFC 6749 section 5.1, for HTTP/1.0 caches that ignore Cache-Control
+      return { status: 200, body: token };
     },
-    async revokeToken(c, ctx) {
-      await oauth.revokeToken(deps, ctx.get('Authorization'), c.request.requestBody as Body<'revokeToken'>);
-      ctx.body = null; // RFC 7009: 200 with no content
-      ctx.status = 200;
+    async revokeToken({ body }, ctx) {
+      await oauth.revokeToken(deps, ctx.get('Authorization'), body);
+      return { status: 200, body: null }; // RFC 7009: 200 with no content
     },
   };
 }

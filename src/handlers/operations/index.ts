@@ -44,10 +44,10 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
   const documentJson = JSON.stringify(publishedDocument(deps.config));
   const reference = loadReference(deps.config);
   return {
-    getHealth(_c, ctx) {
+    getHealth(_input, ctx) {
       ctx.body = { status: 'ok' };
     },
-    async getReadiness(_c, ctx) {
+    async getReadiness(_input, ctx) {
       const up = await databaseAnswers(deps);
       // A draining instance (SIGTERM) reports not ready at once, so the balancer stops routing to it during the drain.
       const { draining } = deps.lifecycle;
@@ -55,10 +55,10 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
       if (ctx.status === 503) ctx.set('Retry-After', NOT_READY_RETRY_AFTER_SECONDS);
       ctx.body = { status: draining ? 'draining' : up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
     },
-    getOpenApiDocument(_c, ctx) {
+    getOpenApiDocument(_input, ctx) {
       sendCacheable(ctx, documentJson);
     },
-    getApiReference(_c, ctx) {
+    getApiReference(_input, ctx) {
       ctx.set(
         'Content-Security-Policy',
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",

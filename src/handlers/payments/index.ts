@@ -1,19 +1,14 @@
 // The buyer's pages: the pay page behind checkout_url, the test processor's button, and the order receipt.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { operations } from '../../../codegen/types.js';
 import type { Deps } from '../../deps.js';
 import type { AppContext } from '../../http/context.js';
 import { Forbidden, NotFound } from '../../domain/errors.js';
-import type { OperationHandlers } from '../../http/openapi.js';
+import type { OperationHandlers, OperationInput } from '../../http/openapi.js';
 import { presentPaidSession } from '../../services/checkout.js';
 import { findOrderByToken } from '../../services/orders.js';
 import { openPayPage, payInTestMode, type PayPage } from '../../services/payments/index.js';
 import { handleStripeWebhook } from '../../services/payments/stripe.js';
 import { PAGE_CSP, payPage, receiptPage } from './pages.js';
-
-type PayPath = operations['getPaymentPage']['parameters']['path'];
-type PayForm = NonNullable<operations['payTestMode']['requestBody']>['content']['application/x-www-form-urlencoded'];
-type ReceiptPath = operations['getOrderReceipt']['parameters']['path'];
 
 const CSRF_COOKIE = 'pay_csrf';
 const CSRF_TOKEN = /^[A-Za-z0-9_-]{32}$/;
@@ -50,7 +45,7 @@ function sameText(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-function refuseCrossSite(ctx: AppContext, deps: Deps, form: PayForm): void {
+function refuseCrossSite(ctx: AppContext, deps: Deps, form: OperationInput<'payTestMode'>['body']): void {
   const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
   const origin = ctx.get('Origin');
   const site = ctx.get('Sec-Fetch-Site');
@@ -97,14 +92,12 @@ export function paymentHandlers(
   deps: Deps,
 ): Pick<OperationHandlers, 'getPaymentPage' | 'payTestMode' | 'getOrderReceipt' | 'receiveStripeWebhook'> {
   return {
-    async getPaymentPage(c, ctx) {
-      const { id } = c.request.params as PayPath;
+    async getPaymentPage({ path: { id } }, ctx) {
       renderPayPage(ctx, deps, id, await openPayPage(deps, id));
     },
-    async payTestMode(c, ctx) {
-      const { id } = c.request.params as PayPath;
-      refuseCrossSite(ctx, deps, c.request.requestBody as PayForm);
-      const result = await payInTestMode(deps, id, (c.request.requestBody as PayForm).quote);
+    async payTestMode({ path: { id }, body }, ctx) {
+      refuseCrossSite(ctx, deps, body);
+      const result = await payInTestMode(deps, id, body.quote);
       if (result.kind === 'quote_changed') {
         return renderPayPage(
           ctx,
@@ -120,8 +113,7 @@ export function paymentHandlers(
       // Paid now, or already (a second press): the pay page shows the receipt (POST/redirect/GET).
       redirectTo(ctx, `/pay/${encodeURIComponent(id)}`, 'Paid: see your receipt.');
     },
-    async getOrderReceipt(c, ctx) {
-      const { token } = c.request.params as ReceiptPath;
+    async getOrderReceipt({ path: { token } }, ctx) {
       const paid = await findOrderByToken(deps, token);
       if (!paid)
         throw new NotFound('No order has this receipt address.', {
@@ -129,18 +121,19 @@ export function paymentHandlers(
         });
       html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
     },
-    async receiveStripeWebhook(_c, ctx) {
+    async receiveStripeWebhook(_input, ctx) {
       const { payments } = deps.config;
       if (payments.mode !== 'stripe')
         throw new NotFound('Stripe is not the payment processor of this store.', {
           resolution: 'Configure STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET.',
         });
       // The signature covers the bytes Stripe sent: verified on the raw body, never on re-serialised JSON.
-      const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
+      // (Unset when the body was not parsed, e.g. sent as another media type: the signature check then fails.)
+      const rawBody = ctx.request.rawBody ?? '';
       const outcome = await handleStripeWebhook(deps, payments, rawBody, ctx.get('Stripe-Signature')).catch(
         webhookNotFound,
       );
-      ctx.body = { received: true, ...outcome };
+      return { status: 200, body: { received: true, ...outcome } };
     },
   };
 }

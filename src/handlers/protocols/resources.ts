@@ -45,13 +45,13 @@ const HTML = 'text/html; charset=utf-8';
 
 export function protocolResourceHandlers(deps: Deps): Pick<OperationHandlers, 'getHumanHandoffSpec' | 'getHumanHandoffSchema' | 'getReturnsPolicy' | 'getShippingPolicy'> {
   return {
-    getHumanHandoffSpec: (_c, ctx) => sendCacheable(ctx, HANDOFF_SPEC, 'text/markdown; charset=utf-8'),
-    getHumanHandoffSchema: (_c, ctx) => sendCacheable(ctx, HANDOFF_CONFIG_SCHEMA),
-    async getReturnsPolicy(_c, ctx) {
+    getHumanHandoffSpec: (_input, ctx) => sendCacheable(ctx, HANDOFF_SPEC, 'text/markdown; charset=utf-8'),
+    getHumanHandoffSchema: (_input, ctx) => sendCacheable(ctx, HANDOFF_CONFIG_SCHEMA),
+    async getReturnsPolicy(_input, ctx) {
       const { returns } = await storePolicies(deps.db, undefined);
       sendCacheable(ctx, page('Returns', [returns.policy]), HTML);
     },
-    async getShippingPolicy(_c, ctx) {
+    async getShippingPolicy(_input, ctx) {
       const { regions } = await storePolicies(deps.db, undefined);
       sendCacheable(ctx, page('Shipping', regions.map((region) => `${region.name}: ${region.shipping.summary}`)), HTML);
     },

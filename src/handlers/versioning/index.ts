@@ -5,7 +5,7 @@ import type { OperationHandlers } from '../../http/openapi.js';
 
 export function versioningHandlers(deps: Deps): Pick<OperationHandlers, 'getChangelog'> {
   return {
-    getChangelog(_c, ctx) {
+    getChangelog(_input, ctx) {
       sendCacheable(ctx, {
         current_version: currentVersion(),
         versions: API_VERSIONS,

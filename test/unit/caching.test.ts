@@ -1,0 +1,47 @@
+// Only the operations the contract marks `x-cacheable` reach the read cache, and the start fails when one of them is
+// not an anonymous GET: a cached answer to a caller with credentials would be served to the next caller.
+import { describe, expect, it } from 'vitest';
+import type { Document } from 'openapi-backend';
+import { loadDocument } from '../../src/document.js';
+import { cacheableOperations } from '../../src/http/caching.js';
+
+function documentWith(operations: object, security?: object[]): Document {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'cacheable', version: '1' },
+    ...(security ? { security } : {}),
+    paths: { '/things': operations },
+  } as Document;
+}
+
+const responses = { '200': { description: 'ok' } };
+
+describe('cacheable operations', () => {
+  it("are the contract's anonymous catalogue reads", () => {
+    expect(cacheableOperations(loadDocument())).toEqual([
+      { operationId: 'listProducts', method: 'GET', path: '/api/store/products' },
+      { operationId: 'getProduct', method: 'GET', path: '/api/store/products/{id}' },
+      { operationId: 'listReviews', method: 'GET', path: '/api/store/reviews' },
+      { operationId: 'listRegions', method: 'GET', path: '/api/store/regions' },
+      { operationId: 'listCollections', method: 'GET', path: '/api/store/collections' },
+    ]);
+  });
+
+  it('may be anonymous GETs only', () => {
+    const anonymous = { operationId: 'listThings', security: [], 'x-cacheable': true, responses };
+    expect(cacheableOperations(documentWith({ get: anonymous }))).toHaveLength(1);
+    expect(cacheableOperations(documentWith({ get: { ...anonymous, security: [{}] } }))).toHaveLength(1);
+    expect(() => cacheableOperations(documentWith({ post: anonymous }))).toThrow(/only GET/);
+  });
+
+  it.each([
+    ['its own security requirement', { security: [{ bearer: ['catalog:read'] }] }, undefined],
+    ['credentials as an option', { security: [{}, { bearer: [] }] }, undefined],
+    ["the document's security requirement", {}, [{ bearer: [] }]],
+  ])('stop the start when one accepts credentials through %s', (_name, security, documentSecurity) => {
+    const operation = { operationId: 'listThings', 'x-cacheable': true, responses, ...security };
+    expect(() => cacheableOperations(documentWith({ get: operation }, documentSecurity))).toThrow(
+      /GET \/things \(listThings\) is marked x-cacheable but accepts credentials/,
+    );
+  });
+});
