@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { protocolBodyProblems } from '../protocols/responses.js';
 
 export const UCP_VERSION = '2026-04-08';
-const ACP_VERSION = '2026-04-17';
-const TWO_PACK = 'variant_01tongue2pack';
+export const ACP_VERSION = '2026-04-17';
+export const TWO_PACK = 'variant_01tongue2pack';
 
 const capability = (name: string, extra: Record<string, unknown> = {}) => ({
   version: UCP_VERSION,
@@ -44,6 +44,26 @@ export function platformProfile(options: { version?: string; checkout?: boolean;
       payment_handlers: {},
     },
   };
+}
+
+/**
+ * Serves platform profiles on 127.0.0.1 for a store to fetch (it must list 127.0.0.1 in UCP_INSECURE_PROFILE_HOSTS):
+ * `/full.json`, `/no-checkout.json`, `/no-discount.json`, `/old.json`; anything else is a 404.
+ */
+export async function servePlatformProfiles(): Promise<{ server: Server; base: string }> {
+  const profiles: Record<string, unknown> = {
+    '/full.json': platformProfile(),
+    '/no-checkout.json': platformProfile({ checkout: false, discount: false }),
+    '/no-discount.json': platformProfile({ discount: false }),
+    '/old.json': platformProfile({ version: '2026-01-23' }),
+  };
+  const server = createServer((request, response) => {
+    const found = profiles[(request.url ?? '').split('?')[0]!];
+    response.writeHead(found ? 200 : 404, { 'Content-Type': 'application/json' });
+    response.end(JSON.stringify(found ?? {}));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 export interface RunnerOptions {
@@ -112,19 +132,7 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
   let profileBase: string | undefined;
   const wantsUcp = options.protocol !== 'acp';
   if (wantsUcp && !profile) {
-    const profiles: Record<string, unknown> = {
-      '/full.json': platformProfile(),
-      '/no-checkout.json': platformProfile({ checkout: false, discount: false }),
-      '/no-discount.json': platformProfile({ discount: false }),
-      '/old.json': platformProfile({ version: '2026-01-23' }),
-    };
-    profileServer = createServer((request, response) => {
-      const found = profiles[(request.url ?? '').split('?')[0]!];
-      response.writeHead(found ? 200 : 404, { 'Content-Type': 'application/json' });
-      response.end(JSON.stringify(found ?? {}));
-    });
-    await new Promise<void>((resolve) => profileServer!.listen(0, '127.0.0.1', resolve));
-    profileBase = `http://127.0.0.1:${(profileServer.address() as AddressInfo).port}`;
+    ({ server: profileServer, base: profileBase } = await servePlatformProfiles());
     profile = `${profileBase}/full.json`;
   }
   const ucpHeaders = (agent = profile!, extra: Record<string, string> = {}): Record<string, string> => ({
@@ -504,7 +512,7 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
 }
 
 /** Registers a client with the store's own OAuth and gets a cart:write token (client_credentials). */
-async function acpToken(base: string): Promise<string> {
+export async function acpToken(base: string): Promise<string> {
   const registration = await fetch(`${base}/oauth/register`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
