@@ -7,6 +7,7 @@
 //   --warmup <s>       discarded warm-up seconds before each run (default 3)
 //   --connections <n>  concurrent connections and pgbench clients (default 32)
 //   --rounds <n>       interleaved rounds (default 3)
+//   --only <text>      measure only the rows whose title contains this text (e.g. "/api/store/products")
 //   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
@@ -48,6 +49,7 @@ const profilesPath = 'bench/profiles';
 
 interface Options extends LoadSettings {
   rounds: number;
+  only: string | undefined;
   smoke: boolean;
   cpuProf: boolean;
   embedded: boolean;
@@ -68,6 +70,7 @@ function parseOptions(args: string[]): Options {
       warmup: { type: 'string' },
       connections: { type: 'string' },
       rounds: { type: 'string' },
+      only: { type: 'string' },
       smoke: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       embedded: { type: 'boolean', default: false },
@@ -83,6 +86,7 @@ function parseOptions(args: string[]): Options {
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
     rounds: Math.round(positiveNumber(values.rounds, smoke ? 1 : 3, 'rounds')),
+    only: values.only,
   };
 }
 
@@ -211,7 +215,9 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const servers = { service, ceiling, pgbenchUrl };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
-  const ready = rows.filter((row): row is ReadyRow => row.state === 'ready');
+  const ready = rows.filter(
+    (row): row is ReadyRow => row.state === 'ready' && (!options.only || row.title.includes(options.only)),
+  );
   const rounds = new Map<ReadyRow, Round[]>(ready.map((row) => [row, []]));
   for (let round = 1; round <= options.rounds; round++) {
     for (const row of ready) {
@@ -221,7 +227,8 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
     }
   }
   const unavailable = pgbenchUnavailable(database.env.DATABASE_URL);
-  const reportRows: ReportRow[] = rows.map((row) =>
+  const measuredRows = rows.filter((row) => row.state !== 'ready' || rounds.has(row));
+  const reportRows: ReportRow[] = measuredRows.map((row) =>
     row.state === 'ready'
       ? judgeRow(
           {

@@ -212,7 +212,7 @@ export interface paths {
          * @description Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
          *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
          *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
-         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     well-formed JSON, or not `application/json`, is a 400; one over 100 kB is a 413. The response names the supported payment modes. Nothing
          *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSession"];
@@ -237,7 +237,7 @@ export interface paths {
          *     Always answers `422 delegated_payment_not_supported` for an existing session; no body is needed and any JSON
          *     object sent (an ACP complete body with `payment_data`, say) is ignored: this store does not accept delegated
          *     payment tokens, and payment happens only when a human pays at `payment_provider.checkout_url`. A body that is not
-         *     well-formed JSON, or not `application/json`, is a 400. The response names the supported payment modes. Nothing
+         *     well-formed JSON, or not `application/json`, is a 400; one over 100 kB is a 413. The response names the supported payment modes. Nothing
          *     changes. An unknown session is a 404.
          */
         post: operations["completeCheckoutSessionAlias"];
@@ -1258,7 +1258,7 @@ export interface paths {
         };
         /**
          * Get the machine-readable contract
-         * @description The bundled OpenAPI 3.1 document this service is built from and validates requests against. Generate clients from it.
+         * @description The bundled OpenAPI 3.1 document this service is built from and validates requests against. Generate clients from it. Compressed when `Accept-Encoding` allows.
          */
         get: operations["getOpenApiDocument"];
         put?: never;
@@ -1278,9 +1278,29 @@ export interface paths {
         };
         /**
          * Read the API reference
-         * @description The human-readable API reference, built from this document by Redocly. Self-contained; loads no external fonts or scripts.
+         * @description The human-readable API reference, built from this document by Redocly. Self-contained: the page asks nothing of any other host (no fonts, scripts, images or telemetry). Sidebar links are fragments of this page (`/docs#/section/money`), so they also work opened in a new tab. Compressed when `Accept-Encoding` allows.
          */
         get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the site icon
+         * @description The 32×32 icon browsers show for the API reference and the payment pages (they ask for it on their own).
+         */
+        get: operations["getFavicon"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4107,6 +4127,10 @@ export interface components {
          *     `error="invalid_token"`, after a token without the needed scope `error="insufficient_scope"` and the `scope` to ask for.
          */
         "WWW-Authenticate-Bearer": string;
+        /** @description `br` or `gzip` when the request's `Accept-Encoding` accepts one (the client's preference decides); absent when it accepts neither. The `ETag` names the representation before encoding. */
+        "Content-Encoding-Optional": "br" | "gzip";
+        /** @description The body depends on the request's `Accept-Encoding` (caches keep one copy per encoding). */
+        "Vary-Accept-Encoding": string;
     };
     pathItems: never;
 }
@@ -4545,6 +4569,7 @@ export interface operations {
         responses: {
             400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -4571,6 +4596,7 @@ export interface operations {
         responses: {
             400: components["responses"]["CheckoutCompleteBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
             422: components["responses"]["DelegatedPaymentNotSupported"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
@@ -6455,6 +6481,8 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Encoding": components["headers"]["Content-Encoding-Optional"];
+                    Vary: components["headers"]["Vary-Accept-Encoding"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6499,10 +6527,41 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Encoding": components["headers"]["Content-Encoding-Optional"];
+                    Vary: components["headers"]["Vary-Accept-Encoding"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["ReadBadRequest"];
+            429: components["responses"]["ReadRateLimited"];
+        };
+    };
+    getFavicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-Public"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/x-icon": string;
                 };
             };
             304: components["responses"]["NotModified"];

@@ -1,4 +1,4 @@
-import { pino, stdSerializers, type Logger } from 'pino';
+import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -7,9 +7,12 @@ function withoutQueryData(error: Error): Record<string, unknown> {
   return rest;
 }
 
-/** Structured JSON logs. Credentials never reach them: the fields that could carry one are redacted. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * Structured JSON logs, to stdout unless a destination is given (tests read them). Credentials never reach them: the
+ * fields that could carry one are redacted.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'storefront' },
     // Database errors carry the query's bound parameters (emails, token hashes): log what failed, not the data.
@@ -26,5 +29,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

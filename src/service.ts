@@ -13,7 +13,7 @@ import { cacheableOperations, cacheRepresentations, createReadCache } from './ht
 import { createRateLimiter } from './http/rate-limit.js';
 import { mcpRoutes } from './mcp/index.js';
 import { protocolRoutes } from './http/protocols.js';
-import { createApp } from './http/server.js';
+import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { startRetentionSweeps } from './services/retention.js';
@@ -105,26 +105,30 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopSweeps = startRetentionSweeps(deps);
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
-  const handlers = cacheRepresentations(createHandlers(deps), cacheableOperations(document), deps.readCache);
+  const cacheable = cacheableOperations(document);
+  const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache);
   const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
-  const app = createApp({
-    deps,
-    contract,
-    limiter: deps.rateLimiter,
-    registrationLimiter: createRateLimiter(
-      {
-        limit: config.registrationsPerHour,
-        windowSeconds: 3600,
-        keyPrefix: 'registrations',
-        unit: 'client registrations per hour from this address',
-      },
-      redis,
-    ),
-    mcp: mcpRoutes(deps),
-    protocols: protocolRoutes(deps),
-  });
+  const requestListener = createRequestListener(
+    {
+      deps,
+      contract,
+      limiter: deps.rateLimiter,
+      registrationLimiter: createRateLimiter(
+        {
+          limit: config.registrationsPerHour,
+          windowSeconds: 3600,
+          keyPrefix: 'registrations',
+          unit: 'client registrations per hour from this address',
+        },
+        redis,
+      ),
+      mcp: mcpRoutes(deps),
+      protocols: protocolRoutes(deps),
+    },
+    cacheable,
+  );
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
   // (checked every second rather than Node's default 30 s); an idle keep-alive socket lives longer than typical
@@ -136,7 +140,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       keepAliveTimeout: config.httpKeepAliveTimeoutMs,
       connectionsCheckingInterval: 1_000,
     },
-    app.callback(),
+    requestListener,
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

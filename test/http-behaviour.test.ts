@@ -60,6 +60,20 @@ describe('request bodies', () => {
     expect(await response.json()).toMatchObject({ type: 'invalid_request', code: 'payload_too_large', param: 'body' });
   });
 
+  it('answers a documented 413 on complete, whose optional body is ignored but still limited', async () => {
+    const created = await post(JSON.stringify({ items: [{ id: 'variant_01tongue2pack', quantity: 1 }] }));
+    const { id } = (await created.json()) as { id: string };
+    for (const path of [`/checkout_sessions/${id}/complete`, `/checkout-sessions/${id}/complete`]) {
+      const response = await api.http(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payment_data: { token: 'x'.repeat(110_000) } }),
+      });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ code: 'payload_too_large', param: 'body' });
+    }
+  });
+
   it('refuses deeply nested JSON without exhausting the stack', async () => {
     const deep = '{"items":' + '['.repeat(5_000) + ']'.repeat(5_000) + '}';
     const response = await post(deep);

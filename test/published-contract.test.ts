@@ -117,4 +117,40 @@ describe('/docs', () => {
     expect(html).not.toContain('{base_url}');
     expect(html).not.toContain('{agent_base_url}');
   });
+
+  it('is self-contained: telemetry off, no logo from a CDN, and every link in the page is a fragment of /docs', async () => {
+    const html = await (await api.http('/docs')).text();
+    expect(html).toContain('"disableTelemetry":true');
+    expect(html).not.toMatch(/cdn\.redoc\.ly/);
+    const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map(([, href]) => href!);
+    expect(hrefs).toContain('#/section/money');
+    expect(hrefs.filter((href) => href.startsWith('/'))).toEqual([]);
+  });
+});
+
+describe('compression', () => {
+  it.each(['/docs', '/openapi.json'])('sends %s as br or gzip, whichever the client accepts', async (path) => {
+    for (const encoding of ['br', 'gzip']) {
+      const response = await api.http(path, { headers: { 'Accept-Encoding': encoding } });
+      expect(response.headers.get('content-encoding')).toBe(encoding);
+      expect(response.headers.get('vary')).toContain('Accept-Encoding');
+      expect((await response.text()).length).toBeGreaterThan(100_000);
+    }
+    const plain = await api.http(path, { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(plain.headers.get('vary')).toContain('Accept-Encoding');
+  });
+});
+
+describe('/favicon.ico', () => {
+  it('is an icon, cacheable like every read', async () => {
+    const response = await api.http('/favicon.ico');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/x-icon');
+    expect(response.headers.get('cache-control')).toBe('public, max-age=60');
+    const icon = Buffer.from(await response.arrayBuffer());
+    expect([...icon.subarray(0, 4)]).toEqual([0, 0, 1, 0]); // ICONDIR: reserved 0, type 1 (icon)
+    const again = await api.http('/favicon.ico', { headers: { 'If-None-Match': response.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+  });
 });

@@ -34,7 +34,7 @@ export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
 }
 
 export function representationOf(body: unknown, contentType = 'application/json; charset=utf-8'): Representation {
-  const payload = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  const payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   return { payload, etag: weakEtag(payload), contentType };
 }
 

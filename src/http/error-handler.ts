@@ -3,7 +3,8 @@
 import { isDatabaseUnavailable, isRejectedInput } from '../db/knex.js';
 import { BadRequest, DomainError, PayloadTooLarge, Unavailable } from '../domain/errors.js';
 import type { AppMiddleware } from './context.js';
-import { renderError, type ErrorShape } from './errors.js';
+import { renderError, type ErrorShape, type RenderedError } from './errors.js';
+import type { Logger } from '../log.js';
 import { DEFAULT_API_VERSION } from './versioning.js';
 
 interface HttpError extends Error {
@@ -33,13 +34,19 @@ function asDomainError(error: unknown): unknown {
   return error;
 }
 
+/** Whatever a step threw, as the surface's documented error; an unexpected one is logged with the request's id. */
+export function renderFailure(error: unknown, shape: ErrorShape, log: () => Logger): RenderedError {
+  const rendered = renderError(asDomainError(error), shape);
+  if (rendered.status >= 500) log().error({ err: error }, 'request failed');
+  return rendered;
+}
+
 export function renderErrorsAs(shape: ErrorShape): AppMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const rendered = renderError(asDomainError(error), shape);
-      if (rendered.status >= 500) ctx.state.log.error({ err: error }, 'request failed');
+      const rendered = renderFailure(error, shape, () => ctx.state.log);
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
       ctx.set('Cache-Control', 'no-store');

@@ -53,12 +53,17 @@ function boundedMemoryLimiter({
   return limiter;
 }
 
+/** What counting a request found: the RateLimit-* headers of the most constrained key, and the 429 if one is over. */
+export interface LimitCount {
+  headers: Array<[name: string, value: string]>;
+  rejection: RateLimited | undefined;
+}
+
 export interface RateLimiter {
   readonly limit: number;
-  /**
-   * Counts one request against each key, sets the RateLimit-* headers from the most constrained one, and throws
-   * RateLimited when any key is over its limit (every key is counted either way).
-   */
+  /** Counts one request against each key (every key is counted, whether or not one is over its limit). */
+  count(...keys: string[]): Promise<LimitCount>;
+  /** Counts, sets the RateLimit-* headers, and throws RateLimited when any key is over its limit. */
   consume(ctx: AppContext, ...keys: string[]): Promise<void>;
 }
 
@@ -75,31 +80,49 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLim
         insuranceLimiter: memory,
       })
     : memory;
+  const limitHeader: [string, string] = ['RateLimit-Limit', String(limit)];
+  // A key over its limit rejects with its RateLimiterRes; anything else is the store failing.
+  const countOne = (key: string) =>
+    store.consume(key).then(
+      (result) => ({ result, over: false }),
+      (reason: unknown) => {
+        if (reason instanceof RateLimiterRes) return { result: reason, over: true };
+        throw reason;
+      },
+    );
+
+  async function count(...keys: string[]): Promise<LimitCount> {
+    const outcomes = await Promise.all(keys.map(countOne));
+    const tightest = outcomes.reduce((least, outcome) =>
+      outcome.result.remainingPoints < least.result.remainingPoints ? outcome : least,
+    ).result;
+    const reset = Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
+    const headers: LimitCount['headers'] = [
+      limitHeader,
+      ['RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints))],
+      ['RateLimit-Reset', String(reset)],
+    ];
+    const over = outcomes.some((outcome) => outcome.over);
+    return {
+      headers,
+      rejection: over ? new RateLimited(`Rate limit of ${limit} ${unit} exceeded.`, Math.max(1, reset)) : undefined,
+    };
+  }
 
   return {
     limit,
+    count,
     async consume(ctx, ...keys) {
-      const outcomes = await Promise.allSettled(keys.map((key) => store.consume(key)));
-      const results = outcomes.map((outcome) => {
-        if (outcome.status === 'fulfilled') return outcome.value;
-        if (outcome.reason instanceof RateLimiterRes) return outcome.reason;
-        throw outcome.reason;
-      });
-      const rejected = outcomes.some((outcome) => outcome.status === 'rejected');
-      const tightest = results.reduce((least, result) =>
-        result.remainingPoints < least.remainingPoints ? result : least,
-      );
-      const reset = Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
-      ctx.set('RateLimit-Limit', String(limit));
-      ctx.set('RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints)));
-      ctx.set('RateLimit-Reset', String(reset));
-      if (rejected) throw new RateLimited(`Rate limit of ${limit} ${unit} exceeded.`, Math.max(1, reset));
+      const { headers, rejection } = await count(...keys);
+      for (const [name, value] of headers) ctx.set(name, value);
+      if (rejection) throw rejection;
     },
   };
 }
 
-/** The key that counts a request against its client's address. */
-export const byAddress = (ctx: AppContext) => `ip:${ctx.ip}`;
+/** The key that counts a request against its client's address (Koa's `ctx.ip`, which honours TRUST_PROXY). */
+export const addressKey = (ip: string) => `ip:${ip}`;
+const byAddress = (ctx: AppContext) => addressKey(ctx.ip);
 
 /** Counts the request against the client's address. */
 export function limitByAddress(limiter: RateLimiter): AppMiddleware {

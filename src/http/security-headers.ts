@@ -1,11 +1,15 @@
 import type { AppMiddleware } from './context.js';
 
 /** Defaults for every response; HTML pages set their own, looser Content-Security-Policy. */
+export const SECURITY_HEADERS: ReadonlyArray<[name: string, value: string]> = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+];
+
 export function securityHeaders(): AppMiddleware {
   return async (ctx, next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    for (const [name, value] of SECURITY_HEADERS) ctx.set(name, value);
     await next();
   };
 }

@@ -1,14 +1,16 @@
 // The Koa application: what every request gets (a request id and log line, security headers, `no-store` unless a
-// step says otherwise), then the pipeline of its surface (src/http/surfaces.ts).
+// step says otherwise), then the pipeline of its surface (src/http/surfaces.ts). In front of it, cached reads are
+// answered without Koa, with the same steps (src/http/fast-reads.ts).
 import Koa from 'koa';
-import { noStoreByDefault } from './caching.js';
+import { noStoreByDefault, type CacheableOperation } from './caching.js';
 import type { AppState } from './context.js';
 import { closeConnectionsWhileDraining } from './draining.js';
+import { cachedReadsFirst, type RequestListener } from './fast-reads.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
 
-export function createApp(parts: SurfaceParts): Koa<AppState> {
+function createApp(parts: SurfaceParts): Koa<AppState> {
   const { deps } = parts;
   // Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right: entries further left
   // were written by the client and prove nothing.
@@ -21,4 +23,11 @@ export function createApp(parts: SurfaceParts): Koa<AppState> {
   app.use(noStoreByDefault());
   app.use(routeToSurfaces(parts));
   return app;
+}
+
+/** The HTTP server's request listener: cached reads first, everything else (and every miss) through Koa. */
+export function createRequestListener(parts: SurfaceParts, cacheable: CacheableOperation[]): RequestListener {
+  const app = createApp(parts);
+  const { deps, limiter, contract } = parts;
+  return cachedReadsFirst({ deps, limiter, contract, cacheable, app }, app.callback());
 }

@@ -4,6 +4,7 @@
 // operation). A new surface (a protocol binding, a webhook) is one entry in SURFACES and one pipeline in `pipelines`.
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import compose from 'koa-compose';
+import compress from 'koa-compress';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
@@ -39,7 +40,9 @@ const SURFACES = {
   /** The ACP/UCP bindings (src/http/protocols.ts): each checks, counts and answers errors in its protocol's order and shape. */
   protocols: { paths: ['/ucp', '/ucp/*', '/.well-known/ucp', '/acp', '/acp/*', '/.well-known/acp.json'] },
   liveness: { paths: ['/healthz'], errors: 'read' },
-  /** Everything else: the public catalogue, the changelog, health, the published contract, and unknown paths. */
+  /** The published contract and its HTML reference (megabytes, rarely changing): compressed when the client accepts it. */
+  published: { paths: ['/openapi.json', '/docs'], errors: 'read' },
+  /** Everything else: the public catalogue, the changelog, readiness, the site icon, and unknown paths. */
   reads: { paths: [], errors: 'read' },
 } satisfies Record<string, SurfaceRoutes>;
 
@@ -86,6 +89,8 @@ function pipelines({
     protocols: [protocols],
     // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
     liveness: [operation],
+    // br or gzip only (no zstd, no deflate): the encodings the contract names.
+    published: [cors, byAddress, notices, compress({ zstd: false, deflate: false }), operation],
   };
 }
 

@@ -2,7 +2,7 @@
 // reachable Redis when TEST_REDIS_URL names one), and says which storage path this run exercises, so a CI log shows both.
 import { statSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { buildDocs, docsOutput, docsSource } from '../../codegen/build-docs.mjs';
+import { buildDocs, docsInputs, docsOutput } from '../../codegen/build-docs.mjs';
 
 const REDIS_WAIT_MS = 30_000;
 
@@ -14,9 +14,9 @@ function modified(path: string): number {
   }
 }
 
-/** /docs serves dist/docs.html; a fresh clone, or a contract changed since the last build, needs it (re)built. */
+/** /docs serves dist/docs.html; a fresh clone, or a contract or build step changed since the last build, needs it (re)built. */
 function ensureDocs(): void {
-  if (modified(docsOutput) >= modified(docsSource)) return;
+  if (modified(docsOutput) >= Math.max(...docsInputs.map(modified))) return;
   process.stdout.write('Building the HTML reference for /docs…\n');
   buildDocs();
 }

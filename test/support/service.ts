@@ -1,7 +1,7 @@
 // Starts the real service on a random port over a fresh database, with an SDK client and a validating fetch.
 import { loadConfig } from '../../src/config.js';
 import type { Deprecation } from '../../src/domain/versioning.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { startService, type Service } from '../../src/service.js';
 import { createStorefrontClient, type StorefrontClient } from '../../sdk/index.js';
 import { contractFetch } from './contract.js';
@@ -23,6 +23,8 @@ export interface TestServiceOptions {
   now?: () => number;
   database?: TestDatabase;
   deprecations?: Deprecation[];
+  /** The service's logger (default: silent, or TEST_LOG_LEVEL). */
+  log?: Logger;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -38,7 +40,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const service = await startService(config, {
     now: options.now,
     deprecations: options.deprecations,
-    log: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    log: options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
   });
   const url = service.url;
   return {

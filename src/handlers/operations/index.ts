@@ -1,14 +1,14 @@
 // Health, readiness and the published contract.
 import { readFileSync } from 'node:fs';
 import type { Deps } from '../../deps.js';
-import { sendCacheable } from '../../http/caching.js';
+import { representationOf, sendRepresentation } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
 import { publishedDocument } from './published.js';
 
 type OperationsHandlers = Pick<
   OperationHandlers,
-  'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference'
+  'getHealth' | 'getReadiness' | 'getOpenApiDocument' | 'getApiReference' | 'getFavicon'
 >;
 
 const READINESS_TIMEOUT_MS = 2_000;
@@ -41,8 +41,10 @@ async function databaseAnswers(deps: Deps): Promise<boolean> {
 }
 
 export function operationsHandlers(deps: Deps): OperationsHandlers {
-  const documentJson = JSON.stringify(publishedDocument(deps.config));
-  const reference = loadReference(deps.config);
+  // Built once: each is megabytes (or binary) and never changes while the process runs.
+  const document = representationOf(publishedDocument(deps.config));
+  const reference = representationOf(loadReference(deps.config), 'text/html; charset=utf-8');
+  const favicon = representationOf(readFileSync(projectPath('assets', 'favicon.ico')), 'image/x-icon');
   return {
     getHealth(_input, ctx) {
       ctx.body = { status: 'ok' };
@@ -56,14 +58,17 @@ export function operationsHandlers(deps: Deps): OperationsHandlers {
       ctx.body = { status: draining ? 'draining' : up ? 'ready' : 'unavailable', database: up ? 'up' : 'down' };
     },
     getOpenApiDocument(_input, ctx) {
-      sendCacheable(ctx, documentJson);
+      sendRepresentation(ctx, document);
     },
     getApiReference(_input, ctx) {
       ctx.set(
         'Content-Security-Policy',
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       );
-      sendCacheable(ctx, reference, 'text/html; charset=utf-8');
+      sendRepresentation(ctx, reference);
+    },
+    getFavicon(_input, ctx) {
+      sendRepresentation(ctx, favicon);
     },
   };
 }
