@@ -419,13 +419,22 @@ export interface paths {
          *
          *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
          *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
-         *     asking for a newer protocol is answered with `2025-06-18`. `GET` and `DELETE` (no server-initiated stream, no
-         *     session to end) answer `405 method_not_allowed` with `Allow: POST`, in the error shape of the public read endpoints.
+         *     asking for any other protocol (newer, or 2025-03-26, which requires batches) is answered with `2025-06-18`; a
+         *     batch is refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
+         *     with `Allow: POST, OPTIONS`; every refusal, the rate limit's `429` included, is a JSON-RPC error. Browsers on the
+         *     origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
          *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
          */
         post: operations["callCatalogMcp"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight for the catalog MCP server
+         * @description Lets a browser page on an origin of `MCP_ALLOWED_ORIGINS` call the catalog MCP server: its preflight is answered `204` with
+         *     the `Access-Control-Allow-*` headers, and its answers carry `Access-Control-Allow-Origin` (the origin itself) and
+         *     `Access-Control-Expose-Headers`. Any other `Origin` is refused with `403` and no grant, as MCP's Streamable HTTP
+         *     transport requires. No session is ever issued, so there is no `Mcp-Session-Id` to expose.
+         */
+        options: operations["preflightCatalogMcp"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -453,13 +462,22 @@ export interface paths {
          *
          *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
          *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
-         *     asking for a newer protocol is answered with `2025-06-18`. `GET` and `DELETE` (no server-initiated stream, no
-         *     session to end) answer `405 method_not_allowed` with `Allow: POST`, in the error shape of the public read endpoints.
+         *     asking for any other protocol (newer, or 2025-03-26, which requires batches) is answered with `2025-06-18`; a
+         *     batch is refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
+         *     with `Allow: POST, OPTIONS`; every refusal, the rate limit's `429` included, is a JSON-RPC error. Browsers on the
+         *     origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
          *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
          */
         post: operations["callCheckoutMcp"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight for the checkout MCP server
+         * @description Lets a browser page on an origin of `MCP_ALLOWED_ORIGINS` call the checkout MCP server: its preflight is answered `204` with
+         *     the `Access-Control-Allow-*` headers, and its answers carry `Access-Control-Allow-Origin` (the origin itself) and
+         *     `Access-Control-Expose-Headers`. Any other `Origin` is refused with `403` and no grant, as MCP's Streamable HTTP
+         *     transport requires. No session is ever issued, so there is no `Mcp-Session-Id` to expose.
+         */
+        options: operations["preflightCheckoutMcp"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -607,11 +625,19 @@ export interface paths {
          *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
          *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
          *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
-         *     and as text; protocol errors are JSON-RPC errors with the REST status.
+         *     and as text; protocol errors are JSON-RPC errors with the REST status, the rate limit's `429` included. Browsers on
+         *     the origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
          */
         post: operations["callUcpMcp"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight for the UCP MCP binding
+         * @description Lets a browser page on an origin of `MCP_ALLOWED_ORIGINS` call the UCP MCP binding: its preflight is answered `204` with
+         *     the `Access-Control-Allow-*` headers, and its answers carry `Access-Control-Allow-Origin` (the origin itself) and
+         *     `Access-Control-Expose-Headers`. Any other `Origin` is refused with `403` and no grant, as MCP's Streamable HTTP
+         *     transport requires. No session is ever issued, so there is no `Mcp-Session-Id` to expose.
+         */
+        options: operations["preflightUcpMcp"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1737,7 +1763,8 @@ export interface components {
             /**
              * @description `-32700` the body is not JSON (or not a JSON-RPC message), `-32600` an invalid request (a batch, or nesting
              *     deeper than 32 levels), `-32601` an unknown method, `-32602` invalid params, `-32000` a transport refusal
-             *     (Origin, protocol version, media type, body size, Accept).
+             *     (Origin, protocol version, media type, body size, Accept, a method other than POST) or the rate limit (429, with
+             *     `data.retry_after`), `-32603` an unexpected failure.
              * @example -32700
              */
             code: number;
@@ -3265,6 +3292,50 @@ export interface components {
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
+        /** @description Too many requests from this address in the current window, as a JSON-RPC error (the MCP client reads JSON-RPC whatever the status): `-32000`, `id` null (the message was not read), `data.retry_after` the seconds to wait, as in `Retry-After`. On `/ucp/mcp`, `data` is UCP's `{code: rate_limited, content, retry_after}` (A.10). Transient: wait `Retry-After` seconds, then send the message again. */
+        McpRateLimited: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Rate limit of 600 requests per minute exceeded.",
+                 *         "data": {
+                 *           "retry_after": 42
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description A CORS preflight (`Origin` of `MCP_ALLOWED_ORIGINS` and `Access-Control-Request-Method`) is granted: `POST` with `Content-Type`, `Accept`, `MCP-Protocol-Version`, `Idempotency-Key` and `X-Request-Id`, for 600 s; answers then expose `Retry-After`, the `RateLimit-*` headers and `X-Request-Id`. A plain `OPTIONS` (no preflight) answers with `Allow: POST, OPTIONS`. No body. Preflights are not counted by the rate limit. */
+        McpPreflight: {
+            headers: {
+                /** @description The request's `Origin`, on a preflight; never `*`. */
+                "Access-Control-Allow-Origin"?: string;
+                /** @description `POST`, on a preflight. */
+                "Access-Control-Allow-Methods"?: string;
+                /** @description The request headers a browser client may send, on a preflight. */
+                "Access-Control-Allow-Headers"?: string;
+                /** @description Seconds a browser may cache the preflight, on a preflight. */
+                "Access-Control-Max-Age"?: string;
+                Allow: components["headers"]["Allow-Optional"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description A UCP protocol error; `code` says which (see UcpError). 405 carries `Allow`; 429 and 503 carry `Retry-After`. */
         UcpProtocolError: {
             headers: {
@@ -4105,6 +4176,8 @@ export interface components {
         Link: string;
         /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key and body. */
         "Idempotent-Replayed": "true";
+        /** @description The methods the path supports, with a 405 for a method the path does not serve. */
+        "Allow-Optional": string;
         /** @description The UCP business profile may be cached for 5 minutes. */
         "Cache-Control-Ucp-Profile": "public, max-age=300";
         /** @description The `Request-Id` of the request, echoed (UCP). Absent only when the request failed before its `Request-Id` was read. */
@@ -4121,8 +4194,6 @@ export interface components {
         "Idempotency-Key-Echo": string;
         /** @description The RFC 6750 challenge, with 401 and 403 (`resource_metadata` names the protected resource metadata). */
         "WWW-Authenticate-Optional": string;
-        /** @description The methods the path supports, with a 405 for a method the path does not serve. */
-        "Allow-Optional": string;
         /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
         "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
@@ -4906,7 +4977,30 @@ export interface operations {
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["McpPayloadTooLarge"];
             415: components["responses"]["McpUnsupportedMediaType"];
-            429: components["responses"]["ReadRateLimited"];
+            429: components["responses"]["McpRateLimited"];
+        };
+    };
+    preflightCatalogMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+                /** @description Sent by a browser on a preflight; `POST` is granted. */
+                "Access-Control-Request-Method"?: string;
+                /** @description Sent by a browser on a preflight; the headers it means to send. */
+                "Access-Control-Request-Headers"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["McpPreflight"];
+            403: components["responses"]["McpForbidden"];
         };
     };
     callCheckoutMcp: {
@@ -4941,7 +5035,30 @@ export interface operations {
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["McpPayloadTooLarge"];
             415: components["responses"]["McpUnsupportedMediaType"];
-            429: components["responses"]["ReadRateLimited"];
+            429: components["responses"]["McpRateLimited"];
+        };
+    };
+    preflightCheckoutMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+                /** @description Sent by a browser on a preflight; `POST` is granted. */
+                "Access-Control-Request-Method"?: string;
+                /** @description Sent by a browser on a preflight; the headers it means to send. */
+                "Access-Control-Request-Headers"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["McpPreflight"];
+            403: components["responses"]["McpForbidden"];
         };
     };
     getUcpProfile: {
@@ -5201,9 +5318,32 @@ export interface operations {
             415: components["responses"]["McpUnsupportedMediaType"];
             422: components["responses"]["UcpMcpError"];
             424: components["responses"]["UcpMcpError"];
-            429: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["McpRateLimited"];
             500: components["responses"]["UcpMcpError"];
             503: components["responses"]["UcpMcpError"];
+        };
+    };
+    preflightUcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+                /** @description Sent by a browser on a preflight; `POST` is granted. */
+                "Access-Control-Request-Method"?: string;
+                /** @description Sent by a browser on a preflight; the headers it means to send. */
+                "Access-Control-Request-Headers"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["McpPreflight"];
+            403: components["responses"]["McpForbidden"];
         };
     };
     getUcpCheckout: {

@@ -21,6 +21,7 @@ export interface Config {
   httpKeepAliveTimeoutMs: number;
   /** After SIGTERM, how long the listener keeps answering (readiness failing) before it closes. */
   shutdownDrainMs: number;
+  retention: RetentionConfig;
   checkoutUrlTemplate: string;
   mcpAllowedOrigins: string[];
   logLevel: string;
@@ -28,6 +29,23 @@ export interface Config {
   payments: PaymentsConfig;
   /** Derives each agent's order-webhook signing secret; undefined: agents cannot register webhooks. */
   agentWebhookKey: string | undefined;
+}
+
+/** How long anonymous writes are kept, and how often they are swept (README "Retention"); all in milliseconds. */
+export interface RetentionConfig {
+  sweepEveryMs: number;
+  /** Idempotency records of the REST and MCP checkout, from the request. */
+  idempotencyMs: number;
+  /** Tokens, after they expire. */
+  expiredTokensMs: number;
+  /** Clients, after the last token they obtained (or their registration). */
+  idleClientsMs: number;
+  /** Agent carts still open, after their last change. */
+  openCartsMs: number;
+  /** Checkout sessions never paid nor cancelled, after their last change. */
+  unpaidSessionsMs: number;
+  /** Cancelled checkout sessions, after the cancellation. */
+  canceledSessionsMs: number;
 }
 
 /** The ACP and UCP bindings (see README, "ACP and UCP"). */
@@ -100,6 +118,25 @@ function proxyHops(env: Env): number {
   if (['true', 'yes', 'on'].includes(raw)) return 1;
   if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
   throw new ConfigError(`TRUST_PROXY must be true, false or a number of proxies from 0 to 10, got "${raw}"`);
+}
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+/**
+ * The periods, each settable in seconds. The defaults are the documented ones; shorter periods exist so that a soak
+ * (bench/retention-soak.ts) can show in minutes what the defaults do over weeks.
+ */
+function retention(env: Env): RetentionConfig {
+  const seconds = (name: string, fallback: number) => integer(env, name, fallback, 1, 10 * 365 * DAY_SECONDS) * 1000;
+  return {
+    sweepEveryMs: seconds('RETENTION_SWEEP_SECONDS', 300),
+    idempotencyMs: seconds('RETENTION_IDEMPOTENCY_SECONDS', DAY_SECONDS),
+    expiredTokensMs: seconds('RETENTION_EXPIRED_TOKENS_SECONDS', DAY_SECONDS),
+    idleClientsMs: seconds('RETENTION_IDLE_CLIENTS_SECONDS', 90 * DAY_SECONDS),
+    openCartsMs: seconds('RETENTION_OPEN_CARTS_SECONDS', 7 * DAY_SECONDS),
+    unpaidSessionsMs: seconds('RETENTION_UNPAID_SESSIONS_SECONDS', 30 * DAY_SECONDS),
+    canceledSessionsMs: seconds('RETENTION_CANCELED_SESSIONS_SECONDS', 30 * DAY_SECONDS),
+  };
 }
 
 function checkoutUrlTemplate(env: Env, baseUrl: string): string {
@@ -249,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 600_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5_000, 0, 120_000),
+    retention: retention(env),
     checkoutUrlTemplate: checkoutUrlTemplate(env, baseUrl),
     protocols: protocolConfig(env, baseUrl, checkoutUrlTemplate(env, baseUrl)),
     mcpAllowedOrigins: origins(env, [new URL(baseUrl).origin, new URL(agentBaseUrl).origin]),

@@ -2,6 +2,7 @@
 // MCP-Protocol-Version, version negotiation, no batches, body size, media types, Accept, statelessness, rate limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpPath } from './support/mcp.js';
+import { PROTOCOL_ENV } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -61,12 +62,19 @@ describe.each(PATHS)('%s', (path) => {
     expect(headers.get('cache-control')).toBe('no-store');
   });
 
-  it.each(['GET', 'DELETE', 'PUT'])('answers %s with 405 and Allow: POST', async (method) => {
-    const response = await api.http(path, { method, headers: { Accept: 'text/event-stream' } });
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('POST');
-    expect(((await response.json()) as any).error.code).toBe('method_not_allowed');
-  });
+  it.each(['GET', 'DELETE', 'PUT'])(
+    'answers %s with 405, Allow: POST, OPTIONS and a JSON-RPC error',
+    async (method) => {
+      const response = await api.http(path, { method, headers: { Accept: 'text/event-stream' } });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS');
+      expect(await response.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringContaining(method) },
+      });
+    },
+  );
 
   describe('protocol version', () => {
     it.each([
@@ -256,27 +264,112 @@ describe('configuration and limits', () => {
   beforeAll(async () => {
     limited = await startTestService({
       database: api.database,
-      env: { RATE_LIMIT_PER_MINUTE: '2', MCP_ALLOWED_ORIGINS: 'https://agents.example, http://localhost:5173' },
+      env: {
+        ...PROTOCOL_ENV,
+        RATE_LIMIT_PER_MINUTE: '2',
+        MCP_ALLOWED_ORIGINS: 'https://agents.example, http://localhost:5173',
+      },
     });
   });
   afterAll(async () => {
     await limited?.close();
   });
 
-  it('allows exactly the origins of MCP_ALLOWED_ORIGINS, and answers over the rate limit with 429', async () => {
+  it('allows exactly the origins of MCP_ALLOWED_ORIGINS, and answers over the rate limit with a JSON-RPC 429', async () => {
     expect((await post('/catalog/mcp', toolsList(), { Origin: 'http://localhost:5173' }, limited)).status).toBe(200);
     expect(
       (await post('/catalog/mcp', toolsList(), { Origin: api.service.deps.config.mcpAllowedOrigins[0]! }, limited))
         .status,
     ).toBe(403);
-    const { status, headers, body } = await post(
-      '/checkout/mcp',
-      toolsList(),
-      { Origin: 'https://agents.example' },
-      limited,
-    );
-    expect(status).toBe(429);
-    expect(Number(headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(body.error.code).toBe('rate_limited');
+    for (const path of [...PATHS, '/ucp/mcp']) {
+      const { status, headers, body } = await post(path, toolsList(), { Origin: 'https://agents.example' }, limited);
+      expect(status).toBe(429);
+      const retryAfter = Number(headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(body).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { retry_after: retryAfter } },
+      });
+      expect(body.error.message).toMatch(/rate limit/i);
+      // The browser client can read the refusal and how long to wait.
+      expect(headers.get('access-control-allow-origin')).toBe('https://agents.example');
+      expect(headers.get('access-control-expose-headers')).toContain('Retry-After');
+    }
+  });
+});
+
+describe('browsers (CORS)', () => {
+  let browsers: TestService;
+  const ALLOWED = 'https://agents.example';
+  beforeAll(async () => {
+    browsers = await startTestService({
+      database: api.database,
+      env: { ...PROTOCOL_ENV, MCP_ALLOWED_ORIGINS: ALLOWED },
+    });
+  });
+  afterAll(async () => {
+    await browsers?.close();
+  });
+
+  const preflight = (path: string, origin: string) =>
+    browsers.http(path, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: origin,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,mcp-protocol-version',
+      },
+    });
+
+  describe.each([...PATHS, '/ucp/mcp'])('%s', (path) => {
+    it('grants the preflight of an allowed origin, uncounted, with the headers an MCP client sends', async () => {
+      const response = await preflight(path, ALLOWED);
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe(ALLOWED);
+      expect(response.headers.get('access-control-allow-methods')).toBe('POST');
+      expect(response.headers.get('access-control-allow-headers')?.split(',')).toEqual(
+        expect.arrayContaining(['Content-Type', 'MCP-Protocol-Version']),
+      );
+      expect(response.headers.get('ratelimit-limit')).toBeNull();
+    });
+
+    it("answers an allowed origin's message with Access-Control-Allow-Origin and the exposed headers", async () => {
+      const { status, headers } = await post(
+        path,
+        toolsList(),
+        { Origin: ALLOWED, 'MCP-Protocol-Version': '2025-06-18' },
+        browsers,
+      );
+      expect(status).toBe(200);
+      expect(headers.get('access-control-allow-origin')).toBe(ALLOWED);
+      expect(headers.get('vary')).toContain('Origin');
+      expect(headers.get('access-control-expose-headers')?.split(',')).toEqual(
+        expect.arrayContaining(['Retry-After', 'RateLimit-Remaining', 'X-Request-Id']),
+      );
+    });
+
+    it('refuses the preflight and the message of any other origin with 403 and no grant', async () => {
+      const refused = await preflight(path, 'https://evil.example');
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      expect(((await refused.json()) as any).error.code).toBe(-32000);
+      const { status, headers } = await post(path, toolsList(), { Origin: 'https://evil.example' }, browsers);
+      expect(status).toBe(403);
+      expect(headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('speaks 2025-06-18 only: an initialize for 2025-03-26 gets 2025-06-18, and a batch is refused', async () => {
+      const { body } = await post(path, initialize('2025-03-26'), {}, browsers);
+      expect(body.result.protocolVersion).toBe('2025-06-18');
+      const batch = await post(path, [toolsList(1), toolsList(2)], {}, browsers);
+      expect([batch.status, batch.body.error.code]).toEqual([400, -32600]);
+    });
+
+    it('answers a plain OPTIONS with what the endpoint allows', async () => {
+      const response = await browsers.http(path, { method: 'OPTIONS' });
+      expect(response.status).toBe(204);
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS');
+    });
   });
 });

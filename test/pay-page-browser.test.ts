@@ -1,21 +1,21 @@
 // The pay page in a real browser (headless Chromium through playwright-core): a buyer sees the cart, presses the test
 // button, and lands on the receipt. The browser sends the page's cookie, Origin and Sec-Fetch-Site itself, so this is
 // also the cross-site protection seen from the buyer's side. Screenshots: PAY_SCREENSHOTS=<dir> keeps them.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserTest, launchChromium, type TestBrowser } from './support/browser.js';
+import { chromiumMissing } from './support/chromium.js';
 import { startTestService, type TestService } from './support/service.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = process.env.PAY_SCREENSHOTS;
 
-describe.skipIf(!existsSync(CHROMIUM))('the pay page in a browser', () => {
+describe.skipIf(chromiumMissing)(browserTest('the pay page in a browser'), () => {
   let api: TestService;
-  let browser: Browser;
+  let browser: TestBrowser;
   beforeAll(async () => {
     api = await startTestService();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     if (screenshots) mkdirSync(screenshots, { recursive: true });
   }, 120_000);
   afterAll(async () => {
@@ -34,7 +34,8 @@ describe.skipIf(!existsSync(CHROMIUM))('the pay page in a browser', () => {
       }),
     });
     const session = (await created.json()) as any;
-    const page = await browser.newPage({ viewport: { width: 720, height: 900 } });
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width: 720, height: 900 });
     await page.goto(`${api.url}/pay/${session.id}`);
     const button = page.getByRole('button', { name: /test mode, no money moves/ });
     expect(await button.textContent()).toContain(`$${session.totals.total.amount.toFixed(2)}`);

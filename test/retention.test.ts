@@ -1,6 +1,7 @@
 // Retention: idempotency records go after 24 h, tokens a day after expiry, abandoned agent carts after 7 days,
-// cancelled sessions after 30 (never one an order refers to), clients without a token for 90 days; a client holds at
-// most 10 live tokens. The clock is the service's injectable one; the sweep is the one the timer runs.
+// sessions never paid 30 days after their last change, cancelled sessions 30 days after the cancellation (never one an
+// order refers to), clients without a token for 90 days; a client holds at most 10 live tokens. The clock is the
+// service's injectable one; the sweep is the one the timer runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepRetention } from '../src/services/retention.js';
 import { bearer, registerClient, requestToken } from './support/agent.js';
@@ -55,7 +56,7 @@ describe('sweeps', () => {
     );
     expect(cart.status).toBe(201);
     const cartId = ((await cart.json()) as { id: string }).id;
-    await createSession({ 'Idempotency-Key': 'retention-key' });
+    const unpaid = await createSession({ 'Idempotency-Key': 'retention-key' });
     const canceled = await createSession();
     expect((await api.http(`/checkout_sessions/${canceled}/cancel`, { method: 'POST' })).status).toBe(200);
     // A session paid, then (in the database) cancelled: its order is the record of a payment and keeps it.
@@ -89,8 +90,11 @@ describe('sweeps', () => {
 
     await at(29.9);
     expect((await api.http(`/checkout_sessions/${canceled}`)).status).toBe(200);
+    expect((await api.http(`/checkout_sessions/${unpaid}`)).status).toBe(200);
     await at(30.1);
     expect((await api.http(`/checkout_sessions/${canceled}`)).status).toBe(404);
+    expect((await api.http(`/checkout_sessions/${unpaid}`)).status).toBe(404);
+    expect(await exists('cart_line_items', { cart_id: unpaid })).toBe(false);
     expect(await exists('carts', { id: paid })).toBe(true);
 
     const recent = await registerClient(api, { scope: 'catalog:read' });

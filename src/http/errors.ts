@@ -28,16 +28,21 @@ type OAuthCode = Schemas['OAuthError']['error'];
 
 /**
  * The documented error shapes: `read` (`ReadError`), `checkout` (`CheckoutError`), `oauth` (`OAuthError`, also the
- * agent API's) and `page` (the read shape, with the buyer pages' advice). Each surface of src/http/surfaces.ts names
- * the shape its errors take.
+ * agent API's), `page` (the read shape, with the buyer pages' advice) and `mcp` (`JsonRpcErrorResponse`, for the MCP
+ * endpoints, whose clients read JSON-RPC whatever the status). Each surface of src/http/surfaces.ts names the shape
+ * its errors take.
  */
-export type ErrorShape = 'read' | 'checkout' | 'oauth' | 'page';
+export type ErrorShape = 'read' | 'checkout' | 'oauth' | 'page' | 'mcp';
 
 export interface RenderedError {
   status: number;
   headers: Record<string, string>;
-  body: Schemas['ReadError'] | Schemas['CheckoutError'] | Schemas['OAuthError'];
+  body: Schemas['ReadError'] | Schemas['CheckoutError'] | Schemas['OAuthError'] | Schemas['JsonRpcErrorResponse'];
 }
+
+// JSON-RPC 2.0: a server-defined error (the MCP transports' refusals, a rate limit) and an internal error.
+const JSON_RPC_SERVER_ERROR = -32000;
+const JSON_RPC_INTERNAL_ERROR = -32603;
 
 /** A path that is not valid percent-encoding cannot name any endpoint (and would make the router throw). */
 export function isDecodable(path: string): boolean {
@@ -142,6 +147,7 @@ const UNAVAILABLE_MESSAGES: Record<ErrorShape, string> = {
   page: 'The catalog is temporarily unreachable.',
   checkout: 'Checkout is temporarily unavailable; nothing was created or charged.',
   oauth: 'The service is temporarily unavailable; retry with backoff.',
+  mcp: 'The store is temporarily unavailable. Transient: retry with backoff.',
 };
 
 function messageOf(error: DomainError | undefined, shape: ErrorShape): string {
@@ -203,6 +209,24 @@ export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
           ...error?.details,
         },
       };
+    case 'mcp': {
+      // No id: the message is never read once the request is refused. Retry-After is repeated for clients that see
+      // only the JSON-RPC error.
+      const retryAfter = headers['Retry-After'];
+      return {
+        status,
+        headers,
+        body: {
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: status >= 500 && status !== 503 ? JSON_RPC_INTERNAL_ERROR : JSON_RPC_SERVER_ERROR,
+            message: messageOf(error, shape),
+            ...(retryAfter === undefined ? {} : { data: { retry_after: Number(retryAfter) } }),
+          },
+        },
+      };
+    }
     case 'oauth':
       return {
         status,

@@ -14,6 +14,7 @@ export type ProtocolOperationId =
   | 'completeUcpCheckout'
   | 'cancelUcpCheckout'
   | 'callUcpMcp'
+  | 'preflightUcpMcp'
   | 'getAcpDiscovery'
   | 'createAcpCheckoutSession'
   | 'getAcpCheckoutSession'

@@ -15,6 +15,7 @@ import { renderErrorsAs } from './error-handler.js';
 import { isDecodable, type ErrorShape } from './errors.js';
 import { dispatchContract } from './openapi.js';
 import { limitByAddress, limitByAddressAndClient, limitRegistrations, type RateLimiter } from './rate-limit.js';
+import { mcpCors } from '../mcp/transport.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
 
 interface SurfaceRoutes {
@@ -34,7 +35,7 @@ const SURFACES = {
   agent: { paths: ['/agent', '/agent/*'], errors: 'oauth' },
   registration: { paths: ['/oauth/register'], methods: ['POST'], errors: 'oauth' },
   oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'], errors: 'oauth' },
-  mcp: { paths: ['/catalog/mcp', '/checkout/mcp'], errors: 'read' },
+  mcp: { paths: ['/catalog/mcp', '/checkout/mcp'], errors: 'mcp' },
   pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'], errors: 'page' },
   webhooks: { paths: ['/webhooks/*'], errors: 'read' },
   /** The ACP/UCP bindings (src/http/protocols.ts): each checks, counts and answers errors in its protocol's order and shape. */
@@ -82,7 +83,8 @@ function pipelines({
     agent: [resolveBearer(deps), limitByAddressAndClient(limiter), notices, parseBodies(), operation],
     registration: [byAddress, limitRegistrations(registrationLimiter), notices, parseBodies(), operation],
     oauth: [byAddress, notices, parseBodies(), operation],
-    mcp: [byAddress, notices, mcp],
+    // As on the public surfaces, CORS (for MCP_ALLOWED_ORIGINS only) comes before the limiter.
+    mcp: [mcpCors(deps.config.mcpAllowedOrigins), byAddress, notices, mcp],
     pages: [cors, byAddress, notices, parseBodies(), operation],
     // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers.
     webhooks: [byAddress, notices, parseBodies(), operation],

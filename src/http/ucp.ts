@@ -11,6 +11,7 @@ import {
   type UcpMessage,
 } from '../domain/ucp-checkout.js';
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
+import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { runIdempotently } from '../services/protocol-idempotency.js';
@@ -260,15 +261,17 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     sendProtocolResponse(ctx, answer.response, answer.replayed ? { 'Idempotent-Replayed': 'true' } : {});
   }
 
+  const cors = mcpCors(deps.config.mcpAllowedOrigins);
   return async (ctx) => {
     try {
+      // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
+      if (ctx.path === UCP_MCP_PATH) return await cors(ctx, () => serveUcpMcp(ctx, deps, execute));
       await rateLimit(ctx, deps);
       if (ctx.path === UCP_PROFILE_PATH) {
         matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
         sendProtocolResponse(ctx, jsonResponse(200, businessProfile(deps)), { 'Cache-Control': PROFILE_CACHE_CONTROL });
         return;
       }
-      if (ctx.path === UCP_MCP_PATH) return await serveUcpMcp(ctx, deps, execute);
       await serveCheckout(ctx);
     } catch (error) {
       sendProtocolResponse(ctx, ucpFailure(error, ctx, baseUrl), { 'Cache-Control': 'no-store' });

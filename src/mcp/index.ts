@@ -1,4 +1,4 @@
-// The two MCP servers' routes: POST /catalog/mcp and POST /checkout/mcp, answered before the contract dispatcher.
+// The two MCP servers' routes, /catalog/mcp and /checkout/mcp, answered before the contract dispatcher.
 import type { Deps } from '../deps.js';
 import type { AppMiddleware } from '../http/context.js';
 import { createCatalogServer } from './catalog-server.js';
@@ -7,7 +7,7 @@ import type { McpServer } from './rpc.js';
 import { serveMcp } from './transport.js';
 
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
-export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp';
+export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp' | 'preflightCatalogMcp' | 'preflightCheckoutMcp';
 
 /** The servers are built once per process: they hold their tools' compiled schemas and no request's data. */
 export function mcpRoutes(deps: Deps): AppMiddleware {

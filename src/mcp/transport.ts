@@ -1,11 +1,12 @@
-// Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: POST only, Origin, MCP-Protocol-Version, no
-// batches, a 100 kB body, a lenient Accept; then the server (src/mcp/rpc.ts) answers the one message with JSON, never
-// a stream, and issues no session.
+// Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: Origin, POST only (and CORS preflights from
+// the allowed origins), MCP-Protocol-Version, no batches, a 100 kB body, a lenient Accept; then the server
+// (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session.
 import type { IncomingMessage } from 'node:http';
+import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
 import { exceedsDepth } from '../http/body.js';
-import type { AppContext } from '../http/context.js';
+import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
 import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
 
@@ -40,6 +41,28 @@ function originAllowed(ctx: AppContext, allowed: string[]): boolean {
   } catch {
     return false; // includes the opaque origin "null"
   }
+}
+
+/** What a browser client sends besides the CORS-safelisted headers (no Mcp-Session-Id: none is ever issued). */
+const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Idempotency-Key', 'X-Request-Id'];
+/** What a browser client may read of an answer: the limits, the wait after a 429, the trace id. */
+const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id'];
+/** The methods of an MCP endpoint: POST for messages, OPTIONS for preflights. */
+const METHODS = ['POST', 'OPTIONS'];
+
+/**
+ * CORS for the origins of MCP_ALLOWED_ORIGINS: their preflights are answered (before the limiter, which must not count
+ * them) and their answers readable, a 429 included. Any other origin gets no grant; admit() refuses it with a 403.
+ */
+export function mcpCors(allowed: string[]): AppMiddleware {
+  return cors({
+    origin: (ctx) => (ctx.get('Origin') && originAllowed(ctx as AppContext, allowed) ? ctx.get('Origin') : ''),
+    allowMethods: ['POST'],
+    allowHeaders: ALLOWED_REQUEST_HEADERS,
+    exposeHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+    keepHeadersOnError: true,
+  }) as unknown as AppMiddleware;
 }
 
 function protocolVersionAccepted(ctx: AppContext): boolean {
@@ -83,10 +106,7 @@ function acceptsJson(req: IncomingMessage): boolean {
 
 /** Checks the request line and headers; answers and returns false when the request must not reach the server. */
 export function admit(ctx: AppContext, deps: Deps): boolean {
-  if (ctx.method !== 'POST') {
-    // No server-initiated stream (GET) and no sessions to end (DELETE): this transport is POST only.
-    throw new MethodNotAllowed(ctx.method, ctx.path, ['POST']);
-  }
+  // First, whatever the method: a preflight from an origin mcpCors did not grant is refused here too.
   if (!originAllowed(ctx, deps.config.mcpAllowedOrigins)) {
     reject(
       ctx,
@@ -95,6 +115,16 @@ export function admit(ctx: AppContext, deps: Deps): boolean {
       `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`,
     );
     return false;
+  }
+  if (ctx.method === 'OPTIONS') {
+    // Not a preflight (mcpCors answers those): what the endpoint supports.
+    ctx.set('Allow', METHODS.join(', '));
+    ctx.status = 204;
+    return false;
+  }
+  if (ctx.method !== 'POST') {
+    // No server-initiated stream (GET) and no sessions to end (DELETE): messages come by POST only.
+    throw new MethodNotAllowed(ctx.method, ctx.path, METHODS);
   }
   if (!protocolVersionAccepted(ctx)) {
     reject(

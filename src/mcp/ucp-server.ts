@@ -4,7 +4,8 @@
 // runs exactly what the REST binding runs (the same executor), so structuredContent is the REST body.
 import type { Deps } from '../deps.js';
 import type { AppContext } from '../http/context.js';
-import { isUuid, protocolErrorOf } from '../http/protocol-io.js';
+import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
+import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
 import type { UcpOperation } from '../handlers/ucp/checkout.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
@@ -245,12 +246,35 @@ function initializeResult(params: { protocolVersion?: unknown } | undefined): ob
   };
 }
 
+/** Answers with `error` (and its Retry-After, which the REST binding would send as a header). */
+function sendError(ctx: AppContext, id: JsonRpcId, error: RpcError): void {
+  if (error.data?.retry_after !== undefined) ctx.set('Retry-After', String(error.data.retry_after));
+  send(ctx, error.status, {
+    id,
+    error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
+  });
+}
+
+/** Counts the request against its address; over the limit, the JSON-RPC error of A.10 (no id: nothing was read). */
+async function admittedByRateLimit(ctx: AppContext, deps: Deps): Promise<boolean> {
+  try {
+    await rateLimit(ctx, deps);
+    return true;
+  } catch (error) {
+    if (!(error instanceof RateLimited)) throw error;
+    const retryAfter = String(error.retryAfterSeconds);
+    sendError(ctx, null, rpcErrorOf(429, { code: 'rate_limited', content: error.message }, retryAfter));
+    return false;
+  }
+}
+
 /** Serves one JSON-RPC message on /ucp/mcp. */
 export async function serveUcpMcp(
   ctx: AppContext,
   deps: Deps,
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
 ): Promise<void> {
+  if (!(await admittedByRateLimit(ctx, deps))) return;
   if (!admit(ctx, deps)) return;
   const message = (await readMessage(ctx)) as
     { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> } | undefined;
@@ -299,10 +323,6 @@ export async function serveUcpMcp(
     }
   } catch (error) {
     if (!(error instanceof RpcError)) throw error;
-    if (error.data?.retry_after !== undefined) ctx.set('Retry-After', String(error.data.retry_after));
-    send(ctx, error.status, {
-      id,
-      error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
-    });
+    sendError(ctx, id, error);
   }
 }

@@ -6,7 +6,6 @@ import * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
 
-const RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
  * An in-flight claim is a lease: it expires this long after it was last renewed, and the request holding it renews it
  * every RENEW_EVERY_MS while it works. A request that died (its process killed) stops renewing, so a retry can take
@@ -126,13 +125,13 @@ export async function whileClaimed<T>(
   }
 }
 
-/** The successful answer as the key keeps it (24 h); the repositories store it with the write it describes. */
+/** The successful answer as the key keeps it (24 h by default, RETENTION_IDEMPOTENCY_SECONDS); the repositories store it with the write it describes. */
 export function keyAnswer(deps: Deps, request: IdempotentRequest, result: StoredResult): repo.KeyAnswer {
   return {
     scope: request.scope,
     key: request.key,
     ...result,
-    expiresAt: new Date(deps.now() + RETENTION_MS),
+    expiresAt: new Date(deps.now() + deps.config.retention.idempotencyMs),
   };
 }
 

@@ -1,8 +1,10 @@
 // Runs once before the suite: makes ready what the tests need but do not build themselves (the HTML reference, a
-// reachable Redis when TEST_REDIS_URL names one), and says which storage path this run exercises, so a CI log shows both.
+// reachable Redis when TEST_REDIS_URL names one), and says which storage path this run exercises, so a CI log shows both
+// (and why the browser tests are skipped, when they are).
 import { statSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { buildDocs, docsInputs, docsOutput } from '../../codegen/build-docs.mjs';
+import { chromiumMissing } from './chromium.js';
 
 const REDIS_WAIT_MS = 30_000;
 
@@ -56,4 +58,5 @@ export default async function setup(): Promise<void> {
     ? `PostgreSQL (${new URL(process.env.DATABASE_URL).host})`
     : 'embedded PGlite';
   process.stdout.write(`\nStorage under test: ${storage}\n`);
+  if (chromiumMissing) process.stdout.write(`Browser tests skipped: ${chromiumMissing}\n`);
 }

@@ -34,3 +34,21 @@ describe('timeouts', () => {
     );
   });
 });
+
+describe('retention', () => {
+  it('has the documented periods by default, and takes each in seconds', () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    expect(loadConfig({}).retention).toEqual({
+      sweepEveryMs: 5 * 60 * 1000,
+      idempotencyMs: DAY,
+      expiredTokensMs: DAY,
+      idleClientsMs: 90 * DAY,
+      openCartsMs: 7 * DAY,
+      unpaidSessionsMs: 30 * DAY,
+      canceledSessionsMs: 30 * DAY,
+    });
+    const short = loadConfig({ RETENTION_SWEEP_SECONDS: '15', RETENTION_UNPAID_SESSIONS_SECONDS: '60' }).retention;
+    expect([short.sweepEveryMs, short.unpaidSessionsMs]).toEqual([15_000, 60_000]);
+    expect(() => loadConfig({ RETENTION_OPEN_CARTS_SECONDS: '0' })).toThrow(ConfigError);
+  });
+});

@@ -83,7 +83,7 @@ export function deleteIdleClients(db: Db, before: Date, batch: number): Promise<
  */
 export function deleteCarts(
   db: Db,
-  status: 'open' | 'canceled',
+  status: 'open' | 'ready_for_payment' | 'canceled',
   column: 'updated_at' | 'canceled_at',
   before: Date,
   batch: number,
