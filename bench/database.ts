@@ -6,6 +6,8 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { DatabaseCpuProbe } from './load.js';
+import { cpuMs } from './processes.js';
 
 const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -49,5 +51,33 @@ export function copyEmbeddedDatabase(root: string): BenchDatabase {
     env: { PGLITE_DIR: dir },
     kind: 'embedded',
     drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * CPU time of the PostgreSQL backends connected to the database (a server on this machine: their /proc entries are
+ * readable), counted per backend from now on. A backend that exits before the count is taken is not counted, so this
+ * suits the service's pool (its connections stay open), not pgbench's (its backends exit with it).
+ */
+export function databaseCpuProbe(databaseUrl: string): DatabaseCpuProbe {
+  const backends = async (): Promise<Map<number, number>> => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ pid: number }>(
+        'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
+      return new Map(rows.flatMap(({ pid }) => (existsSync(`/proc/${pid}`) ? [[pid, cpuMs(pid)] as const] : [])));
+    } finally {
+      await client.end();
+    }
+  };
+  return async () => {
+    const before = await backends();
+    return async () => {
+      let used = 0;
+      for (const [pid, cpu] of await backends()) used += cpu - (before.get(pid) ?? 0);
+      return used;
+    };
   };
 }

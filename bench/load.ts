@@ -23,7 +23,12 @@ export interface Measurement {
   errors: number;
   /** CPU time of the server process per response: unlike requests/s, barely moved by other load on the machine. */
   cpuMsPerRequest: number;
+  /** CPU time of the PostgreSQL backends serving the service's database per response, when they can be read. */
+  databaseCpuMsPerRequest?: number;
 }
+
+/** Starts counting the database's CPU time; the returned function says how many ms were used since. */
+export type DatabaseCpuProbe = () => Promise<() => Promise<number>>;
 
 export interface LoadSettings {
   connections: number;
@@ -67,9 +72,17 @@ async function run(baseUrl: string, load: Load, connections: number, seconds: nu
 }
 
 /** A discarded warm-up run (JIT, connection pools, caches), then the measured run. */
-export async function measure(server: ServerProcess, load: Load, settings: LoadSettings): Promise<Measurement> {
+export async function measure(
+  server: ServerProcess,
+  load: Load,
+  settings: LoadSettings,
+  databaseCpu?: DatabaseCpuProbe,
+): Promise<Measurement> {
   if (settings.warmupSeconds > 0) await run(server.url, load, settings.connections, settings.warmupSeconds);
+  const databaseCpuSince = await databaseCpu?.();
   const cpuBefore = cpuMs(server.pid);
   const figures = await run(server.url, load, settings.connections, settings.durationSeconds);
-  return { ...figures, cpuMsPerRequest: (cpuMs(server.pid) - cpuBefore) / figures.requests };
+  const cpuMsPerRequest = (cpuMs(server.pid) - cpuBefore) / figures.requests;
+  if (!databaseCpuSince) return { ...figures, cpuMsPerRequest };
+  return { ...figures, cpuMsPerRequest, databaseCpuMsPerRequest: (await databaseCpuSince()) / figures.requests };
 }

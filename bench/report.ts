@@ -59,7 +59,13 @@ export interface MeasuredRow {
   request: { method: string; url: string };
   ceilingName: string;
   rounds: Round[];
-  summary: { serviceRequestsPerSecond: Spread; ceilingRequestsPerSecond?: Spread; ratio?: Spread; cpuMs: Spread };
+  summary: {
+    serviceRequestsPerSecond: Spread;
+    ceilingRequestsPerSecond?: Spread;
+    ratio?: Spread;
+    cpuMs: Spread;
+    databaseCpuMs?: Spread;
+  };
   checks: { ratio?: Check; p99Ms: Check; errors: Check; peakRssBytes: Check };
   pass: boolean;
 }
@@ -120,12 +126,16 @@ export function judgeRow(
 ): MeasuredRow {
   const targets = TARGETS[base.kind];
   const ratios = rounds.flatMap((round) => (round.ratio === undefined ? [] : [round.ratio]));
+  const databaseCpu = rounds.flatMap(({ service }) =>
+    service.databaseCpuMsPerRequest === undefined ? [] : [service.databaseCpuMsPerRequest],
+  );
   const ceilings = rounds.flatMap((round) => (round.ceiling ? [round.ceiling.requestsPerSecond] : []));
   const summary = {
     serviceRequestsPerSecond: spread(rounds.map((round) => round.service.requestsPerSecond)),
     ...(ceilings.length ? { ceilingRequestsPerSecond: spread(ceilings) } : {}),
     ...(ratios.length ? { ratio: spread(ratios) } : {}),
     cpuMs: spread(rounds.map((round) => round.service.cpuMsPerRequest)),
+    ...(databaseCpu.length ? { databaseCpuMs: spread(databaseCpu) } : {}),
   };
   const checks = {
     ...(summary.ratio ? { ratio: atLeast(summary.ratio.median, targets.minRatio) } : {}),
@@ -165,6 +175,7 @@ function measuredCells(row: MeasuredRow): string[] {
     ratio,
     `${checks.p99Ms.value} ${verdict(checks.p99Ms)} (≤ ${checks.p99Ms.limit})`,
     twoDecimals(summary.cpuMs.median),
+    summary.databaseCpuMs ? twoDecimals(summary.databaseCpuMs.median) : '–',
     `${checks.errors.value} ${verdict(checks.errors)}`,
     `${megabytes(checks.peakRssBytes.value)} ${verdict(checks.peakRssBytes)}`,
     row.rounds.map((round) => round.loadAverage.toFixed(1)).join(', '),
@@ -181,6 +192,7 @@ const HEADER = [
   'Ratio, median (min–max)',
   'Worst p99 ms',
   'Service CPU ms/req',
+  'PostgreSQL CPU ms/req',
   'Errors',
   'Service peak RSS',
   'Load average per round',

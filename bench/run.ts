@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { platformProfile } from '../src/conformance/runner.js';
 import type { CeilingRoute } from './ceiling.js';
-import { copyEmbeddedDatabase, openDatabase } from './database.js';
-import { measure, type LoadSettings, type Measurement } from './load.js';
+import { copyEmbeddedDatabase, databaseCpuProbe, openDatabase } from './database.js';
+import { measure, type DatabaseCpuProbe, type LoadSettings, type Measurement } from './load.js';
 import { pgbenchUnavailable, readSessionCeiling, removeStoredSessions, storeSessionCeiling } from './pgbench.js';
 import {
   currentRss,
@@ -81,12 +81,12 @@ function parseOptions(args: string[]): Options {
   return {
     smoke,
     cpuProf: values['cpu-prof'],
+    only: values.only,
     embedded: values.embedded,
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
     rounds: Math.round(positiveNumber(values.rounds, smoke ? 1 : 3, 'rounds')),
-    only: values.only,
   };
 }
 
@@ -131,6 +131,8 @@ interface Servers {
   ceiling: ServerProcess;
   /** PostgreSQL's URL for pgbench, unless pgbench cannot run here. */
   pgbenchUrl: string | undefined;
+  /** PostgreSQL's CPU time, when its server runs on this machine. */
+  databaseCpu: DatabaseCpuProbe | undefined;
 }
 
 async function measureCeiling(
@@ -161,7 +163,7 @@ async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSetti
   const loadAverage = loadavg()[0]!;
   progress(`${row.title}: service`);
   resetPeakRss(servers.service.pid);
-  const service = await measure(servers.service, row.load, settings);
+  const service = await measure(servers.service, row.load, settings, servers.databaseCpu);
   const servicePeakRssBytes = peakRss(servers.service.pid);
   progress(`${row.title}: ceiling`);
   const ceiling = await measureCeiling(row.ceiling, row, servers, settings);
@@ -171,6 +173,15 @@ async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSetti
     servicePeakRssBytes,
     loadAverage,
   };
+}
+
+/** A PostgreSQL URL naming a loopback address, or a Unix socket directory (`?host=/var/run/postgresql`). */
+function onThisMachine(databaseUrl: string): boolean {
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(databaseUrl).hostname);
+  } catch {
+    return /[?&]host=\//.test(databaseUrl); // no host before the path: WHATWG URLs refuse it, libpq and pg accept it
+  }
 }
 
 /** A platform profile the service fetches for the UCP rows (allowed over http on loopback, as in the tests). */
@@ -212,7 +223,9 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const rows = await prepareRows(service.url, { ucpProfileUrl: profile.url });
   const ceiling = await startCeilingProcess(ceilingRoutes(rows));
   cleanups.push(ceiling.stop);
-  const servers = { service, ceiling, pgbenchUrl };
+  const databaseUrl = database.env.DATABASE_URL;
+  const local = databaseUrl !== undefined && onThisMachine(databaseUrl);
+  const servers = { service, ceiling, pgbenchUrl, databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
   const ready = rows.filter(

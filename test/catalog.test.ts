@@ -324,6 +324,14 @@ describe('unknown paths and methods', () => {
     }
   });
 
+  it('routes as the contract reads its paths: long ids reach validation, empty segments match no operation', async () => {
+    // Far past a router's default parameter length: still the operation's own 400 naming the parameter.
+    const long = await json(`/api/store/products/${'p'.repeat(150)}`);
+    expect([long.status, long.body.error.code, long.body.error.param]).toEqual([400, 'invalid_parameter', 'id']);
+    const empty = await json('/checkout_sessions//cancel', { method: 'POST' });
+    expect([empty.status, empty.body.code]).toEqual([404, 'unknown_endpoint']);
+  });
+
   it('answers JSON 405 with Allow for a wrong method', async () => {
     const { status, body, response } = await json('/api/store/products', { method: 'DELETE' });
     expect(status).toBe(405);

@@ -8,21 +8,16 @@ import { PROTOCOL_ENV } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
+let lenient: TestService;
 beforeAll(async () => {
-  api = await startTestService({ env: PROTOCOL_ENV });
+  // A limit the runner's last check (A-R1) can reach in a few hundred requests; no other test here comes after it.
+  api = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '400' } });
+  lenient = await startTestService({ env: { ...PROTOCOL_ENV, UCP_PLATFORM_PROFILE_POLICY: 'lenient' } });
 });
 afterAll(async () => {
   await api?.close();
+  await lenient?.close();
 });
-
-it('passes every U- and A- check with zero schema errors', async () => {
-  const lines: string[] = [];
-  const result = await runConformance({ baseUrl: api.url, log: (line) => lines.push(line) });
-  expect(result.failures).toEqual([]);
-  expect(result).toMatchObject({ fail: 0, skip: 0, schemaErrors: 0 });
-  expect(result.pass).toBeGreaterThanOrEqual(28);
-  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 0 skip; \d+ responses, 0 schema errors$/);
-}, 120_000);
 
 it('captures the scripted session on UCP REST, UCP MCP and ACP with zero schema errors', async () => {
   const lines: string[] = [];
@@ -31,3 +26,26 @@ it('captures the scripted session on UCP REST, UCP MCP and ACP with zero schema 
   expect(result).toMatchObject({ responses: 27, errors: 0 });
   expect([...result.scenarios.keys()]).toHaveLength(27);
 });
+
+it('passes every U- and A- check with zero schema errors (U-N5 needs the lenient policy)', async () => {
+  const lines: string[] = [];
+  const result = await runConformance({ baseUrl: api.url, log: (line) => lines.push(line) });
+  expect(result.failures).toEqual([]);
+  expect(result).toMatchObject({ fail: 0, skip: 1, schemaErrors: 0 });
+  expect(lines).toContain('SKIP U-N5: the store is not in the lenient policy');
+  expect(result.pass).toBeGreaterThanOrEqual(44);
+  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 1 skip; \d+ responses, 0 schema errors$/);
+}, 120_000);
+
+it('passes the UCP checks against a store in the lenient policy, U-N5 included', async () => {
+  const lines: string[] = [];
+  const result = await runConformance({
+    baseUrl: lenient.url,
+    protocol: 'ucp',
+    lenient: true,
+    log: (line) => lines.push(line),
+  });
+  expect(result.failures).toEqual([]);
+  expect(lines).toContain('PASS U-N5');
+  expect(result).toMatchObject({ fail: 0, skip: 3, schemaErrors: 0 });
+}, 120_000);

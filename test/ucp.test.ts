@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
+import { ucpTotalsProblems } from '../src/conformance/invariants.js';
 import { startTestService, type TestService } from './support/service.js';
 import { protocolBodyProblems } from '../src/protocols/responses.js';
 import {
@@ -46,31 +47,8 @@ function amounts(totals: Array<{ type: string; amount: number }>): Array<[string
 }
 
 /** U-C2: the arithmetic every checkout must satisfy. */
-function expectConsistent(checkout: any): void {
-  const check = (totals: Array<{ type: string; amount: number }>) => {
-    expect(totals.filter((total) => total.type === 'subtotal')).toHaveLength(1);
-    expect(totals.filter((total) => total.type === 'total')).toHaveLength(1);
-    for (const total of totals) {
-      expect(Number.isInteger(total.amount)).toBe(true);
-      if (total.type === 'items_discount') expect(total.amount).toBeLessThan(0);
-      if (['subtotal', 'fulfillment', 'tax'].includes(total.type)) expect(total.amount).toBeGreaterThanOrEqual(0);
-    }
-    const sum = totals.filter((total) => total.type !== 'total').reduce((acc, total) => acc + total.amount, 0);
-    expect(sum).toBe(totals.find((total) => total.type === 'total')!.amount);
-  };
-  check(checkout.totals);
-  for (const line of checkout.line_items) check(line.totals);
-  const lineDiscount = checkout.line_items
-    .flatMap((line: any) => line.totals)
-    .filter((total: any) => total.type === 'items_discount')
-    .reduce((acc: number, total: any) => acc + total.amount, 0);
-  expect(lineDiscount).toBe(checkout.totals.find((total: any) => total.type === 'items_discount')?.amount ?? 0);
-  for (const applied of checkout.discounts?.applied ?? []) {
-    expect(applied.allocations.reduce((acc: number, allocation: any) => acc + allocation.amount, 0)).toBe(
-      applied.amount,
-    );
-    expect(applied.amount).toBe(-lineDiscount);
-  }
+function expectConsistent(session: any): void {
+  expect(ucpTotalsProblems(session)).toEqual([]);
 }
 
 describe('UCP discovery', () => {
@@ -311,6 +289,13 @@ describe('UCP checkout', () => {
       expect.objectContaining({ code: 'discount_code_user_ineligible', path: '$.discounts.codes[0]' }),
     );
     expect(jpy.discounts.applied).toEqual([]);
+    const belowMinimum = (
+      await create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], discounts: { codes: ['WELCOME5'] } })
+    ).body;
+    expect(belowMinimum.messages).toContainEqual(
+      expect.objectContaining({ code: 'discount_code_minimum_not_met', path: '$.discounts.codes[0]' }),
+    );
+    expect(belowMinimum.discounts.applied).toEqual([]);
   });
 
   it('U-C7: items that cannot be bought answer 200 error_response, one message per line, and create nothing', async () => {
@@ -688,6 +673,55 @@ describe('UCP idempotency', () => {
     );
     expect([conflict.response.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
     expect(await cartCount(api)).toBe(before);
+  });
+
+  it('U-I2: concurrent creates under one key store one checkout; a 5xx is not stored, so a retry runs', async () => {
+    const before = await cartCount(api);
+    const headers = ucpHeaders(full);
+    const body = json({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] });
+    const send = () =>
+      protocolFetch(api, '/ucp/checkout-sessions', {
+        method: 'POST',
+        headers: { ...headers, 'Request-Id': randomUUID() },
+        body,
+      });
+    const answers = await Promise.all(Array.from({ length: 6 }, send));
+    const created = answers.filter((answer) => answer.response.status === 201);
+    const inFlight = answers.filter((answer) => answer.response.status === 503);
+    expect(created.length + inFlight.length).toBe(answers.length);
+    expect(new Set(created.map((answer) => answer.body.id)).size).toBe(1);
+    for (const answer of inFlight) {
+      expect(answer.body.code).toBe('idempotency_in_flight');
+      expect(answer.response.headers.get('retry-after')).toBe('1');
+    }
+    expect(await cartCount(api)).toBe(before + 1);
+
+    // A failure the store did not expect (here: the cart insert raises) answers 500 and frees the key.
+    const db = api.service.deps.db;
+    await db.raw(
+      `create function fail_cart_insert() returns trigger language plpgsql as $$ begin raise exception 'injected'; end $$`,
+    );
+    await db.raw(
+      'create trigger fail_cart_insert before insert on carts for each row execute function fail_cart_insert()',
+    );
+    const retryHeaders = ucpHeaders(full);
+    const retry = () =>
+      protocolFetch(api, '/ucp/checkout-sessions', {
+        method: 'POST',
+        headers: { ...retryHeaders, 'Request-Id': randomUUID() },
+        body,
+      });
+    try {
+      const failed = await retry();
+      expect([failed.response.status, failed.body.code]).toEqual([500, 'internal_error']);
+    } finally {
+      await db.raw('drop trigger fail_cart_insert on carts');
+      await db.raw('drop function fail_cart_insert()');
+    }
+    const succeeded = await retry();
+    expect(succeeded.response.status).toBe(201);
+    expect(succeeded.response.headers.get('idempotent-replayed')).toBeNull();
+    expect(await cartCount(api)).toBe(before + 2);
   });
 
   it('stores 4xx answers after the claim under the key, and the answer is recorded with the cart in one transaction', async () => {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { protocolBodyProblems } from '../protocols/responses.js';
+import { acpTotalsProblems, ucpTotalsProblems } from './invariants.js';
 
 export const UCP_VERSION = '2026-04-08';
 export const ACP_VERSION = '2026-04-17';
@@ -120,8 +121,15 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
         `${init.method ?? 'GET'} ${path} → ${response.status}: ${problems.length} schema errors, first: ${problems[0]!.path} ${problems[0]!.message}`,
       );
     }
+    const pathname = new URL(`${base}${path}`).pathname;
+    if (response.status < 300 && pathname.startsWith('/ucp/checkout-sessions') && body?.ucp?.status === 'success')
+      ucpCheckouts.push(body);
+    if (response.status < 300 && pathname.startsWith('/acp/checkout_sessions')) acpSessions.push(body);
     return { status: response.status, headers: response.headers, text, body };
   }
+  /** Every checkout and session received, for the invariants (U-C2, A-C3), checked after the other checks. */
+  const ucpCheckouts: Json[] = [];
+  const acpSessions: Json[] = [];
 
   const checks: Array<[string, 'ucp' | 'acp', () => Promise<void>]> = [];
   const check = (id: string, protocol: 'ucp' | 'acp', run: () => Promise<void>) => checks.push([id, protocol, run]);
@@ -341,12 +349,177 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
     const rest = await call(`/ucp/checkout-sessions/${content.id}`, { headers: ucpHeaders() });
     assert(JSON.stringify(rest.body) === JSON.stringify(content), 'MCP and REST differ');
   });
+  check('U-N5', 'ucp', async () => {
+    if (!options.lenient || !profileBase) throw new Skipped('the store is not in the lenient policy');
+    const { status, body } = await ucpCreate(lines(), ucpHeaders(`${profileBase}/missing.json`));
+    assert(status === 201, `${status}`);
+    assert(
+      body.messages.some((message: Json) => message.type === 'info' && message.code === 'profile_not_negotiated'),
+      'no profile_not_negotiated info',
+    );
+  });
+  check('U-C5', 'ucp', async () => {
+    const codes = ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'];
+    const warnings = (checkout: Json) =>
+      JSON.stringify(
+        checkout.messages
+          .filter((message: Json) => message.type === 'warning')
+          .map((message: Json) => [message.path, message.code]),
+      );
+    const all = await ucpCreate({ ...lines(), discounts: { codes } });
+    const expected = [
+      ['$.discounts.codes[0]', 'discount_code_invalid'],
+      ['$.discounts.codes[1]', 'discount_code_expired'],
+      ['$.discounts.codes[2]', 'discount_code_usage_limit_reached'],
+      ['$.discounts.codes[3]', 'discount_code_invalid'],
+      ['$.discounts.codes[5]', 'discount_code_already_applied'],
+      ['$.discounts.codes[6]', 'discount_code_combination_disallowed'],
+    ];
+    assert(warnings(all.body) === JSON.stringify(expected), `warnings ${warnings(all.body)}`);
+    const small = await ucpCreate({ ...lines(1), discounts: { codes: ['WELCOME5'] } });
+    assert(
+      warnings(small.body) === JSON.stringify([['$.discounts.codes[0]', 'discount_code_minimum_not_met']]),
+      `below the minimum: ${warnings(small.body)}`,
+    );
+    const yen = await ucpCreate({ ...lines(), context: { address_country: 'JP' }, discounts: { codes: ['WELCOME5'] } });
+    assert(
+      warnings(yen.body) === JSON.stringify([['$.discounts.codes[0]', 'discount_code_user_ineligible']]),
+      `other currency: ${warnings(yen.body)}`,
+    );
+  });
+  check('U-C6', 'ucp', async () => {
+    const { body } = await ucpCreate(lines());
+    assert(body.status === 'requires_escalation', `status ${body.status}`);
+    assert(URL.canParse(body.continue_url) && body.continue_url.includes(body.id), `continue_url ${body.continue_url}`);
+    const [first] = body.messages;
+    assert(
+      first?.type === 'error' && first.code === 'payment_handoff_required' && first.severity === 'requires_buyer_input',
+      `first message ${JSON.stringify(first)}`,
+    );
+  });
+  check('U-C9', 'ucp', async () => {
+    const { status, body } = await ucpCreate({
+      id: 'chk_mine',
+      status: 'completed',
+      currency: 'EUR',
+      ucp: { version: '2020-01-01' },
+      totals: [{ type: 'total', amount: 1 }],
+      line_items: [{ id: 'li_mine', item: { id: TWO_PACK, price: 1 }, quantity: 2, totals: [] }],
+    });
+    assert(
+      status === 201 && body.id !== 'chk_mine' && body.currency === 'USD',
+      `${status} ${body.id} ${body.currency}`,
+    );
+    assert(body.line_items[0].item.price === 1299, `price ${body.line_items[0].item.price}`);
+  });
+  check('U-U2/U-U3', 'ucp', async () => {
+    const created = await ucpCreate(lines());
+    const path = `/ucp/checkout-sessions/${created.body.id}`;
+    const rejected = await call(path, {
+      method: 'PUT',
+      headers: ucpHeaders(),
+      body: JSON.stringify({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] }),
+    });
+    assert(rejected.status === 200, `${rejected.status}`);
+    assert(
+      JSON.stringify(rejected.body.line_items) === JSON.stringify(created.body.line_items) &&
+        JSON.stringify(rejected.body.totals) === JSON.stringify(created.body.totals),
+      'the checkout changed',
+    );
+    assert(
+      rejected.body.messages.some(
+        (message: Json) =>
+          message.code === 'not_found' &&
+          message.severity === 'recoverable' &&
+          message.path === '$.line_items[0].item.id',
+      ),
+      'no recoverable not_found',
+    );
+    await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
+    const put = await call(path, { method: 'PUT', headers: ucpHeaders(), body: JSON.stringify(lines()) });
+    const complete = await call(`${path}/complete`, {
+      method: 'POST',
+      headers: ucpHeaders(),
+      body: JSON.stringify({ payment: {} }),
+    });
+    for (const [what, answer] of [
+      ['PUT', put],
+      ['complete', complete],
+    ] as const)
+      assert(answer.status === 409 && answer.body.code === 'checkout_not_modifiable', `${what} ${answer.status}`);
+  });
+  check('U-I2', 'ucp', async () => {
+    const headers = ucpHeaders();
+    const body = JSON.stringify(lines());
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        call('/ucp/checkout-sessions', {
+          method: 'POST',
+          headers: { ...headers, 'Request-Id': randomUUID() },
+          body,
+        }),
+      ),
+    );
+    const created = answers.filter((answer) => answer.status === 201);
+    const inFlight = answers.filter((answer) => answer.status === 503);
+    assert(created.length + inFlight.length === answers.length, `statuses ${answers.map((a) => a.status)}`);
+    assert(new Set(created.map((answer) => answer.body.id)).size === 1, 'more than one checkout created');
+    assert(
+      inFlight.every((answer) => answer.body.code === 'idempotency_in_flight' && answer.headers.get('retry-after')),
+      'in flight without idempotency_in_flight + Retry-After',
+    );
+    const retry = await call('/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: { ...headers, 'Request-Id': randomUUID() },
+      body,
+    });
+    assert(retry.status === 201 && retry.body.id === created[0]!.body.id, 'the retry is not the same checkout');
+  });
+  check('U-M3', 'ucp', async () => {
+    if (!profileBase) throw new Skipped('external profile');
+    const rpc = (id: number, name: string, args: unknown) =>
+      call('/ucp/mcp', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      });
+    const unreachable = await rpc(1, 'create_checkout', {
+      meta: { 'ucp-agent': { profile: `${profileBase}/missing.json` } },
+      checkout: lines(),
+    });
+    if (!options.lenient)
+      assert(
+        unreachable.status === 424 && unreachable.body.error?.code === -32001,
+        `negotiation: ${unreachable.status} ${unreachable.body.error?.code}`,
+      );
+    const key = randomUUID();
+    const meta = { 'ucp-agent': { profile }, 'idempotency-key': key };
+    const first = await rpc(2, 'create_checkout', { meta, checkout: lines() });
+    const again = await rpc(3, 'create_checkout', { meta, checkout: lines() });
+    assert(
+      JSON.stringify(again.body.result?.structuredContent) === JSON.stringify(first.body.result?.structuredContent),
+      'another JSON-RPC id did not replay',
+    );
+    const conflict = await rpc(4, 'create_checkout', { meta, checkout: lines(3) });
+    assert(
+      conflict.status === 409 && conflict.body.error?.code === -32000,
+      `conflict: ${conflict.status} ${conflict.body.error?.code}`,
+    );
+  });
   check('U-R1', 'ucp', async () => {
     const { headers } = await ucpCreate(lines());
     assert(
       headers.get('cache-control') === 'no-store' && (headers.get('content-type') ?? '').startsWith('application/json'),
       'headers',
     );
+  });
+
+  check('U-C2', 'ucp', async () => {
+    assert(ucpCheckouts.length > 0, 'no checkout received');
+    const problems = ucpCheckouts.flatMap((checkout) =>
+      ucpTotalsProblems(checkout).map((problem) => `${checkout.id}: ${problem}`),
+    );
+    assert(problems.length === 0, `${problems.length} broken: ${problems[0]}`);
   });
 
   // ACP: a client of the store's own OAuth with cart:write.
@@ -480,6 +653,157 @@ export async function runConformance(options: RunnerOptions): Promise<RunnerResu
     );
     const conflict = await acpCreate({ ...BASIC, currency: 'eur' }, { 'Idempotency-Key': key });
     assert(conflict.status === 422 && conflict.body.code === 'idempotency_conflict', `${conflict.status}`);
+  });
+
+  check('A-H4/A-R2', 'acp', async () => {
+    const created = await acpCreate(BASIC, { 'Idempotency-Key': 'conformance-echo', 'Request-Id': 'conformance-1' });
+    const headers = created.headers;
+    assert(headers.get('idempotency-key') === 'conformance-echo', `Idempotency-Key ${headers.get('idempotency-key')}`);
+    assert(headers.get('request-id') === 'conformance-1', `Request-Id ${headers.get('request-id')}`);
+    assert(headers.get('api-version') === ACP_VERSION, `API-Version ${headers.get('api-version')}`);
+    const path = `/acp/checkout_sessions/${created.body.id}`;
+    const updated = await call(path, {
+      method: 'POST',
+      headers: acpHeaders(),
+      body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }),
+    });
+    const read = await call(path, { headers: acpHeaders() });
+    assert(read.text === updated.text, 'GET after update is not the updated session');
+    for (const answer of [created, updated, read]) {
+      assert(
+        answer.headers.get('cache-control') === 'no-store',
+        `Cache-Control ${answer.headers.get('cache-control')}`,
+      );
+      assert((answer.headers.get('content-type') ?? '').startsWith('application/json'), 'Content-Type');
+    }
+  });
+  check('A-C5 (D7)', 'acp', async () => {
+    const reasons = async (body: unknown) =>
+      JSON.stringify(((await acpCreate(body)).body.discounts.rejected as Json[]).map((rejected) => rejected.reason));
+    const all = await reasons({
+      ...BASIC,
+      discounts: { codes: ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'] },
+    });
+    const expected = [
+      'discount_code_invalid',
+      'discount_code_expired',
+      'discount_code_usage_limit_reached',
+      'discount_code_invalid',
+      'discount_code_already_applied',
+      'discount_code_combination_disallowed',
+    ];
+    assert(all === JSON.stringify(expected), `reasons ${all}`);
+    const small = await reasons({
+      ...BASIC,
+      line_items: [{ id: TWO_PACK, quantity: 1 }],
+      discounts: { codes: ['WELCOME5'] },
+    });
+    assert(small === '["discount_code_minimum_not_met"]', `below the minimum: ${small}`);
+    const yen = await reasons({ ...BASIC, currency: 'jpy', discounts: { codes: ['WELCOME5'] } });
+    assert(yen === '["discount_code_user_ineligible"]', `other currency: ${yen}`);
+  });
+  check('A-C6', 'acp', async () => {
+    const { body } = await acpCreate(BASIC);
+    assert(URL.canParse(body.continue_url) && body.continue_url.includes(body.id), `continue_url ${body.continue_url}`);
+    const [first] = body.messages;
+    assert(
+      first?.type === 'info' && first.resolution === 'requires_buyer_input' && first.param === '$.continue_url',
+      `first message ${JSON.stringify(first)}`,
+    );
+    assert(body.capabilities?.payment?.handlers?.[0]?.requires_delegate_payment === false, 'handler');
+  });
+  check('A-U2/A-U3', 'acp', async () => {
+    const created = await acpCreate(BASIC);
+    const path = `/acp/checkout_sessions/${created.body.id}`;
+    const update = (body: unknown) => call(path, { method: 'POST', headers: acpHeaders(), body: JSON.stringify(body) });
+    const unknown = await update({ line_items: [{ id: 'variant_nope', quantity: 1 }] });
+    const express = await update({
+      selected_fulfillment_options: [
+        { type: 'shipping', option_id: 'express', item_ids: [created.body.line_items[0].id] },
+      ],
+    });
+    for (const [answer, code, param] of [
+      [unknown, 'not_found', '$.line_items[0].id'],
+      [express, 'invalid', '$.selected_fulfillment_options[0]'],
+    ] as const) {
+      assert(answer.status === 200, `${code}: ${answer.status}`);
+      assert(
+        JSON.stringify(answer.body.totals) === JSON.stringify(created.body.totals),
+        `${code}: the session changed`,
+      );
+      assert(
+        answer.body.messages.some(
+          (message: Json) =>
+            message.type === 'error' &&
+            message.code === code &&
+            message.param === param &&
+            message.resolution === 'recoverable',
+        ),
+        `no recoverable ${code} at ${param}`,
+      );
+    }
+  });
+  check('A-P2', 'acp', async () => {
+    const created = await acpCreate(BASIC);
+    const path = `/acp/checkout_sessions/${created.body.id}`;
+    const without = await call(`${path}/complete`, { method: 'POST', headers: acpHeaders(), body: '{}' });
+    assert(without.status === 400, `complete without payment_data: ${without.status}`);
+    await call(`${path}/cancel`, { method: 'POST', headers: acpHeaders(), body: '{}' });
+    const canceled = await call(`${path}/complete`, {
+      method: 'POST',
+      headers: acpHeaders(),
+      body: JSON.stringify({ payment_data: { purchase_order_number: 'PO-1' } }),
+    });
+    assert(canceled.status === 405 && canceled.body.code === 'session_canceled', `on canceled: ${canceled.status}`);
+  });
+  check('A-I2 (in flight)/A-I3', 'acp', async () => {
+    const key = randomUUID();
+    const body = JSON.stringify(BASIC);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders({ 'Idempotency-Key': key }), body }),
+      ),
+    );
+    const created = answers.filter((answer) => answer.status === 201);
+    const inFlight = answers.filter((answer) => answer.status === 409);
+    assert(created.length + inFlight.length === answers.length, `statuses ${answers.map((a) => a.status)}`);
+    assert(new Set(created.map((answer) => answer.body.id)).size === 1, 'more than one session created');
+    assert(
+      inFlight.every((answer) => answer.body.code === 'idempotency_in_flight' && answer.headers.get('retry-after')),
+      'in flight without idempotency_in_flight + Retry-After',
+    );
+    const withNull = await acpCreate({ ...BASIC, buyer: null }, { 'Idempotency-Key': key });
+    assert(
+      withNull.status === 422 && withNull.body.code === 'idempotency_conflict',
+      `null vs absent: ${withNull.status}`,
+    );
+  });
+  check('A-C3', 'acp', async () => {
+    assert(acpSessions.length > 0, 'no session received');
+    const problems = acpSessions.flatMap((session) =>
+      acpTotalsProblems(session).map((problem) => `${session.id}: ${problem}`),
+    );
+    assert(problems.length === 0, `${problems.length} broken: ${problems[0]}`);
+  });
+  // Last: it spends the rest of this client's rate limit.
+  check('A-R1', 'acp', async () => {
+    const probe = await call('/.well-known/acp.json');
+    const remaining = Number(probe.headers.get('ratelimit-remaining'));
+    if (!probe.headers.has('ratelimit-remaining') || remaining > 5_000)
+      throw new Skipped(`a limit of ${probe.headers.get('ratelimit-limit') ?? 'unknown'} is too high to reach`);
+    let limited: Awaited<ReturnType<typeof call>> | undefined;
+    for (let sent = 0; !limited && sent <= remaining + 50; sent += 50) {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => call('/acp/checkout_sessions/cart_nope', { headers: acpHeaders() })),
+      );
+      limited = answers.find((answer) => answer.status === 429);
+    }
+    assert(limited, 'no 429');
+    assert(
+      limited.body.type === 'service_unavailable' && limited.body.code === 'rate_limit_exceeded',
+      `429 body ${limited.text}`,
+    );
+    assert(Number(limited.headers.get('retry-after')) > 0, 'no Retry-After');
   });
 
   try {

@@ -1,9 +1,8 @@
 // Bearer-token authentication and scope enforcement for the /agent surface, in two steps. `resolveBearer` (a step of
 // the agent pipeline, before the limiter) looks the token up once and leaves the grant on the request; the contract's
-// security handler only reads it, and `requireScopes` enforces the scopes each operation's `security` lists in the
-// OpenAPI document (openapi-backend runs security handlers but never checks scopes). Tokens are looked up on every
-// request, so revocation takes effect at once.
-import type { Context } from 'openapi-backend';
+// security check only reads it, and `requireScopes` enforces the scopes each operation's `security` lists in the
+// OpenAPI document. Tokens are looked up on every request, so revocation takes effect at once.
+import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { bearerChallenge, formatScope, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { ForbiddenScope, Unauthorized } from '../domain/errors.js';
@@ -17,7 +16,7 @@ const AGENT_SCHEME = 'agentToken';
 type SecurityRequirement = Record<string, string[]>;
 
 /** The scope sets that would each satisfy the operation, one per requirement naming the agent scheme. */
-function agentScopeRequirements(operation: Context['operation']): string[][] {
+function agentScopeRequirements(operation: Operation): string[][] {
   const requirements = (operation.security ?? []) as SecurityRequirement[];
   return requirements
     .filter((requirement) => AGENT_SCHEME in requirement)
@@ -45,21 +44,18 @@ export function resolveBearer(deps: Deps): AppMiddleware {
 
 export function agentAuthentication(
   deps: Deps,
-): Pick<ContractOptions, 'securityHandlers' | 'afterAuthentication' | 'unauthorized'> {
+): Pick<ContractOptions, 'securitySchemes' | 'afterAuthentication' | 'unauthorized'> {
   const { resourceMetadata } = agentUrls(deps.config);
 
   return {
-    securityHandlers: {
-      [AGENT_SCHEME](_c, ctx) {
-        if (ctx.state.bearerFailure) throw ctx.state.bearerFailure;
-        return ctx.state.grant ?? false;
-      },
+    securitySchemes: {
+      [AGENT_SCHEME]: (ctx) => ctx.state.grant !== undefined,
     },
 
     /** requireScopes: a valid token without one of the operation's scope sets is 403 insufficient_scope. */
-    afterAuthentication(c, ctx) {
+    afterAuthentication(operation, ctx) {
       const { grant } = ctx.state;
-      const requirements = agentScopeRequirements(c.operation);
+      const requirements = agentScopeRequirements(operation);
       if (!grant || requirements.length === 0 || requirements.some((scopes) => hasScopes(grant.scopes, scopes))) return;
       const scope = formatScope(requirements[0]!);
       throw new ForbiddenScope(
@@ -69,10 +65,9 @@ export function agentAuthentication(
       );
     },
 
-    unauthorized(c, ctx) {
-      // The security handler's own failure (an unreachable database) surfaces as itself, not as a 401.
-      const failure = (c.security?.[AGENT_SCHEME] as { error?: unknown } | undefined)?.error;
-      if (failure) throw failure;
+    unauthorized(ctx) {
+      // A token that could not be looked up (an unreachable database) surfaces as that failure, not as a 401.
+      if (ctx.state.bearerFailure) throw ctx.state.bearerFailure;
       if (!ctx.get('Authorization')) {
         throw new Unauthorized(
           'unauthorized',

@@ -9,7 +9,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type Koa from 'koa';
-import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import { matchesEtag, PUBLIC_CACHE_CONTROL, type CacheableOperation, type CachedRepresentation } from './caching.js';
@@ -17,6 +16,7 @@ import type { AppState } from './context.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
 import { renderFailure } from './error-handler.js';
 import { addressKey, type RateLimiter } from './rate-limit.js';
+import type { Contract } from './openapi.js';
 import { logRequest, requestIdOf } from './request-context.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { surfaceOf } from './surfaces.js';
@@ -33,7 +33,7 @@ interface HeaderParameter {
 export interface FastReadParts {
   deps: Pick<Deps, 'log' | 'lifecycle' | 'deprecations' | 'readCache'>;
   limiter: RateLimiter;
-  contract: OpenAPIBackend;
+  contract: Contract;
   cacheable: CacheableOperation[];
   /** The Koa application of the general chain, whose request prototype computes the client address. */
   app: Koa<AppState>;
@@ -47,7 +47,7 @@ const NOT_SIMPLE_URL = /[\t\n\f\r #\u00a0\ufeff]/;
  * The header parameters the contract declares for each cacheable operation: the query and path are part of the cache
  * key, so a hit was valid once, but a header (If-None-Match) is checked per request, as the general chain would.
  */
-function headerParameters(contract: OpenAPIBackend, cacheable: CacheableOperation[]): Map<string, HeaderParameter[]> {
+function headerParameters(contract: Contract, cacheable: CacheableOperation[]): Map<string, HeaderParameter[]> {
   const ajv = new Ajv2020({ strict: false, allErrors: false });
   addFormats.default(ajv);
   return new Map(
@@ -55,7 +55,7 @@ function headerParameters(contract: OpenAPIBackend, cacheable: CacheableOperatio
       // surfaces.ts routes the path to the reads surface, whose steps this path repeats; any other would differ.
       const surface = surfaceOf('GET', path.replace(/\{[^}]+\}/g, 'x'));
       if (surface !== 'reads') throw new Error(`${operationId} is cacheable but on the ${surface} surface, not reads`);
-      const parameters = (contract.getOperation(operationId)?.parameters ?? []) as Array<{
+      const parameters = (contract.api.getOperation(operationId)?.parameters ?? []) as Array<{
         in: string;
         name: string;
         required?: boolean;

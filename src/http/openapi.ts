@@ -1,17 +1,12 @@
-// The contract at runtime: openapi-backend routes each request of the bundled OpenAPI 3.1 document to the handler of
-// its operationId, after validating it with Ajv 2020-12 (+ ajv-formats). Unknown paths, wrong methods and invalid
-// requests become the domain's errors (src/domain/errors.ts).
+// The contract at runtime. Routing: one find-my-way router, built once from the bundled OpenAPI 3.1 document's
+// operations, finds each request's operation. Then, in this order: its security requirements (401/403), the body's
+// problems and media type, and openapi-backend's validation of parameters and body by that operation (Ajv 2020-12 +
+// ajv-formats, coercing parameters to their types); the operation's handler gets the validated input. Unknown paths,
+// wrong methods and invalid requests become the domain's errors (src/domain/errors.ts).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { LRUCache } from 'lru-cache';
-import {
-  OpenAPIBackend,
-  type Context,
-  type Document,
-  type Handler,
-  type Operation,
-  type Request,
-} from 'openapi-backend';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import type { ProtocolOperationId } from './protocols.js';
@@ -25,6 +20,7 @@ import {
 } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
+import type { ErrorObject } from 'ajv';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
 export type OperationId = Exclude<keyof operations, McpOperationId | ProtocolOperationId>;
@@ -60,7 +56,6 @@ export type OperationHandler<Id extends OperationId> = Id extends OperationId
   : never;
 
 export type OperationHandlers = { [Id in OperationId]: OperationHandler<Id> };
-export type SecurityHandlers = Record<string, (c: Context, ctx: AppContext) => unknown>;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
@@ -72,16 +67,16 @@ const VALIDATION_REASONS: Record<ValidationProblem['kind'], BadRequestReason> = 
 };
 
 /** Header parameters are validated under lower-cased names; errors name them as the contract spells them. */
-function canonicalParam(c: Context, param: string): string {
-  const parameters = (c.operation.parameters ?? []) as Array<{ name: string; in: string }>;
+function canonicalParam(operation: Operation, param: string): string {
+  const parameters = (operation.parameters ?? []) as Array<{ name: string; in: string }>;
   return (
     parameters.find((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === param)?.name ?? param
   );
 }
 
-function validationFailed(c: Context): never {
-  const problem = firstProblem(c.validation.errors ?? []);
-  const param = canonicalParam(c, problem.param);
+function validationFailed(operation: Operation, errors: ErrorObject[]): never {
+  const problem = firstProblem(errors);
+  const param = canonicalParam(operation, problem.param);
   throw new BadRequest(VALIDATION_REASONS[problem.kind], problem.message.replace(problem.param, param), { param });
 }
 
@@ -91,8 +86,8 @@ function mediaType(ctx: AppContext): string {
 }
 
 /** openapi-backend does not enforce Content-Type; a body sent as anything but a declared media type is a 400. */
-function requireDeclaredMediaType(c: Context, ctx: AppContext): void {
-  const requestBody = c.operation.requestBody as { content?: Record<string, unknown>; required?: boolean } | undefined;
+function requireDeclaredMediaType(operation: Operation, ctx: AppContext): void {
+  const requestBody = operation.requestBody as { content?: Record<string, unknown>; required?: boolean } | undefined;
   if (!requestBody?.content) return;
   const hasBody = Boolean(ctx.request.length) || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody && !requestBody.required) return;
@@ -120,31 +115,44 @@ export function answer(ctx: AppContext, reply: Reply): void {
   ctx.status = reply.status;
 }
 
-function contractHandlers(handlers: OperationHandlers): Record<string, Handler> {
-  return Object.fromEntries(
-    Object.entries<ContractHandler>(handlers).map(([operationId, handle]) => [
-      operationId,
-      async (c: Context, ctx: AppContext) => {
-        const { params, query, requestBody } = c.request;
-        answer(
-          ctx,
-          await handle({ path: params, query, body: c.operation.requestBody ? requestBody : undefined }, ctx),
-        );
-      },
-    ]),
-  );
-}
-
 export interface ContractOptions {
   document: Document;
   handlers: OperationHandlers;
-  securityHandlers?: SecurityHandlers;
-  /** Runs after authentication, before validation (scope checks). */
-  afterAuthentication?: (c: Context, ctx: AppContext) => Promise<void> | void;
-  unauthorized?: (c: Context, ctx: AppContext) => never;
+  /** Whether a request satisfies a security scheme, by the scheme's name; a scheme without one is never satisfied. */
+  securitySchemes?: Record<string, (ctx: AppContext) => boolean>;
+  /** Runs once a request satisfies its operation's security requirements (scope checks). */
+  afterAuthentication?: (operation: Operation, ctx: AppContext) => void;
+  /** Throws the answer to a request that satisfies none of its operation's security requirements. */
+  unauthorized?: (ctx: AppContext) => never;
 }
 
-export async function createContract(options: ContractOptions): Promise<OpenAPIBackend> {
+/** A routed operation: what the contract says of it, and its handler (none for an operation served elsewhere). */
+interface Route {
+  operation: Operation;
+  handle?: ContractHandler;
+}
+
+export interface Contract {
+  api: OpenAPIBackend;
+  router: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
+  options: ContractOptions;
+}
+
+/** openapi-backend's router ignores trailing slashes (all of them) and never matches an empty path segment. */
+function routedPath(path: string): string {
+  let trimmed = path;
+  while (trimmed.length > 1 && trimmed.endsWith('/')) trimmed = trimmed.slice(0, -1);
+  return trimmed;
+}
+
+function findRoute(contract: Contract, method: string, path: string): Route | undefined {
+  const found = contract.router.find(method as HTTPMethod, path);
+  if (!found || Object.values(found.params).some((value) => value === '')) return undefined;
+  const route: Route = found.store;
+  return route;
+}
+
+export async function createContract(options: ContractOptions): Promise<Contract> {
   const api = new OpenAPIBackend({
     definition: options.document,
     quick: true, // the 3.0 meta-schema check rejects 3.1 documents; `redocly lint` validates the document in CI
@@ -154,91 +162,82 @@ export async function createContract(options: ContractOptions): Promise<OpenAPIB
       addFormats.default(ajv);
       return ajv;
     },
-    securityHandlers: options.securityHandlers ?? {},
-    handlers: {
-      ...contractHandlers(options.handlers),
-      notFound: (_c: Context, ctx: AppContext) => {
-        throw new UnknownEndpoint(ctx.method, ctx.path);
-      },
-      methodNotAllowed: (_c: Context, ctx: AppContext) => {
-        throw new MethodNotAllowed(ctx.method, ctx.path, allowedMethods(api, ctx.path));
-      },
-      notImplemented: (_c: Context, ctx: AppContext) => {
-        throw new UnknownEndpoint(ctx.method, ctx.path);
-      },
-      unauthorizedHandler:
-        options.unauthorized ??
-        (() => {
-          throw new Unauthorized('unauthorized', 'Authentication is required.');
-        }),
-      postSecurityHandler: async (c: Context, ctx: AppContext) => {
-        // A protected operation without valid credentials gets its 401 (unauthorizedHandler, next) before any body check.
-        if (c.security?.authorized === false && (c.operation.security ?? []).length > 0) return;
-        if (c.security?.authorized !== false) await options.afterAuthentication?.(c, ctx);
-        // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first, and only
-        // by operations that take a body (any body sent to the others is ignored).
-        if (ctx.state.bodyError && c.operation.requestBody) throw ctx.state.bodyError;
-        requireDeclaredMediaType(c, ctx);
-      },
-      validationFail: validationFailed,
-    },
   });
   await api.init();
-  memoizeOperations(api);
-  return api;
+  // Params may be as long as a URL: a long one is the validator's 400, never a routing miss.
+  const router = FindMyWay({ maxParamLength: 65_536 });
+  const handlers: Partial<Record<string, ContractHandler>> = options.handlers;
+  for (const operation of api.getOperations()) {
+    const route: Route = { operation, handle: handlers[operation.operationId ?? ''] };
+    router.on(
+      operation.method.toUpperCase() as HTTPMethod,
+      operation.path.replace(/\{([^}]+)\}/g, ':$1'),
+      () => {},
+      route,
+    );
+  }
+  return { api, router, options };
 }
 
-const ROUTE_CACHE_MAX_ENTRIES = 2_000;
-
-/**
- * openapi-backend re-flattens every path of the document into its operation list on each call of
- * `getOperations()`/`getOperation()`, and rebuilds a regex per path template on each `matchOperation()`, several times
- * per request. The document never changes after init, so the list, the lookup by operationId and each route's match
- * (bounded, as paths carry ids) are computed once.
- */
-function memoizeOperations(api: OpenAPIBackend): void {
-  const operations = api.router.getOperations();
-  const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
-  api.router.getOperations = () => operations;
-  api.router.getOperation = (operationId: string) => byId.get(operationId);
-
-  const matchOperation = api.router.matchOperation.bind(api.router);
-  const matches = new LRUCache<string, Operation>({ max: ROUTE_CACHE_MAX_ENTRIES });
-  api.router.matchOperation = ((request: Request, strict?: boolean) => {
-    const key = `${request.method.toLowerCase()} ${request.path}`;
-    const cached = matches.get(key);
-    if (cached) return cached;
-    const match = matchOperation(request, strict as true);
-    if (match) matches.set(key, match); // misses throw (404/405) or are undefined: never cached
-    return match;
-  }) as typeof api.router.matchOperation;
-}
-
-export function allowedMethods(api: OpenAPIBackend, path: string): string[] {
-  const allowed = METHODS.filter((method) => {
-    try {
-      return Boolean(api.router.matchOperation({ method, path, headers: {} }, true));
-    } catch {
-      return false;
-    }
-  }).map((method) => method.toUpperCase());
+function allowedMethods(contract: Contract, path: string): string[] {
+  const allowed = METHODS.map((method) => method.toUpperCase()).filter((method) =>
+    findRoute(contract, method, routedPath(path)),
+  );
   return allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
 }
 
-export function dispatchContract(api: OpenAPIBackend): AppMiddleware {
+/** A request satisfies an operation with no requirements, or all the schemes of one of its requirements. */
+function authenticated(
+  operation: Operation,
+  ctx: AppContext,
+  schemes: ContractOptions['securitySchemes'] = {},
+): boolean {
+  const requirements = operation.security ?? [];
+  return (
+    requirements.length === 0 ||
+    requirements.some((requirement) => Object.keys(requirement).every((scheme) => schemes[scheme]?.(ctx) === true))
+  );
+}
+
+export function dispatchContract(contract: Contract): AppMiddleware {
+  const { api, options } = contract;
   return async (ctx) => {
     if (!isDecodable(ctx.path)) throw new UnknownEndpoint(ctx.method, ctx.path);
     // HEAD is GET without the body (RFC 9110): routed as GET; Koa sends no body for HEAD.
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-    await api.handleRequest(
-      {
-        method,
-        path: ctx.path,
-        query: ctx.query as Record<string, string | string[]>,
-        headers: ctx.headers as Record<string, string | string[]>,
-        body: ctx.request.body,
-      },
+    const route = findRoute(contract, method, routedPath(ctx.path));
+    if (!route) {
+      const allowed = allowedMethods(contract, ctx.path);
+      if (allowed.length) throw new MethodNotAllowed(ctx.method, ctx.path, allowed);
+      throw new UnknownEndpoint(ctx.method, ctx.path);
+    }
+    const { operation, handle } = route;
+    // A protected operation without valid credentials gets its 401 before any body check.
+    if (!authenticated(operation, ctx, options.securitySchemes)) {
+      if (options.unauthorized) options.unauthorized(ctx);
+      throw new Unauthorized('unauthorized', 'Authentication is required.');
+    }
+    options.afterAuthentication?.(operation, ctx);
+    // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first, and only by
+    // operations that take a body (any body sent to the others is ignored).
+    if (ctx.state.bodyError && operation.requestBody) throw ctx.state.bodyError;
+    requireDeclaredMediaType(operation, ctx);
+    const request = {
+      method,
+      path: ctx.path,
+      query: ctx.query as Record<string, string | string[]>,
+      headers: ctx.headers as Record<string, string | string[]>,
+      body: ctx.request.body,
+    };
+    const validation = api.validateRequest(request, operation);
+    if (validation.errors) validationFailed(operation, validation.errors);
+    // Documented, but served before this dispatcher (MCP, the protocol bindings) or switched off.
+    if (!handle) throw new UnknownEndpoint(ctx.method, ctx.path);
+    // The coerced parameters: numbers and booleans as their types, arrays as arrays.
+    const { params, query } = validation.coerced;
+    answer(
       ctx,
+      await handle({ path: params ?? {}, query, body: operation.requestBody ? request.body : undefined }, ctx),
     );
   };
 }

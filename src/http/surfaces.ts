@@ -5,7 +5,6 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import compose from 'koa-compose';
 import compress from 'koa-compress';
-import type { OpenAPIBackend } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
@@ -13,7 +12,7 @@ import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
 import { isDecodable, type ErrorShape } from './errors.js';
-import { dispatchContract } from './openapi.js';
+import { dispatchContract, type Contract } from './openapi.js';
 import { limitByAddress, limitByAddressAndClient, limitRegistrations, type RateLimiter } from './rate-limit.js';
 import { mcpCors } from '../mcp/transport.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
@@ -51,7 +50,7 @@ export type SurfaceName = keyof typeof SURFACES;
 
 export interface SurfaceParts {
   deps: Deps;
-  contract: OpenAPIBackend;
+  contract: Contract;
   /** Requests per address (and per OAuth client) per minute. */
   limiter: RateLimiter;
   /** Registrations per address. */

@@ -3,7 +3,7 @@
 // ACP: the published request schemas (B.4), closed as published, with one correction: a line is `{id, quantity?}` or
 // `{item: {id}, quantity}` (the published `Item` has no quantity). Problems come back as RFC 9535 JSONPaths.
 import type { ErrorObject } from 'ajv';
-import { jsonPath } from '../domain/protocol-session.js';
+import { jsonPath, type BuyerDetails } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
 import { ACP_SCHEMA_ID, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
 
@@ -121,4 +121,48 @@ export function requestProblem(name: RequestSchemaName, body: unknown): RequestP
   // A field the request may not have explains a missing one better (`items` sent for `line_items`).
   const unknownTopLevel = validate.errors?.find((candidate) => candidate.keyword === 'additionalProperties' && candidate.instancePath === '');
   return error && describe(unknownTopLevel ?? error);
+}
+
+/** The UCP create and update requests, as `ucpCheckoutRequest` describes them. */
+export interface UcpCheckoutRequest {
+  line_items: Array<{ id?: string; item: { id: string }; quantity: number }>;
+  buyer?: BuyerDetails;
+  context?: { address_country?: string };
+  discounts?: { codes?: string[] };
+}
+
+export type AcpLineRequest = { id: string; quantity?: number } | { item: { id: string }; quantity: number };
+
+/** The ACP create and update requests, as `acpRequest` describes them (the fields the operations read). */
+export interface AcpSessionRequest {
+  line_items?: AcpLineRequest[];
+  currency?: string;
+  buyer?: BuyerDetails & Record<string, unknown>;
+  fulfillment_details?: unknown;
+  discounts?: { codes?: string[] };
+  coupons?: string[];
+  selected_fulfillment_options?: Array<{ type: string; option_id?: string; item_ids?: string[] }>;
+}
+
+/** What each schema accepts: the schema is the authority, and this is its type for the operations. */
+interface RequestTypes {
+  'ucp.create': UcpCheckoutRequest;
+  'ucp.update': UcpCheckoutRequest;
+  'ucp.complete': unknown;
+  'acp.create': AcpSessionRequest;
+  'acp.update': AcpSessionRequest;
+  'acp.complete': unknown;
+  'acp.cancel': unknown;
+}
+
+export type CheckedRequest<Name extends RequestSchemaName> =
+  | { problem: RequestProblem }
+  | { problem?: undefined; request: RequestTypes[Name] };
+
+/** A body (an absent one is `{}`) checked against its schema: its first problem, or the body as the schema's type. */
+export function checkRequest<Name extends RequestSchemaName>(name: Name, body: unknown): CheckedRequest<Name> {
+  const value: unknown = body ?? {};
+  const problem = requestProblem(name, value);
+  // The schema has just accepted the value: the one place a body becomes its request type.
+  return problem ? { problem } : { request: value as RequestTypes[Name] };
 }

@@ -58,12 +58,12 @@ const REGION_COLUMNS = [
   'free_shipping_threshold',
 ];
 
+/** The region with that id, or the default one: two prepared statements (checkout looks a region up on every call). */
 export async function findRegion(db: Db, id: string | undefined): Promise<RegionRow | undefined> {
-  const query = db('regions')
-    .select(REGION_COLUMNS)
-    .where(id === undefined ? { is_default: true } : { id })
-    .first();
-  return (await query) as RegionRow | undefined;
+  const query = db('regions').select(REGION_COLUMNS);
+  return (await (id === undefined
+    ? asPrepared('default_region', query.where({ is_default: true }).first())
+    : asPrepared('region_by_id', query.where({ id }).first()))) as RegionRow | undefined;
 }
 
 export async function listRegionsWithCountries(db: Db): Promise<{ regions: RegionRow[]; countries: CountryRow[] }> {

@@ -1,5 +1,5 @@
 import type { Promotion } from '../../domain/promotions.js';
-import type { Db } from '../knex.js';
+import { asPrepared, type Db } from '../knex.js';
 
 interface PromotionRow {
   code: string;
@@ -13,10 +13,11 @@ interface PromotionRow {
   times_redeemed: number;
 }
 
-/** The stored promotions among `codes` (canonical form), keyed by code. */
+/** The stored promotions among `codes` (canonical form), keyed by code, in one prepared statement. */
 export async function findPromotions(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
   if (codes.length === 0) return new Map();
-  const rows = (await db('promotions').whereIn('code', codes)) as PromotionRow[];
+  const query = db('promotions').whereRaw('code = any(?::text[])', [codes]);
+  const rows = (await asPrepared('promotions_by_code', query)) as PromotionRow[];
   return new Map(
     rows.map((row) => [
       row.code,

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
-import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
+import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
 import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
 import * as sessions from '../../services/protocol-sessions.js';
 
@@ -16,18 +16,6 @@ export interface AcpCall {
   op: AcpOperation;
   id?: string;
   body: unknown;
-}
-
-type AcpLineInput = { id: string; quantity?: number } | { item: { id: string }; quantity: number };
-
-interface AcpSessionInput {
-  line_items?: AcpLineInput[];
-  currency?: string;
-  buyer?: BuyerDetails & Record<string, unknown>;
-  fulfillment_details?: unknown;
-  discounts?: { codes?: string[] };
-  coupons?: string[];
-  selected_fulfillment_options?: Array<{ type: string; option_id?: string; item_ids?: string[] }>;
 }
 
 const PROBLEM_CODES = { missing: 'missing_field', unknown: 'unknown_field', invalid: 'invalid_field' } as const;
@@ -56,10 +44,20 @@ export function acpLinks(deps: Deps) {
   ];
 }
 
-function validated(name: RequestSchemaName, body: unknown): AcpSessionInput {
-  const problem = requestProblem(name, body ?? {});
-  if (problem) throw new ProtocolError(400, PROBLEM_CODES[problem.kind], problem.message, { param: problem.path });
-  const input = (body ?? {}) as AcpSessionInput;
+function validated<Name extends 'acp.create' | 'acp.update' | 'acp.complete' | 'acp.cancel'>(
+  name: Name,
+  body: unknown,
+) {
+  const checked = checkRequest(name, body);
+  if (checked.problem) {
+    const { kind, message, path } = checked.problem;
+    throw new ProtocolError(400, PROBLEM_CODES[kind], message, { param: path });
+  }
+  return checked.request;
+}
+
+function validatedSession(name: 'acp.create' | 'acp.update', body: unknown): AcpSessionRequest {
+  const input = validated(name, body);
   if (input.discounts && input.coupons) {
     throw new ProtocolError(400, 'conflicting_fields', 'Send discounts.codes or the deprecated coupons, not both.', {
       param: '$.coupons',
@@ -68,7 +66,7 @@ function validated(name: RequestSchemaName, body: unknown): AcpSessionInput {
   return input;
 }
 
-function requestedLines(lines: AcpLineInput[]): sessions.RequestedProtocolLine[] {
+function requestedLines(lines: AcpLineRequest[]): sessions.RequestedProtocolLine[] {
   return lines.map((line, index) => {
     const byItem = 'item' in line;
     return {
@@ -81,7 +79,7 @@ function requestedLines(lines: AcpLineInput[]): sessions.RequestedProtocolLine[]
 }
 
 /** Email, names and phone are kept (B.4); the other Buyer fields are accepted and dropped. */
-function buyerOf(buyer: AcpSessionInput['buyer']): BuyerDetails | null {
+function buyerOf(buyer: AcpSessionRequest['buyer']): BuyerDetails | null {
   if (!buyer) return null;
   const { email, first_name, last_name, phone_number } = buyer;
   return Object.fromEntries(
@@ -89,12 +87,12 @@ function buyerOf(buyer: AcpSessionInput['buyer']): BuyerDetails | null {
   );
 }
 
-function codesOf(input: AcpSessionInput): string[] | undefined {
+function codesOf(input: AcpSessionRequest): string[] | undefined {
   return input.discounts ? (input.discounts.codes ?? []) : input.coupons;
 }
 
 /** The only fulfillment option is standard shipping of every line (B.4). */
-function fulfillmentProblem(input: AcpSessionInput, session: ProtocolSession): AcpMessage | undefined {
+function fulfillmentProblem(input: AcpSessionRequest, session: ProtocolSession): AcpMessage | undefined {
   const lineIds = new Set(session.lines.map((line) => line.id));
   const index = (input.selected_fulfillment_options ?? []).findIndex(
     (option) =>
@@ -134,7 +132,7 @@ export function createAcpOperations(deps: Deps) {
       : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
 
   async function create(db: Db, call: AcpCall): Promise<ProtocolResponse> {
-    const input = validated('acp.create', call.body);
+    const input = validatedSession('acp.create', call.body);
     const regionId = await sessions.regionForCurrency(db, input.currency!);
     if (!regionId)
       throw new ProtocolError(
@@ -164,7 +162,7 @@ export function createAcpOperations(deps: Deps) {
   }
 
   async function update(db: Db, call: AcpCall): Promise<ProtocolResponse> {
-    const input = validated('acp.update', call.body);
+    const input = validatedSession('acp.update', call.body);
     const current = await sessions.loadProtocolSession(deps, db, call.id!);
     if (!current) throw notFound(call.id!);
     const invalidOption = fulfillmentProblem(input, current);

@@ -5,33 +5,25 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../../config.js';
 import { projectPath } from '../../paths.js';
 
-type Json = Record<string, any>;
 interface Server {
   url: string;
   description?: string;
   variables?: Record<string, { default: string }>;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+/** The URLs of an OAuth flow (security schemes), relative to the agent origin in the document. */
+const FLOW_URLS = new Set(['tokenUrl', 'authorizationUrl', 'refreshUrl']);
 
-export function publishedDocument(config: Pick<Config, 'baseUrl' | 'agentBaseUrl'>): Json {
-  const document = JSON.parse(readFileSync(projectPath('codegen', 'openapi.published.json'), 'utf8')) as Json;
+export function publishedDocument(config: Pick<Config, 'baseUrl' | 'agentBaseUrl'>): unknown {
   const urls: Record<string, string> = { base_url: config.baseUrl, agent_base_url: config.agentBaseUrl };
   const substitute = ({ variables, ...server }: Server): Server => ({
     ...server,
     url: server.url.replace(/\{(\w+)\}/g, (whole, name: string) => urls[name] ?? variables?.[name]?.default ?? whole),
   });
-  document.servers = ((document.servers ?? []) as Server[]).map(substitute);
-  for (const item of Object.values(document.paths ?? {}) as Json[]) {
-    if (item.servers) item.servers = (item.servers as Server[]).map(substitute);
-    for (const method of METHODS)
-      if (item[method]?.servers) item[method].servers = (item[method].servers as Server[]).map(substitute);
-  }
-  for (const scheme of Object.values(document.components?.securitySchemes ?? {}) as Json[]) {
-    for (const flow of Object.values(scheme.flows ?? {}) as Json[]) {
-      for (const key of ['tokenUrl', 'authorizationUrl', 'refreshUrl'])
-        if (typeof flow[key] === 'string' && flow[key].startsWith('/')) flow[key] = config.agentBaseUrl + flow[key];
-    }
-  }
-  return document;
+  // `servers` (of the document, a path or an operation) and the flows' URLs are rewritten wherever they occur.
+  return JSON.parse(readFileSync(projectPath('codegen', 'openapi.published.json'), 'utf8'), (key, value) => {
+    if (key === 'servers' && Array.isArray(value)) return value.map(substitute);
+    if (FLOW_URLS.has(key) && typeof value === 'string' && value.startsWith('/')) return config.agentBaseUrl + value;
+    return value;
+  });
 }

@@ -12,7 +12,7 @@ import {
   type UcpMessage,
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
-import { requestProblem, type RequestSchemaName } from '../../protocols/requests.js';
+import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
 import { resolveRegion } from '../../services/catalog.js';
 import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
 import * as sessions from '../../services/protocol-sessions.js';
@@ -29,19 +29,6 @@ export interface UcpCall {
   notes: UcpMessage[];
 }
 
-interface UcpLineInput {
-  id?: string;
-  item: { id: string };
-  quantity: number;
-}
-
-interface UcpCheckoutInput {
-  line_items: UcpLineInput[];
-  buyer?: BuyerDetails;
-  context?: { address_country?: string };
-  discounts?: { codes?: string[] };
-}
-
 export function ucpLinks(deps: Deps): UcpLink[] {
   const { baseUrl, protocols } = deps.config;
   return [
@@ -52,22 +39,23 @@ export function ucpLinks(deps: Deps): UcpLink[] {
   ];
 }
 
-function validated<T>(name: RequestSchemaName, body: unknown): T {
-  const problem = requestProblem(name, body ?? {});
-  if (problem) throw new ProtocolError(400, 'invalid_request', problem.message, { param: problem.path });
-  return (body ?? {}) as T;
+function validated<Name extends 'ucp.create' | 'ucp.update' | 'ucp.complete'>(name: Name, body: unknown) {
+  const checked = checkRequest(name, body);
+  if (checked.problem)
+    throw new ProtocolError(400, 'invalid_request', checked.problem.message, { param: checked.problem.path });
+  return checked.request;
 }
 
 const BUYER_FIELDS = ['email', 'first_name', 'last_name', 'phone_number'] as const;
 
-function buyerOf(input: UcpCheckoutInput): BuyerDetails | null {
+function buyerOf(input: UcpCheckoutRequest): BuyerDetails | null {
   const buyer = Object.fromEntries(
     BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])),
   );
   return Object.keys(buyer).length ? buyer : null;
 }
 
-function requestedLines(input: UcpCheckoutInput): sessions.RequestedProtocolLine[] {
+function requestedLines(input: UcpCheckoutRequest): sessions.RequestedProtocolLine[] {
   return input.line_items.map((line, index) => ({
     itemId: line.item.id,
     quantity: line.quantity,
@@ -78,7 +66,7 @@ function requestedLines(input: UcpCheckoutInput): sessions.RequestedProtocolLine
 }
 
 /** The codes a request sets (only when discount is negotiated), and the warning for codes sent without it. */
-function discountCodes(input: UcpCheckoutInput, call: UcpCall): { codes?: string[]; notes: UcpMessage[] } {
+function discountCodes(input: UcpCheckoutRequest, call: UcpCall): { codes?: string[]; notes: UcpMessage[] } {
   if (call.negotiated.discount) return { codes: input.discounts?.codes ?? [], notes: [] };
   if (input.discounts === undefined) return { notes: [] };
   return {
@@ -142,7 +130,7 @@ export function createUcpOperations(deps: Deps) {
     );
 
   async function create(db: Db, call: UcpCall): Promise<ProtocolResponse> {
-    const input = validated<UcpCheckoutInput>('ucp.create', call.body);
+    const input = validated('ucp.create', call.body);
     const notes: UcpMessage[] = [];
     const country = input.context?.address_country;
     let regionId = country ? await sessions.regionForCountry(db, country) : undefined;
@@ -175,7 +163,7 @@ export function createUcpOperations(deps: Deps) {
   }
 
   async function update(db: Db, call: UcpCall): Promise<ProtocolResponse> {
-    const input = validated<UcpCheckoutInput>('ucp.update', call.body);
+    const input = validated('ucp.update', call.body);
     const discounts = discountCodes(input, call);
     // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
     const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
