@@ -2487,6 +2487,7 @@ export interface components {
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
+                Age: components["headers"]["Age-Optional"];
                 "Cache-Control": components["headers"]["Cache-Control-Public"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -4149,6 +4150,8 @@ export interface components {
         "Cache-Control-Public": "public, max-age=60";
         /** @description Weak validator of the representation; send it back in `If-None-Match` to get `304 Not Modified`. */
         ETag: string;
+        /** @description Seconds since this representation was read from the database (RFC 9111 section 5.1), up to 59: the service may answer from its own 60-second cache, and a cache in front counts this age against `max-age=60`, so what a client receives is never more than 60 seconds old. */
+        Age: number;
         /** @description Requests allowed per window for this client (an integer). The window is 60 seconds. */
         "RateLimit-Limit": number;
         /** @description Requests this client has left in the current window (an integer, never negative). */
@@ -4157,6 +4160,8 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Identifier of this request, echoed from the `X-Request-Id` request header when it is a safe token, generated otherwise. Quote it when reporting a problem. */
         "X-Request-Id": string;
+        /** @description Seconds since the representation was read from the database (RFC 9111 section 5.1); sent by the operations marked `x-cacheable`, whose answers may come from the service's own 60-second cache. */
+        "Age-Optional": number;
         /** @description This response must not be stored by any cache. */
         "Cache-Control-No-Store": "no-store";
         /** @description Seconds to wait before retrying (an integer). */
@@ -4242,6 +4247,7 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-Public"];
                     ETag: components["headers"]["ETag"];
+                    Age: components["headers"]["Age"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4322,6 +4328,7 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-Public"];
                     ETag: components["headers"]["ETag"];
+                    Age: components["headers"]["Age"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4380,6 +4387,7 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-Public"];
                     ETag: components["headers"]["ETag"];
+                    Age: components["headers"]["Age"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4431,6 +4439,7 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-Public"];
                     ETag: components["headers"]["ETag"];
+                    Age: components["headers"]["Age"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4484,6 +4493,7 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control-Public"];
                     ETag: components["headers"]["ETag"];
+                    Age: components["headers"]["Age"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

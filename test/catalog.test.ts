@@ -1,5 +1,5 @@
 // The public catalogue over real HTTP: every rule of the read API, each bad input, caching and errors.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -293,6 +293,21 @@ describe('caching', () => {
     } finally {
       await variants().update({ inventory_quantity: before });
       api.service.deps.readCache.clear();
+    }
+  });
+
+  it('tells caches in front how old a representation is (Age), so max-age=60 bounds its age end to end', async () => {
+    api.service.deps.readCache.clear();
+    const fresh = Number((await api.http('/api/store/regions')).headers.get('age'));
+    expect(fresh).toBeLessThanOrEqual(1);
+    // 42 s later by the clock (timers untouched): the same representation, 42 s older.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 42_000 });
+    try {
+      const later = Number((await api.http('/api/store/regions')).headers.get('age'));
+      expect(later).toBeGreaterThanOrEqual(42);
+      expect(later).toBeLessThanOrEqual(43 + fresh);
+    } finally {
+      vi.useRealTimers();
     }
   });
 

@@ -59,9 +59,16 @@ export function sendCacheable(ctx: AppContext, body: unknown, contentType?: stri
 /** A representation in the process cache, with the operation that answered it. */
 export interface CachedRepresentation extends Representation {
   operationId: string;
+  /** When its query started (ms since the epoch): what it shows is at least that old. */
+  readAt: number;
 }
 
-type Load = () => Promise<CachedRepresentation>;
+type Load = () => Promise<Omit<CachedRepresentation, 'readAt'>>;
+
+/** The Age header (RFC 9111): a cache in front counts it against `max-age=60`, so the 60 s bound holds end to end. */
+export function ageOf(representation: CachedRepresentation): string {
+  return String(Math.max(0, Math.floor((Date.now() - representation.readAt) / 1000)));
+}
 
 /** The process's one cache of read responses, keyed by the request's path and query exactly as sent (`ctx.url`). */
 export interface ReadCache {
@@ -78,11 +85,11 @@ export function createReadCache(): ReadCache {
     max: READ_CACHE_MAX_ENTRIES,
     ttl: READ_CACHE_TTL_MS,
     fetchMethod: async (_url, _stale, { options, context: load }) => {
-      const started = Date.now();
+      const readAt = Date.now();
       const representation = await load();
       // The 60 s count from before the query: a representation is never served more than 60 s after what it shows.
-      options.ttl = Math.max(1, READ_CACHE_TTL_MS - (Date.now() - started));
-      return representation;
+      options.ttl = Math.max(1, READ_CACHE_TTL_MS - (Date.now() - readAt));
+      return { ...representation, readAt };
     },
   });
   return {
@@ -131,7 +138,7 @@ export function cacheableOperations(document: Document): CacheableOperation[] {
 }
 
 /** The 200 a cacheable handler left on the context, as a representation. */
-function answered(ctx: AppContext, operationId: string): CachedRepresentation {
+function answered(ctx: AppContext, operationId: string): Omit<CachedRepresentation, 'readAt'> {
   if (ctx.status !== 200 || ctx.body === undefined || ctx.body === null) {
     throw new Error(`${operationId} is cacheable but answered ${ctx.status} without throwing`);
   }
@@ -150,6 +157,7 @@ function cachedOperation(
       return answered(ctx, operationId);
     });
     sendRepresentation(ctx, representation);
+    ctx.set('Age', ageOf(representation));
   };
 }
 

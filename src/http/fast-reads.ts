@@ -11,7 +11,13 @@ import addFormats from 'ajv-formats';
 import type Koa from 'koa';
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
-import { matchesEtag, PUBLIC_CACHE_CONTROL, type CacheableOperation, type CachedRepresentation } from './caching.js';
+import {
+  ageOf,
+  matchesEtag,
+  PUBLIC_CACHE_CONTROL,
+  type CacheableOperation,
+  type CachedRepresentation,
+} from './caching.js';
 import type { AppState } from './context.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
 import { renderFailure } from './error-handler.js';
@@ -112,7 +118,7 @@ export function cachedReadsFirst(parts: FastReadParts, general: RequestListener)
       const counted = await limiter.count(addressKey(clientAddress(req)));
       for (const [name, value] of counted.headers) headers.push(name, value);
       if (counted.rejection) throw counted.rejection;
-      headers.push('Cache-Control', PUBLIC_CACHE_CONTROL, 'ETag', entry.etag);
+      headers.push('Cache-Control', PUBLIC_CACHE_CONTROL, 'ETag', entry.etag, 'Age', ageOf(entry));
       const ifNoneMatch = req.headers['if-none-match'];
       if (ifNoneMatch && matchesEtag(ifNoneMatch, entry.etag)) {
         status = 304;
