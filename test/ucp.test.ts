@@ -51,6 +51,22 @@ function expectConsistent(session: any): void {
   expect(ucpTotalsProblems(session)).toEqual([]);
 }
 
+/** A canceled or completed session refuses every change: cancel, complete and update are 409s. */
+async function expectNotModifiable(path: string): Promise<void> {
+  for (const [method, suffix, body] of [
+    ['POST', '/cancel', undefined],
+    ['POST', '/complete', { payment: {} }],
+    ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }],
+  ] as const) {
+    const again = await protocolFetch(api, `${path}${suffix}`, {
+      method,
+      headers: ucpHeaders(full),
+      body: body && json(body),
+    });
+    expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
+  }
+}
+
 describe('UCP discovery', () => {
   it('U-D1/U-D2: serves the business profile, identical whatever UCP-Agent says, cacheable for 5 minutes', async () => {
     const { response, body, text } = await protocolFetch(api, '/.well-known/ucp');
@@ -469,18 +485,7 @@ describe('UCP checkout', () => {
     expect(replay.response.status).toBe(200);
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.text).toBe(canceled.text);
-    for (const [method, suffix, body] of [
-      ['POST', '/cancel', undefined],
-      ['POST', '/complete', { payment: {} }],
-      ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }],
-    ] as const) {
-      const again = await protocolFetch(api, `${path}${suffix}`, {
-        method,
-        headers: ucpHeaders(full),
-        body: body && json(body),
-      });
-      expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
-    }
+    await expectNotModifiable(path);
   });
 });
 
@@ -501,18 +506,7 @@ describe('UCP after payment', () => {
     expect(body.continue_url).toBeUndefined();
     expect(body.messages.map((message: any) => message.code)).not.toContain('payment_handoff_required');
     expect(amounts(body.totals)).toEqual(amounts(created.totals));
-    for (const [method, suffix, payload] of [
-      ['POST', '/cancel', undefined],
-      ['POST', '/complete', { payment: {} }],
-      ['PUT', '', { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }],
-    ] as const) {
-      const again = await protocolFetch(api, `${path}${suffix}`, {
-        method,
-        headers: ucpHeaders(full),
-        body: payload && json(payload),
-      });
-      expect([again.response.status, again.body.code]).toEqual([409, 'checkout_not_modifiable']);
-    }
+    await expectNotModifiable(path);
   });
 });
 
