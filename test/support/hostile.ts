@@ -152,6 +152,7 @@ export function hostileBodyWith(shaped: fc.Arbitrary<unknown> = itemsLike): fc.A
     shaped.map((value) => JSON.stringify(value) ?? 'null'),
     deepNesting,
     invalidUtf8,
+    oversizedBody,
     hostileString,
     fc.constant(''),
   );
