@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { positiveNumber } from './arguments.js';
 import { openDatabase } from './database.js';
 import { startServiceProcess } from './processes.js';
 
@@ -43,13 +44,6 @@ interface Sample {
   bytes: number;
   rows: Record<(typeof TABLES)[number], number>;
   visitors: number;
-}
-
-function positive(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!(value > 0)) throw new Error(`--${name} must be a positive number, got "${raw}"`);
-  return value;
 }
 
 const ITEM = { id: 'variant_01tongue2pack', quantity: 1 };
@@ -154,9 +148,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { minutes: { type: 'string' }, rate: { type: 'string' }, sample: { type: 'string' } },
   });
-  const minutes = positive(values.minutes, 6, 'minutes');
-  const rate = positive(values.rate, 10, 'rate');
-  const every = positive(values.sample, 15, 'sample') * 1000;
+  const minutes = positiveNumber(values.minutes, 6, 'minutes');
+  const rate = positiveNumber(values.rate, 10, 'rate');
+  const every = positiveNumber(values.sample, 15, 'sample') * 1000;
   const retention = Object.fromEntries(
     Object.entries(SHORT_RETENTION).map(([name, short]) => [name, process.env[name] || short]),
   );

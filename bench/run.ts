@@ -19,6 +19,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { platformProfile } from '../src/conformance/runner.js';
+import { positiveNumber } from './arguments.js';
 import type { CeilingRoute } from './ceiling.js';
 import { copyEmbeddedDatabase, databaseCpuProbe, openDatabase } from './database.js';
 import { measure, type DatabaseCpuProbe, type LoadSettings, type Measurement } from './load.js';
@@ -53,13 +54,6 @@ interface Options extends LoadSettings {
   smoke: boolean;
   cpuProf: boolean;
   embedded: boolean;
-}
-
-function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!(value > 0)) throw new Error(`--${name} must be a positive number, got "${raw}"`);
-  return value;
 }
 
 function parseOptions(args: string[]): Options {
