@@ -16,7 +16,7 @@ export const PAID_NOTE =
   'Paid: the buyer completed payment at checkout_url and the session became the order in `order`.';
 
 // A cancelled session can never be paid: its note must not send anyone to checkout_url.
-export const CANCELED_NOTE =
+const CANCELED_NOTE =
   'Canceled: this session can no longer be paid and nothing was charged; create a new session to buy.';
 
 export interface SessionFacts {

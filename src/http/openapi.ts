@@ -126,10 +126,10 @@ export interface ContractOptions {
   unauthorized?: (ctx: AppContext) => never;
 }
 
-/** A routed operation: what the contract says of it, and its handler (none for an operation served elsewhere). */
+/** A routed operation: what the contract says of it, and its handler. */
 interface Route {
   operation: Operation;
-  handle?: ContractHandler;
+  handle: ContractHandler;
 }
 
 export interface Contract {
@@ -168,7 +168,11 @@ export async function createContract(options: ContractOptions): Promise<Contract
   const router = FindMyWay({ maxParamLength: 65_536 });
   const handlers: Partial<Record<string, ContractHandler>> = options.handlers;
   for (const operation of api.getOperations()) {
-    const route: Route = { operation, handle: handlers[operation.operationId ?? ''] };
+    const handle = handlers[operation.operationId ?? ''];
+    // Documented, but served before this dispatcher (MCP, the protocol bindings) or switched off: when a request gets
+    // this far, the operation is not here, so it is a 404 (or not among a 405's methods), never a 401 or 400 first.
+    if (!handle) continue;
+    const route: Route = { operation, handle };
     router.on(
       operation.method.toUpperCase() as HTTPMethod,
       operation.path.replace(/\{([^}]+)\}/g, ':$1'),
@@ -231,8 +235,6 @@ export function dispatchContract(contract: Contract): AppMiddleware {
     };
     const validation = api.validateRequest(request, operation);
     if (validation.errors) validationFailed(operation, validation.errors);
-    // Documented, but served before this dispatcher (MCP, the protocol bindings) or switched off.
-    if (!handle) throw new UnknownEndpoint(ctx.method, ctx.path);
     // The coerced parameters: numbers and booleans as their types, arrays as arrays.
     const { params, query } = validation.coerced;
     answer(

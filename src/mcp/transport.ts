@@ -21,7 +21,7 @@ export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
 export const MCP_BODY_LIMIT = 100 * 1024;
 
 /** JSON-RPC's code for server-defined errors; MCP's SDKs use it for transport refusals. */
-export const TRANSPORT_ERROR = -32000;
+const TRANSPORT_ERROR = -32000;
 
 /** Every answer here is JSON, so any Accept that admits JSON (or none) is served. */
 const JSON_MEDIA_RANGES = new Set(['*/*', 'application/*', 'application/json']);

@@ -7,7 +7,7 @@ import * as repo from '../db/repositories/retention.js';
 import type { Deps } from '../deps.js';
 
 /** Live tokens a client may hold; issuing one more revokes the oldest. */
-export const LIVE_TOKENS_PER_CLIENT = 10;
+const LIVE_TOKENS_PER_CLIENT = 10;
 
 const BATCH = 500;
 const MAX_BATCHES = 20;
