@@ -417,6 +417,10 @@ export interface paths {
          *     - `list_regions`, `list_collections` (`handle`): as their REST endpoints;
          *     - `get_store_policies` (`region_id`): shipping rate and free-shipping threshold, tax rate and returns policy per region.
          *
+         *     Like the REST catalog, the answers of `search_products`, `get_product`, `list_reviews`, `list_regions` and
+         *     `list_collections` may be up to 60 seconds old: each is kept in the process's read cache for 60 seconds from its
+         *     query's start, per tool and arguments. Failures are never kept, and nothing of `/checkout/mcp` is cached.
+         *
          *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
          *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
          *     asking for any other protocol (newer, or 2025-03-26, which requires batches) is answered with `2025-06-18`; a

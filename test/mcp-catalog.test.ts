@@ -214,6 +214,62 @@ describe('get_store_policies', () => {
   });
 });
 
+describe('the read cache', () => {
+  const TRAVEL = 'variant_01tonguetravel';
+  const variant = () => api.service.deps.db('variants').where({ id: TRAVEL });
+  const usPrice = () => api.service.deps.db('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' });
+  const travelVariant = async () => (await success('search_products', { query: 'travel' })).products[0].variants[0];
+
+  it('answers search_products from the read cache until it is cleared, while a checkout session is re-priced at once', async () => {
+    const checkout = await connectMcp(api, '/checkout/mcp');
+    const { inventory_quantity: stock } = await travelVariant();
+    const [{ amount: price }] = await usPrice().select('amount');
+    const created = await callTool(checkout, 'create_checkout_session', { items: [{ id: TRAVEL, quantity: 1 }] });
+    const getSession = async () => await callTool(checkout, 'get_checkout_session', { id: created.structured.id });
+    expect((await getSession()).structured.totals.subtotal.amount).toBe(price / 100);
+    await variant().update({ inventory_quantity: stock - 7 });
+    await usPrice().update({ amount: price + 100 });
+    try {
+      expect(await travelVariant()).toMatchObject({ inventory_quantity: stock }); // up to 60 s old
+      expect((await getSession()).structured.totals.subtotal.amount).toBe((price + 100) / 100);
+      api.service.deps.readCache.clear();
+      expect(await travelVariant()).toMatchObject({
+        inventory_quantity: stock - 7,
+        calculated_price: { calculated_amount: (price + 100) / 100 },
+      });
+    } finally {
+      await variant().update({ inventory_quantity: stock });
+      await usPrice().update({ amount: price });
+      api.service.deps.readCache.clear();
+      await checkout.close();
+    }
+  });
+
+  it('never keeps a failure: a product that was missing is found as soon as it exists', async () => {
+    const handle = 'tongue-scraper-2-pack-travel-cases';
+    const product = () => api.service.deps.db('products').where({ id: 'prod_01tonguetravel' });
+    await product().update({ handle: `${handle}-renamed` });
+    try {
+      await failure('get_product', { product: handle }, 'product');
+    } finally {
+      await product().update({ handle });
+    }
+    expect((await success('get_product', { product: handle })).product.id).toBe('prod_01tonguetravel');
+  });
+
+  it('says in the description of each cached tool that its results may be up to 60 s old', async () => {
+    const { tools } = await client.listTools();
+    const cached = tools.filter((tool) => tool.description!.endsWith('Results may be up to 60 s old.'));
+    expect(cached.map((tool) => tool.name)).toEqual([
+      'search_products',
+      'get_product',
+      'list_reviews',
+      'list_regions',
+      'list_collections',
+    ]);
+  });
+});
+
 describe('unknown tools', () => {
   it('answers a tool that does not exist with an isError result', async () => {
     const outcome = await callTool(client, 'complete_checkout', {});

@@ -1,8 +1,9 @@
 // Caching of read responses. At the edge: `Cache-Control: public, max-age=60`, a weak ETag, 304 on a matching
 // If-None-Match. In the process: one representation cache (deps.readCache) holds the serialized answer of each
 // operation the contract marks `x-cacheable`, keyed by the request's exact path and query, so a repeated read touches
-// neither the database nor the serializer and is still served while the database is briefly away. Nothing else is
-// cached: services always query the database, so a representation is never older than its entry's lifetime.
+// neither the database nor the serializer and is still served while the database is briefly away. The same cache holds
+// the results of the catalog MCP server's read tools (fetchValue), under the same 60 s rule. Nothing else is cached:
+// services always query the database, so an answer is never older than its entry's lifetime.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
@@ -65,6 +66,15 @@ export interface CachedRepresentation extends Representation {
 
 type Load = () => Promise<Omit<CachedRepresentation, 'readAt'>>;
 
+/** A value other than a response (an MCP tool's result), with when its query started. */
+interface CachedValue {
+  value: unknown;
+  readAt: number;
+}
+
+type CacheEntry = CachedRepresentation | CachedValue;
+type LoadEntry = () => Promise<Omit<CachedRepresentation, 'readAt'> | Omit<CachedValue, 'readAt'>>;
+
 /** The Age header (RFC 9111): a cache in front counts it against `max-age=60`, so the 60 s bound holds end to end. */
 export function ageOf(representation: CachedRepresentation): string {
   return String(Math.max(0, Math.floor((Date.now() - representation.readAt) / 1000)));
@@ -76,25 +86,32 @@ export interface ReadCache {
   get(url: string): CachedRepresentation | undefined;
   /** The entry, or what `load` builds (concurrent misses share one load; failures are not kept). */
   fetch(url: string, load: Load): Promise<CachedRepresentation>;
+  /**
+   * The value stored under `key`, or what `load` gives, under the same 60 s rule and LRU. A key must never be a
+   * request target (one with a space is not), so a value is never served as a response.
+   */
+  fetchValue<T>(key: string, load: () => Promise<T>): Promise<T>;
   /** Forgets every entry (tests that must read what the database holds now). */
   clear(): void;
 }
 
 export function createReadCache(): ReadCache {
-  const cache = new LRUCache<string, CachedRepresentation, Load>({
+  const cache = new LRUCache<string, CacheEntry, LoadEntry>({
     max: READ_CACHE_MAX_ENTRIES,
     ttl: READ_CACHE_TTL_MS,
-    fetchMethod: async (_url, _stale, { options, context: load }) => {
+    fetchMethod: async (_key, _stale, { options, context: load }) => {
       const readAt = Date.now();
-      const representation = await load();
-      // The 60 s count from before the query: a representation is never served more than 60 s after what it shows.
+      const loaded = await load();
+      // The 60 s count from before the query: an answer is never served more than 60 s after what it shows.
       options.ttl = Math.max(1, READ_CACHE_TTL_MS - (Date.now() - readAt));
-      return { ...representation, readAt };
+      return { ...loaded, readAt };
     },
   });
   return {
-    get: (url) => cache.get(url),
-    fetch: async (url, load) => (await cache.fetch(url, { context: load }))!,
+    get: (url) => cache.get(url) as CachedRepresentation | undefined,
+    fetch: async (url, load) => (await cache.fetch(url, { context: load })) as CachedRepresentation,
+    fetchValue: async <T>(key: string, load: () => Promise<T>) =>
+      ((await cache.fetch(key, { context: async () => ({ value: await load() }) })) as CachedValue).value as T,
     clear: () => cache.clear(),
   };
 }

@@ -1,14 +1,17 @@
 // The catalog MCP server: read-only tools over the same catalogue functions the REST and agent APIs call, so a
 // tool's answer equals the REST answer to the same question. Products come as the agent API serves them: always with
-// prices and stock, found by text, collection, id or handle.
+// prices and stock, found by text, collection, id or handle. Like the REST catalogue, the catalogue tools answer from
+// the process's read cache: an answer may be up to 60 s old, counted from its query's start.
 import type { components } from '../../codegen/types.js';
 import type { Deps } from '../deps.js';
+import type { ReadCache } from '../http/caching.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
+import { canonicalize } from '../services/protocol-idempotency.js';
 import { createMcpServer, type McpServer } from './rpc.js';
 import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
 import { storePolicies, storePoliciesSchema } from './store-policies.js';
-import { defineTool, type Tool } from './tools.js';
+import { defineTool, type Tool, type ToolDefinition } from './tools.js';
 
 type Parameters = components['parameters'];
 
@@ -78,6 +81,22 @@ const storePoliciesInput = strictArguments<{ region_id?: Parameters['RegionId'] 
   region_id: contractParameter('RegionId', REGION_ID),
 });
 
+/** Said in each cached tool's description, as the REST catalogue says it of its reads. */
+const UP_TO_60_S_OLD = ' Results may be up to 60 s old.';
+
+/**
+ * A tool whose result is kept in the read cache, keyed by its name and its validated arguments (defaults applied, so
+ * equal questions share one entry). Only for tools whose answer is the same for every caller; a failure is not kept.
+ */
+function defineCachedTool<In, Out>(readCache: ReadCache, definition: ToolDefinition<In, Out>): Tool {
+  const { name, run } = definition;
+  return defineTool({
+    ...definition,
+    description: definition.description + UP_TO_60_S_OLD,
+    run: (args) => readCache.fetchValue(`tools/call ${name} ${canonicalize(args)}`, () => run(args)),
+  });
+}
+
 /** What to do about a bad argument, in terms of this server's tools. */
 const ADVICE = {
   region_id: 'Use an id from list_regions, or omit region_id for the United States (USD).',
@@ -86,9 +105,9 @@ const ADVICE = {
 };
 
 function catalogTools(deps: Deps): Tool[] {
-  const { db } = deps;
+  const { db, readCache } = deps;
   return [
-    defineTool({
+    defineCachedTool(readCache, {
       name: 'search_products',
       title: 'Search products',
       description:
@@ -107,7 +126,7 @@ function catalogTools(deps: Deps): Tool[] {
           offset: args.offset,
         }),
     }),
-    defineTool({
+    defineCachedTool(readCache, {
       name: 'get_product',
       title: 'Get a product',
       description:
@@ -119,7 +138,7 @@ function catalogTools(deps: Deps): Tool[] {
       lookupArgument: 'product',
       run: async (args) => ({ product: await agentCatalog.getProduct(db, args.product, args.region_id) }),
     }),
-    defineTool({
+    defineCachedTool(readCache, {
       name: 'list_reviews',
       title: 'List reviews',
       description:
@@ -131,7 +150,7 @@ function catalogTools(deps: Deps): Tool[] {
       lookupArgument: 'product',
       run: (args) => agentCatalog.listReviews(db, args.product),
     }),
-    defineTool({
+    defineCachedTool(readCache, {
       name: 'list_regions',
       title: 'List regions',
       description:
@@ -141,7 +160,7 @@ function catalogTools(deps: Deps): Tool[] {
       outputSchema: contractSchema('RegionList'),
       run: () => listRegions(db),
     }),
-    defineTool({
+    defineCachedTool(readCache, {
       name: 'list_collections',
       title: 'List collections',
       description: 'Lists the product collections; pass a collection handle to search_products to list its products.',

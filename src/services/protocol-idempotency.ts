@@ -35,7 +35,7 @@ export type IdempotentOutcome =
   | { kind: 'in_flight' };
 
 // The package is CommonJS (`module.exports = serialize`) with ES-module typings: the default import is the function.
-const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+export const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
 export function jcsHash(body: unknown): string {
   return createHash('sha256')
