@@ -4056,6 +4056,20 @@ export interface components {
                 "application/json": components["schemas"]["AgentCartError"];
             };
         };
+        /** @description The representation has not changed since the `ETag` sent in `If-None-Match`. No body. A 304 names the same `Vary` as the 200 it stands for (RFC 9110 section 15.4.5), so a cache keeps its stored encodings apart. */
+        NotModifiedEncoded: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "Cache-Control": components["headers"]["Cache-Control-Public"];
+                Vary: components["headers"]["Vary-Accept-Encoding"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
         /** @description Filter to the product with this URL slug. */
@@ -6658,7 +6672,7 @@ export interface operations {
                     };
                 };
             };
-            304: components["responses"]["NotModified"];
+            304: components["responses"]["NotModifiedEncoded"];
             400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
         };
@@ -6689,7 +6703,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            304: components["responses"]["NotModified"];
+            304: components["responses"]["NotModifiedEncoded"];
             400: components["responses"]["ReadBadRequest"];
             429: components["responses"]["ReadRateLimited"];
         };

@@ -140,6 +140,15 @@ describe('compression', () => {
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect(plain.headers.get('vary')).toContain('Accept-Encoding');
   });
+
+  it.each(['/docs', '/openapi.json'])('names Accept-Encoding in Vary on a 304 of %s as on its 200', async (path) => {
+    const fresh = await api.http(path, { headers: { 'Accept-Encoding': 'gzip' } });
+    const notModified = await api.http(path, {
+      headers: { 'Accept-Encoding': 'gzip', 'If-None-Match': fresh.headers.get('etag')! },
+    });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get('vary')).toContain('Accept-Encoding');
+  });
 });
 
 describe('/favicon.ico', () => {
