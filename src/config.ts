@@ -277,7 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: read(env, 'DATABASE_URL'),
     pgliteDir: read(env, 'PGLITE_DIR') ?? './.data',
     redisUrl: read(env, 'REDIS_URL'),
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
     registrationsPerHour: integer(env, 'REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
     trustedProxyHops: proxyHops(env),
     redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
