@@ -12,6 +12,7 @@ const readHeaders = {
   ...rateLimitHeaders,
   'Cache-Control': 'public, max-age=60',
   ETag: 'W/"x"',
+  Age: '0',
   'Content-Type': 'application/json',
 };
 const url = (path: string) => new URL(path, 'http://localhost');
