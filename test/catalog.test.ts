@@ -1,5 +1,6 @@
 // The public catalogue over real HTTP: every rule of the read API, each bad input, caching and errors.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -260,24 +261,16 @@ describe('caching', () => {
   });
 
   it('serves repeated reads from the in-process cache without touching the database', async () => {
-    let queries = 0;
-    // Only catalogue queries: the instance's background work (webhook delivery, retention) queries on its own clock.
-    const count = ({ sql }: { sql: string }) => {
-      if (/"(products|variants|regions)"/.test(sql)) queries++;
-    };
-    api.service.deps.db.on('query', count);
-    try {
-      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
-      const afterFirst = queries;
-      expect(afterFirst).toBeGreaterThan(0);
-      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price');
-      await api.http('/api/store/products?limit=2&fields=*variants.calculated_price', {
-        headers: { 'If-None-Match': 'W/"other"' },
-      });
-      expect(queries).toBe(afterFirst);
-    } finally {
-      api.service.deps.db.off('query', count);
-    }
+    const path = '/api/store/products?limit=2&fields=*variants.calculated_price';
+    const catalogueStatements = (run: () => Promise<unknown>) =>
+      statementsDuring(api.service.deps.db, ['products', 'variants', 'regions'], run);
+    expect(await catalogueStatements(() => api.http(path))).toBeGreaterThan(0);
+    expect(
+      await catalogueStatements(async () => {
+        await api.http(path);
+        await api.http(path, { headers: { 'If-None-Match': 'W/"other"' } });
+      }),
+    ).toBe(0);
   });
 
   it('keeps one cache: once it is cleared, a read shows what the database holds now', async () => {

@@ -1,6 +1,7 @@
 // Checkout sessions over real HTTP: pricing, promotions, items and their aliases, every bad input, the human
 // hand-off, cancel and complete, versioning and retirement notices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -38,6 +39,19 @@ const create = (body: unknown, headers?: Record<string, string>) => post('/check
 const cartCount = async () => Number((await api.service.deps.db('carts').count({ n: '*' }))[0]!.n);
 
 describe('creating a session', () => {
+  it('sends 2 statements: one read (region, variants, promotions) and the insert', async () => {
+    const tables = ['regions', 'variants', 'promotions', 'carts', 'cart_line_items', 'idempotency_keys'];
+    const statements = await statementsDuring(api.service.deps.db, tables, async () => {
+      const { status, body } = await create({
+        items: [{ id: TWO_PACK }, { sku: 'TS-316L-2PK-TC' }],
+        promo_codes: ['10off'],
+      });
+      expect(status).toBe(201);
+      expect(body.promo_codes).toEqual(['10OFF']);
+    });
+    expect(statements).toBe(2);
+  });
+
   it('prices the cart exactly: two 2-packs and a travel set with 10OFF', async () => {
     const { status, body, headers } = await create({
       items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }],

@@ -71,6 +71,13 @@ export function referenceOf(item: CheckoutItemInput, at: ItemPath): ItemReferenc
   return { kind: name, value, param };
 }
 
+/** The references of the items that name exactly one identifier; the others fail when the lines are resolved. */
+export function wellFormedReferences(items: CheckoutItemInput[]): ItemReference[] {
+  return items.flatMap((item, index) =>
+    IDENTIFIERS.filter((name) => item[name] !== undefined).length === 1 ? [referenceOf(item, itemPath(index))] : [],
+  );
+}
+
 function matchesReference(variant: PurchasableVariantRow, ref: ItemReference): boolean {
   if (ref.kind === 'variant_id') return variant.id === ref.value;
   if (ref.kind === 'sku') return variant.sku === ref.value;

@@ -23,7 +23,15 @@ export async function resolveRegion(
   regionId: string | undefined,
   param = 'region_id',
 ): Promise<repo.RegionRow> {
-  const region = await repo.findRegion(db, regionId);
+  return requireRegion(await repo.findRegion(db, regionId), regionId, param);
+}
+
+/** The region found for `regionId`; none found is the caller's mistake. */
+export function requireRegion(
+  region: repo.RegionRow | undefined,
+  regionId: string | undefined,
+  param = 'region_id',
+): repo.RegionRow {
   if (!region) {
     throw new BadRequest('invalid_parameter', `Unknown region "${regionId}".`, {
       param,

@@ -3,10 +3,22 @@
 import type { components } from '../../codegen/types.js';
 import * as carts from '../db/repositories/carts.js';
 import { findOrderBySession, type OrderWithLines } from '../db/repositories/orders.js';
-import { findPurchasableVariants, type PurchasableVariantRow, type RegionRow } from '../db/repositories/catalog.js';
+import {
+  findNewCartReads,
+  findPurchasableVariants,
+  type PurchasableVariantRow,
+  type RegionRow,
+} from '../db/repositories/catalog.js';
 import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
-import { itemPath, referenceOf, resolveLines, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
+import {
+  itemPath,
+  referenceOf,
+  resolveLines,
+  wellFormedReferences,
+  type ItemReference,
+  type RequestedLine,
+} from '../domain/cart-items.js';
 import {
   checkoutUrlFor,
   toCheckoutSession,
@@ -26,7 +38,7 @@ import {
 } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
-import { resolveRegion } from './catalog.js';
+import { requireRegion, resolveRegion } from './catalog.js';
 import {
   claimIdempotencyKey,
   keyAnswer,
@@ -66,11 +78,6 @@ export function candidateVariants(db: Db, refs: ItemReference[], region: RegionR
   return findPurchasableVariants(db, refsByKind(refs), region.id);
 }
 
-async function resolveItems(deps: Deps, items: CreateRequest['items'], region: RegionRow): Promise<RequestedLine[]> {
-  const refs = items.map((item, index) => referenceOf(item, itemPath(index)));
-  return resolveLines(items, await candidateVariants(deps.db, refs, region), region.currency_code);
-}
-
 export interface NewCart {
   region: RegionRow;
   /** The variants the lines were resolved to, in line order. */
@@ -79,14 +86,15 @@ export interface NewCart {
   lines: carts.NewLine[];
 }
 
-/** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
-export async function newCart(
+/** A new cart, not yet stored, from a create request and the variants its items could name, priced in `region`. */
+function cartFrom(
   deps: Deps,
   input: CreateRequest,
   owner: Pick<carts.CartRow, 'status' | 'client_id'>,
-): Promise<NewCart> {
-  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
-  const requested = await resolveItems(deps, input.items, region);
+  region: RegionRow,
+  candidates: PurchasableVariantRow[],
+): NewCart {
+  const requested = resolveLines(input.items, candidates, region.currency_code);
   const now = new Date(deps.now());
   const cart = {
     id: newId('cart'),
@@ -101,6 +109,17 @@ export async function newCart(
   return { region, requested, cart, lines };
 }
 
+/** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
+export async function newCart(
+  deps: Deps,
+  input: CreateRequest,
+  owner: Pick<carts.CartRow, 'status' | 'client_id'>,
+): Promise<NewCart> {
+  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
+  const refs = input.items.map((item, index) => referenceOf(item, itemPath(index)));
+  return cartFrom(deps, input, owner, region, await candidateVariants(deps.db, refs, region));
+}
+
 function regionTerms(region: RegionRow) {
   return {
     currencyCode: region.currency_code,
@@ -110,9 +129,14 @@ function regionTerms(region: RegionRow) {
   };
 }
 
+/** The codes as stored: canonical, once each, in a fixed order. */
+function canonicalCodes(codes: string[]): string[] {
+  return [...new Set(codes.map(canonicalCode))].sort();
+}
+
 /** The promotions the codes name, as stored now (their time windows are checked when pricing). */
 function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
-  const canonical = [...new Set(codes.map(canonicalCode))].sort();
+  const canonical = canonicalCodes(codes);
   if (canonical.length === 0) return Promise.resolve(new Map());
   return findPromotions(db, canonical);
 }
@@ -142,11 +166,26 @@ function priceWithPromotions(
 /** A new session priced and ready to store: its cart, its lines, and the session as the API shows it. */
 async function prepareSession(deps: Deps, input: CreateRequest) {
   const status = 'ready_for_payment' as const;
-  // The promotions are looked up while the items are resolved: one round trip fewer on the way to the insert.
-  const [{ region, requested, cart, lines: newLines }, stored] = await Promise.all([
-    newCart(deps, input, { status, client_id: null }),
-    storedPromotionsFor(deps.db, requestedPromoCodes(input)),
-  ]);
+  // The region, the candidate variants and the promotions in one statement: the create is this and the insert.
+  const reads = await findNewCartReads(
+    deps.db,
+    input.region_id,
+    refsByKind(wellFormedReferences(input.items)),
+    canonicalCodes(requestedPromoCodes(input)),
+  );
+  const {
+    region,
+    requested,
+    cart,
+    lines: newLines,
+  } = cartFrom(
+    deps,
+    input,
+    { status, client_id: null },
+    requireRegion(reads.region, input.region_id, 'region_id'),
+    reads.variants,
+  );
+  const stored = reads.promotions;
   const lines = requested.map(({ variant, quantity }) => ({
     variantId: variant.id,
     title: variant.title,

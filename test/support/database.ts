@@ -1,6 +1,7 @@
 // A fresh, empty database for each test file: a new PostgreSQL database when DATABASE_URL is set, otherwise an
 // in-memory PGlite (or a directory, for restart tests).
 import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { removeFolder, temporaryFolder } from './cleanup.js';
 
@@ -40,4 +41,23 @@ export async function createTestDatabase(options: { onDisk?: boolean } = {}): Pr
     return { env: { PGLITE_DIR: dir }, kind: 'pglite', drop: async () => removeFolder(dir) };
   }
   return { env: { PGLITE_DIR: 'memory://' }, kind: 'pglite', drop: async () => {} };
+}
+
+/**
+ * How many statements `db` sends that name one of `tables` while `run` runs. Only those: the instance's background
+ * work (webhook delivery, retention) queries on its own clock.
+ */
+export async function statementsDuring(db: Knex, tables: string[], run: () => Promise<unknown>): Promise<number> {
+  const touching = new RegExp(`\\b(${tables.join('|')})\\b`);
+  let statements = 0;
+  const count = ({ sql }: { sql: string }) => {
+    if (touching.test(sql)) statements++;
+  };
+  db.on('query', count);
+  try {
+    await run();
+    return statements;
+  } finally {
+    db.off('query', count);
+  }
 }

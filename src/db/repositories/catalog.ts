@@ -1,6 +1,9 @@
 // Catalogue queries. Rows come back in storage terms (minor units); src/domain/catalog.ts shapes them for the API.
 import type { components } from '../../../codegen/types.js';
+import type { Knex } from 'knex';
 import { asPrepared, type Db } from '../knex.js';
+import { promotionsByCode, promotionsOf, type PromotionRow } from './promotions.js';
+import type { Promotion } from '../../domain/promotions.js';
 
 export interface RegionRow {
   id: string;
@@ -166,30 +169,91 @@ export interface PurchasableVariantRow {
   price_amount: number | null;
 }
 
+export interface VariantReferences {
+  variantIds: string[];
+  skus: string[];
+  productHandles: string[];
+}
+
+/** Every variant matching any of the references, priced in the region `regionId` evaluates to. */
+function purchasableVariants(db: Db, refs: VariantReferences, regionId: Knex.Raw) {
+  return (
+    db('variants as v')
+      .join('products as p', 'p.id', 'v.product_id')
+      .leftJoin('variant_prices as vp', function joinPrice() {
+        this.on('vp.variant_id', 'v.id').andOn('vp.region_id', regionId);
+      })
+      // Three array parameters, empty or not: the text stays the same whatever the references.
+      .where((where) =>
+        where
+          .whereRaw('v.id = any(?::text[])', [refs.variantIds])
+          .orWhereRaw('v.sku = any(?::text[])', [refs.skus])
+          .orWhereRaw('p.handle = any(?::text[])', [refs.productHandles]),
+      )
+      .select('v.id', 'v.sku', 'v.title', 'v.manage_inventory', 'v.allow_backorder', 'v.inventory_quantity', {
+        product_title: 'p.title',
+        product_handle: 'p.handle',
+        price_amount: 'vp.amount',
+      })
+  );
+}
+
+const PURCHASABLE_ORDER = ['p.rank', 'v.rank', 'v.id'];
+
 /** Every variant matching any of the references (variant ids, SKUs, product handles), in one prepared statement. */
 export async function findPurchasableVariants(
   db: Db,
-  refs: { variantIds: string[]; skus: string[]; productHandles: string[] },
+  refs: VariantReferences,
   regionId: string,
 ): Promise<PurchasableVariantRow[]> {
   if (!refs.variantIds.length && !refs.skus.length && !refs.productHandles.length) return [];
-  const query = db('variants as v')
-    .join('products as p', 'p.id', 'v.product_id')
-    .leftJoin('variant_prices as vp', function joinPrice() {
-      this.on('vp.variant_id', 'v.id').andOn('vp.region_id', db.raw('?', [regionId]));
-    })
-    // Three array parameters, empty or not: the text stays the same whatever the references.
-    .where((where) =>
-      where
-        .whereRaw('v.id = any(?::text[])', [refs.variantIds])
-        .orWhereRaw('v.sku = any(?::text[])', [refs.skus])
-        .orWhereRaw('p.handle = any(?::text[])', [refs.productHandles]),
-    )
-    .orderBy(['p.rank', 'v.rank', 'v.id'])
-    .select('v.id', 'v.sku', 'v.title', 'v.manage_inventory', 'v.allow_backorder', 'v.inventory_quantity', {
-      product_title: 'p.title',
-      product_handle: 'p.handle',
-      price_amount: 'vp.amount',
-    });
+  const query = purchasableVariants(db, refs, db.raw('?', [regionId])).orderBy(PURCHASABLE_ORDER);
   return asPrepared('purchasable_variants', query);
+}
+
+/** What a new cart is built from, exactly as findRegion, findPurchasableVariants and findPromotions give it. */
+export interface NewCartReads {
+  region: RegionRow | undefined;
+  variants: PurchasableVariantRow[];
+  promotions: Map<string, Promotion>;
+}
+
+/**
+ * The region (that id, or the default), the variants the references name priced in it, and the promotions among
+ * `codes` (canonical form): one prepared statement, so creating a cart costs this round trip and the insert.
+ */
+export async function findNewCartReads(
+  db: Db,
+  regionId: string | undefined,
+  refs: VariantReferences,
+  codes: string[],
+): Promise<NewCartReads> {
+  const region = db('regions')
+    .select(REGION_COLUMNS)
+    .whereRaw('id = ? or (?::text is null and is_default)', [regionId ?? null, regionId ?? null])
+    .limit(1);
+  // json_agg keeps an order only when told; the ordinal says it, and is dropped from the rows it aggregates.
+  const variants = purchasableVariants(db, refs, db.raw('(select id from region)')).select({
+    ordinal: db.raw(`row_number() over (order by ${PURCHASABLE_ORDER.join(', ')})`),
+  });
+  const query = db.with('region', region).select({
+    region: db.raw('(select row_to_json(region) from region)'),
+    variants: db.raw(
+      `(select coalesce(jsonb_agg(to_jsonb(candidate) - 'ordinal' order by candidate.ordinal), '[]') from ? as candidate)`,
+      [variants],
+    ),
+    promotions: db.raw(`(select coalesce(json_agg(promotion), '[]') from ? as promotion)`, [
+      promotionsByCode(db, codes),
+    ]),
+  });
+  const [row] = (await asPrepared('new_cart_reads', query)) as Array<{
+    region: RegionRow | null;
+    variants: PurchasableVariantRow[];
+    promotions: PromotionRow[];
+  }>;
+  return {
+    region: row?.region ?? undefined,
+    variants: row?.variants ?? [],
+    promotions: promotionsOf(row?.promotions ?? []),
+  };
 }

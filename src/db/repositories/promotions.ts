@@ -1,23 +1,25 @@
 import type { Promotion } from '../../domain/promotions.js';
 import { asPrepared, type Db } from '../knex.js';
 
-interface PromotionRow {
+export interface PromotionRow {
   code: string;
   kind: 'percentage' | 'fixed';
   value: number;
   currency_code: string | null;
   min_subtotal: number | null;
-  starts_at: Date | null;
-  ends_at: Date | null;
+  starts_at: Date | string | null;
+  ends_at: Date | string | null;
   usage_limit: number | null;
   times_redeemed: number;
 }
 
-/** The stored promotions among `codes` (canonical form), keyed by code, in one prepared statement. */
-export async function findPromotions(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
-  if (codes.length === 0) return new Map();
-  const query = db('promotions').whereRaw('code = any(?::text[])', [codes]);
-  const rows = (await asPrepared('promotions_by_code', query)) as PromotionRow[];
+/** The promotions among `codes` (canonical form), as one array parameter so the text never changes. */
+export function promotionsByCode(db: Db, codes: string[]) {
+  return db('promotions').whereRaw('code = any(?::text[])', [codes]);
+}
+
+/** Rows as the domain sees them, keyed by code; dates may come as Date (a plain row) or as text (from JSON). */
+export function promotionsOf(rows: PromotionRow[]): Map<string, Promotion> {
   return new Map(
     rows.map((row) => [
       row.code,
@@ -34,4 +36,10 @@ export async function findPromotions(db: Db, codes: string[]): Promise<Map<strin
       },
     ]),
   );
+}
+
+/** The stored promotions among `codes` (canonical form), keyed by code, in one prepared statement. */
+export async function findPromotions(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
+  if (codes.length === 0) return new Map();
+  return promotionsOf((await asPrepared('promotions_by_code', promotionsByCode(db, codes))) as PromotionRow[]);
 }
