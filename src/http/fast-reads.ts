@@ -6,8 +6,7 @@
 // exactly as the general chain would goes to the general chain untouched: while draining, on a retiring endpoint,
 // with a header parameter the contract would reject. test/fast-reads.test.ts diffs both paths on the same requests.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type Koa from 'koa';
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
@@ -22,7 +21,7 @@ import type { AppState } from './context.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
 import { renderFailure } from './error-handler.js';
 import { addressKey, type RateLimiter } from './rate-limit.js';
-import type { Contract } from './openapi.js';
+import { contractAjv, type Contract } from './openapi.js';
 import { logRequest, requestIdOf } from './request-context.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { surfaceOf } from './surfaces.js';
@@ -54,8 +53,7 @@ const NOT_SIMPLE_URL = /[\t\n\f\r #\u00a0\ufeff]/;
  * key, so a hit was valid once, but a header (If-None-Match) is checked per request, as the general chain would.
  */
 function headerParameters(contract: Contract, cacheable: CacheableOperation[]): Map<string, HeaderParameter[]> {
-  const ajv = new Ajv2020({ strict: false, allErrors: false });
-  addFormats.default(ajv);
+  const ajv = contractAjv();
   return new Map(
     cacheable.map(({ operationId, path }) => {
       // surfaces.ts routes the path to the reads surface, whose steps this path repeats; any other would differ.

@@ -20,7 +20,7 @@ import {
 } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, Options } from 'ajv';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
 export type OperationId = Exclude<keyof operations, McpOperationId | ProtocolOperationId>;
@@ -152,16 +152,19 @@ function findRoute(contract: Contract, method: string, path: string): Route | un
   return route;
 }
 
+/** The contract's JSON Schema dialect (2020-12, with formats), as the dispatcher validates requests with it. */
+export function contractAjv(options: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({ ...options, strict: false, allErrors: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
 export async function createContract(options: ContractOptions): Promise<Contract> {
   const api = new OpenAPIBackend({
     definition: options.document,
     quick: true, // the 3.0 meta-schema check rejects 3.1 documents; `redocly lint` validates the document in CI
     coerceTypes: true,
-    customizeAjv: (_ajv, ajvOptions) => {
-      const ajv = new Ajv2020({ ...ajvOptions, strict: false, allErrors: false });
-      addFormats.default(ajv);
-      return ajv;
-    },
+    customizeAjv: (_ajv, ajvOptions) => contractAjv(ajvOptions),
   });
   await api.init();
   // Params may be as long as a URL: a long one is the validator's 400, never a routing miss.
