@@ -62,11 +62,17 @@ const REGION_COLUMNS = [
 ];
 
 /** The region with that id, or the default one: two prepared statements (checkout looks a region up on every call). */
+/** The region with this id, or the default region when no id is given: one statement text for both. */
+function regionQuery(db: Db, id: string | undefined) {
+  return db('regions')
+    .select(REGION_COLUMNS)
+    .whereRaw('id = ? or (?::text is null and is_default)', [id ?? null, id ?? null])
+    .limit(1);
+}
+
 export async function findRegion(db: Db, id: string | undefined): Promise<RegionRow | undefined> {
-  const query = db('regions').select(REGION_COLUMNS);
-  return (await (id === undefined
-    ? asPrepared('default_region', query.where({ is_default: true }).first())
-    : asPrepared('region_by_id', query.where({ id }).first()))) as RegionRow | undefined;
+  const [region] = (await asPrepared('region', regionQuery(db, id))) as RegionRow[];
+  return region;
 }
 
 export async function listRegionsWithCountries(db: Db): Promise<{ regions: RegionRow[]; countries: CountryRow[] }> {
@@ -228,10 +234,7 @@ export async function findNewCartReads(
   refs: VariantReferences,
   codes: string[],
 ): Promise<NewCartReads> {
-  const region = db('regions')
-    .select(REGION_COLUMNS)
-    .whereRaw('id = ? or (?::text is null and is_default)', [regionId ?? null, regionId ?? null])
-    .limit(1);
+  const region = regionQuery(db, regionId);
   // json_agg keeps an order only when told; the ordinal says it, and is dropped from the rows it aggregates.
   const variants = purchasableVariants(db, refs, db.raw('(select id from region)')).select({
     ordinal: db.raw(`row_number() over (order by ${PURCHASABLE_ORDER.join(', ')})`),
