@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import knexFactory from 'knex';
 import pg from 'pg';
-import { sessionWithLinesQuery } from '../src/db/repositories/carts.js';
+import { sessionReadQuery } from '../src/db/repositories/carts.js';
 
 export interface PgbenchFigures {
   transactionsPerSecond: number;
@@ -131,7 +131,7 @@ async function sessionReadScript(): Promise<string> {
   // Compiling needs a Knex instance of the pg dialect, never connected.
   const db = knexFactory({ client: 'pg' });
   try {
-    const { sql, bindings } = sessionWithLinesQuery(db, 'id').toSQL().toNative();
+    const { sql, bindings } = sessionReadQuery(db, 'id').toSQL().toNative();
     if (bindings.length !== 1) throw new Error(`the session read has ${bindings.length} parameters, expected 1`);
     return `${sql.replace('$1', ':id')};\n`;
   } finally {

@@ -1,7 +1,7 @@
 // Checkout sessions over real HTTP: pricing, promotions, items and their aliases, every bad input, the human
 // hand-off, cancel and complete, versioning and retirement notices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { statementsDuring } from './support/database.js';
+import { SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -310,6 +310,26 @@ describe('bad input is a 400 naming the parameter, and stores nothing', () => {
 });
 
 describe('reading, completing and cancelling', () => {
+  it('reads a session in 1 statement: cart, lines, prices, region and promotions together', async () => {
+    const created = await create({ items: [{ id: TWO_PACK }, { id: TRAVEL }], promo_codes: ['10OFF', 'NOPE'] });
+    const statements = await statementsDuring(api.service.deps.db, SESSION_READ_TABLES, async () => {
+      const read = await api.http(`/checkout_sessions/${created.body.id}`);
+      expect(await read.json()).toEqual(created.body);
+    });
+    expect(statements).toBe(1);
+  });
+
+  it('applies a stored code around which the database trims less than the domain does (a tab, as ACP may send)', async () => {
+    const created = await create({ items: [{ id: TWO_PACK, quantity: 2 }], promo_codes: ['10off'] });
+    expect(created.body.promo_codes).toEqual(['10OFF']);
+    await api.service.deps
+      .db('carts')
+      .where({ id: created.body.id })
+      .update({ promo_codes: ['\t10off\n'] });
+    const read = await api.http(`/checkout_sessions/${created.body.id}`);
+    expect(await read.json()).toEqual(created.body);
+  });
+
   it('re-reads the session and recomputes totals live from current prices', async () => {
     const created = await create({ items: [{ id: TWO_PACK, quantity: 2 }], promo_codes: ['10OFF'] });
     const read = await api.client.GET('/checkout_sessions/{id}', { params: { path: { id: created.body.id } } });

@@ -2,8 +2,13 @@
 // page, the session becomes an order exactly once (stock, promotion redemptions), money problems are flagged, refunds
 // move the order's status, and every surface shows the result.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findCartWithLines } from '../src/db/repositories/carts.js';
+import { findRegion } from '../src/db/repositories/catalog.js';
+import { findOrderBySession } from '../src/db/repositories/orders.js';
+import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { recordPayment, recordRefund } from '../src/services/orders.js';
+import { SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -96,6 +101,27 @@ describe('paying with the test processor', () => {
     expect(await ordersOf(session.id)).toHaveLength(1);
     expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 2);
     expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+  });
+
+  it('reads a paid session in 1 statement: the order and its lines come with the cart', async () => {
+    const session = await createSession();
+    await payWithTestProcessor(api, session.id);
+    const statements = await statementsDuring(db(), SESSION_READ_TABLES, async () => {
+      const completed = await getSession(session.id);
+      expect(completed.status).toBe('completed');
+      expect(completed.order.order_number).toMatch(/^SF-\d+$/);
+    });
+    expect(statements).toBe(1);
+  });
+
+  it("reads a session's region, promotions and order in exactly the shapes of their own look-ups", async () => {
+    const session = await createSession({ items: [{ id: TWO_PACK }], promo_codes: ['10off', 'NOPE', '10OFF'] });
+    await payWithTestProcessor(api, session.id);
+    const found = (await findCartWithLines(db(), session.id))!;
+    expect(found.region).toStrictEqual(await findRegion(db(), found.cart.region_id));
+    expect(found.promotions).toStrictEqual(await findPromotions(db(), ['10OFF', 'NOPE']));
+    expect(found.promotions.size).toBe(1);
+    expect(found.order).toStrictEqual(await findOrderBySession(db(), session.id));
   });
 
   it('shows the receipt on the pay page and at the order permalink', async () => {

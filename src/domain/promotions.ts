@@ -55,6 +55,11 @@ export function canonicalCode(code: string): string {
   return code.trim().toUpperCase();
 }
 
+/** The codes as stored in the promotions table: canonical, once each, in a fixed order. */
+export function canonicalCodes(codes: string[]): string[] {
+  return [...new Set(codes.map(canonicalCode))].sort();
+}
+
 function rejectionOf(
   promotion: Promotion | undefined,
   context: PromoContext,

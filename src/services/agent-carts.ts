@@ -51,9 +51,12 @@ function lineUnavailable(error: unknown, lineId: string): unknown {
 }
 
 /** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
-async function present(deps: Deps, cart: carts.CartRow): Promise<AgentCart> {
-  const { id, currency, region_id, line_items, totals, promo_codes, messages } = await presentCart(deps, cart);
-  return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
+async function present(deps: Deps, cart: Pick<carts.CartRow, 'id'>): Promise<AgentCart> {
+  const found = await carts.findCartWithLines(deps.db, cart.id);
+  if (!found) throw cartNotFound(cart.id);
+  const { id, currency, region_id, line_items, totals, promo_codes, messages } = presentCart(deps, found);
+  const { status } = found.cart;
+  return { id, object: 'cart', status, currency, region_id, line_items, totals, promo_codes, messages };
 }
 
 async function requireCart(
@@ -135,7 +138,7 @@ export async function createCart(
 ): Promise<AgentCart> {
   const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
   await carts.insertCart(deps.db, cart, lines);
-  return present(deps, { ...cart, canceled_at: null, completed_at: null });
+  return present(deps, cart);
 }
 
 export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {

@@ -2,14 +2,13 @@
 // server all go through these functions, so every surface quotes the same numbers.
 import type { components } from '../../codegen/types.js';
 import * as carts from '../db/repositories/carts.js';
-import { findOrderBySession, type OrderWithLines } from '../db/repositories/orders.js';
+import type { OrderWithLines } from '../db/repositories/orders.js';
 import {
   findNewCartReads,
   findPurchasableVariants,
   type PurchasableVariantRow,
   type RegionRow,
 } from '../db/repositories/catalog.js';
-import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import {
   itemPath,
@@ -31,7 +30,7 @@ import type { Quote } from '../domain/orders.js';
 import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
 import {
   applyPromoCodes,
-  canonicalCode,
+  canonicalCodes,
   type AppliedPromotion,
   type PromoMessage,
   type Promotion,
@@ -127,18 +126,6 @@ function regionTerms(region: RegionRow) {
     shippingAmount: region.shipping_amount,
     freeShippingThreshold: region.free_shipping_threshold,
   };
-}
-
-/** The codes as stored: canonical, once each, in a fixed order. */
-function canonicalCodes(codes: string[]): string[] {
-  return [...new Set(codes.map(canonicalCode))].sort();
-}
-
-/** The promotions the codes name, as stored now (their time windows are checked when pricing). */
-function storedPromotionsFor(db: Db, codes: string[]): Promise<Map<string, Promotion>> {
-  const canonical = canonicalCodes(codes);
-  if (canonical.length === 0) return Promise.resolve(new Map());
-  return findPromotions(db, canonical);
 }
 
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
@@ -303,28 +290,17 @@ export interface PricedStoredCart {
   messages: PromoMessage[];
 }
 
-/**
- * A stored cart priced now: current prices, current promotion rules. Its lines are read unless already at hand.
- * `db` may be a transaction (the protocol bindings price what they are about to store under an idempotency key).
- */
-export async function priceStoredCart(
-  deps: Deps,
-  cart: carts.CartRow,
-  cartLines?: carts.CartLineRow[],
-  db: Db = deps.db,
-): Promise<PricedStoredCart> {
-  const [region, rows, stored] = await Promise.all([
-    resolveRegion(db, cart.region_id),
-    cartLines ?? carts.listCartLines(db, cart),
-    storedPromotionsFor(db, cart.promo_codes),
-  ]);
+/** A stored cart priced now, from what the session read brought: current prices, current promotion rules. */
+export function priceStoredCart(deps: Deps, stored: carts.StoredSession): PricedStoredCart {
+  const { cart, lines: rows, promotions } = stored;
+  const region = requireRegion(stored.region, cart.region_id);
   const { lines, messages: lineMessages } = priceableLines(rows);
   const pricedLineIds = new Set(lines.map((line) => line.id));
   return {
     region,
     rows: rows.filter((row) => pricedLineIds.has(row.id)),
     lineMessages,
-    ...priceWithPromotions(deps, lines, region, cart.promo_codes, stored),
+    ...priceWithPromotions(deps, lines, region, cart.promo_codes, promotions),
   };
 }
 
@@ -335,12 +311,9 @@ export interface QuotedSession {
 }
 
 /** A stored cart priced now (current prices, current promotion rules), as the API shows it and as a quote to pay. */
-export async function quoteCart(
-  deps: Deps,
-  cart: carts.CartRow,
-  cartLines?: carts.CartLineRow[],
-): Promise<QuotedSession> {
-  const { region, rows, lineMessages, priced, applied, messages } = await priceStoredCart(deps, cart, cartLines);
+export function quoteCart(deps: Deps, stored: carts.StoredSession): QuotedSession {
+  const { cart } = stored;
+  const { region, rows, lineMessages, priced, applied, messages } = priceStoredCart(deps, stored);
   const session = toCheckoutSession(
     {
       id: cart.id,
@@ -421,16 +394,9 @@ export function presentPaidSession(deps: Deps, paid: OrderWithLines): PaidSessio
 }
 
 /** A stored session as the API shows it: priced now, or, once paid, exactly as its order was charged. */
-export async function presentCart(
-  deps: Deps,
-  cart: carts.CartRow,
-  cartLines?: carts.CartLineRow[],
-): Promise<CheckoutSession> {
-  if (cart.status === 'completed') {
-    const paid = await findOrderBySession(deps.db, cart.id);
-    if (paid) return presentPaidSession(deps, paid);
-  }
-  return (await quoteCart(deps, cart, cartLines)).session;
+export function presentCart(deps: Deps, stored: carts.StoredSession): CheckoutSession {
+  if (stored.order) return presentPaidSession(deps, stored.order);
+  return quoteCart(deps, stored).session;
 }
 
 async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
@@ -442,7 +408,7 @@ async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
 export async function getCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
   const found = await carts.findCartWithLines(deps.db, id);
   if (!found || found.cart.status === 'open') throw sessionNotFound(id);
-  return presentCart(deps, found.cart, found.lines);
+  return presentCart(deps, found);
 }
 
 export function sessionCompleted(id: string): Conflict {

@@ -63,7 +63,7 @@ async function quoteFor(deps: Deps, report: PaymentReport): Promise<Quote> {
   }
   const found = await carts.findCartWithLines(deps.db, report.sessionId);
   if (!found || found.cart.status === 'open') throw unknownSession(report.sessionId);
-  return (await quoteCart(deps, found.cart, found.lines)).quote;
+  return quoteCart(deps, found).quote;
 }
 
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {

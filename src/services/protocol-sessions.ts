@@ -17,7 +17,6 @@ import { newId } from '../domain/ids.js';
 import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
-import { findOrderBySession } from '../db/repositories/orders.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -136,9 +135,8 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
-  const { cart, lines: allLines } = found;
-  const current = await priceStoredCart(deps, cart, allLines, db);
-  const paid = cart.status === 'completed' ? await findOrderBySession(db, id) : undefined;
+  const { cart, lines: allLines, order: paid } = found;
+  const current = priceStoredCart(deps, found);
   // A paid session shows what was charged: the order's lines and amounts, never recomputed.
   const priced = paid ? orderAsPricedCart(paid) : current.priced;
   const rowOf = (variantId: string) => allLines.find((row) => row.variant_id === variantId)!;

@@ -43,6 +43,19 @@ export async function createTestDatabase(options: { onDisk?: boolean } = {}): Pr
   return { env: { PGLITE_DIR: 'memory://' }, kind: 'pglite', drop: async () => {} };
 }
 
+/** Every table reading a checkout session could touch (its cart, lines, prices, region, promotions, order). */
+export const SESSION_READ_TABLES = [
+  'carts',
+  'cart_line_items',
+  'variants',
+  'variant_prices',
+  'products',
+  'regions',
+  'promotions',
+  'orders',
+  'order_line_items',
+];
+
 /**
  * How many statements `db` sends that name one of `tables` while `run` runs. Only those: the instance's background
  * work (webhook delivery, retention) queries on its own clock.

@@ -1,7 +1,11 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
 import { asPrepared, type Db } from '../knex.js';
+import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
+import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
+import type { OrderLineRow, OrderRow, OrderWithLines } from './orders.js';
+import { findPromotions, promotionsOf, type PromotionRow } from './promotions.js';
 
 /**
  * `open`: an agent cart that can still change; `ready_for_payment`: a checkout session; `canceled`: final;
@@ -132,58 +136,87 @@ const CART_COLUMNS = [
   'fulfillment_details',
 ] as const;
 
-/** A cart and its lines, each with its variant's current title and price in the cart's region, in one query. */
-export async function findCartWithLines(
-  db: Db,
-  id: string,
-): Promise<{ cart: CartRow; lines: CartLineRow[] } | undefined> {
-  const rows = await asPrepared('cart_with_lines', sessionWithLinesQuery(db, id));
-  const [first] = rows;
-  if (!first) return undefined;
-  const cart = Object.fromEntries(CART_COLUMNS.map((column) => [column, first[column]])) as unknown as CartRow;
-  const lines = rows
-    .filter((row) => row.line_id !== null)
-    .map((row): CartLineRow => ({
-      id: row.line_id,
-      variant_id: row.variant_id,
-      quantity: row.quantity,
-      title: row.title,
-      product_title: row.product_title,
-      price_amount: row.price_amount,
-      product_id: row.product_id,
-      sku: row.sku,
-      thumbnail: row.thumbnail,
-    }));
-  return { cart, lines };
+/** A stored cart with everything it is presented from, as findRegion, findPromotions and findOrderBySession give it. */
+export interface StoredSession {
+  cart: CartRow;
+  /** Its lines in order, each with its variant's current title and price in the cart's region. */
+  lines: CartLineRow[];
+  region: RegionRow | undefined;
+  /** The stored promotions among the cart's codes (canonical form), keyed by code. */
+  promotions: Map<string, Promotion>;
+  /** The order a completed session became (looked up for completed sessions only). */
+  order: OrderWithLines | undefined;
 }
 
-/** The one statement that reads a session (exported so the benchmark can replay it with pgbench as its ceiling). */
-export function sessionWithLinesQuery(db: Db, id: string) {
-  return db('carts as c')
-    .leftJoin('cart_line_items as l', 'l.cart_id', 'c.id')
-    .leftJoin('variants as v', 'v.id', 'l.variant_id')
-    .leftJoin('products as p', 'p.id', 'v.product_id')
-    .leftJoin('variant_prices as vp', function joinPrice() {
-      this.on('vp.variant_id', 'l.variant_id').andOn('vp.region_id', 'c.region_id');
-    })
-    .where('c.id', id)
-    .orderBy('l.position')
-    .select(
-      ...CART_COLUMNS.map((column) => `c.${column}`),
-      {
-        line_id: 'l.id',
-        variant_id: 'l.variant_id',
-        quantity: 'l.quantity',
-        title: 'v.title',
-        product_title: 'p.title',
-        price_amount: 'vp.amount',
-      },
-      { product_id: 'v.product_id', sku: 'v.sku', thumbnail: 'p.thumbnail' },
-    );
+/**
+ * The one statement that reads a session: the cart, its priced lines, its region, the promotions its codes name and,
+ * once completed, its order with the order's lines. One row; what has many rows travels as JSON. Its text is fixed, so
+ * PostgreSQL plans it once per connection. The codes are matched as `upper(btrim(code))`, which equals the domain's
+ * canonical form for every code but those with other whitespace or non-ASCII case mappings (see findCartWithLines).
+ */
+const SESSION_READ = `with cart as (
+  select ${CART_COLUMNS.join(', ')},
+    array(select distinct upper(btrim(code)) from unnest(promo_codes) as code) as matched_codes
+  from carts where id = ?
+)
+select cart.*,
+  (select coalesce(json_agg(json_build_object(
+      'id', l.id, 'variant_id', l.variant_id, 'quantity', l.quantity, 'title', v.title, 'product_title', p.title,
+      'price_amount', vp.amount, 'product_id', v.product_id, 'sku', v.sku, 'thumbnail', p.thumbnail
+    ) order by l.position), '[]')
+    from cart_line_items l
+    left join variants v on v.id = l.variant_id
+    left join products p on p.id = v.product_id
+    left join variant_prices vp on vp.variant_id = l.variant_id and vp.region_id = cart.region_id
+    where l.cart_id = cart.id) as lines,
+  (select row_to_json(region) from (select ${REGION_COLUMNS.join(', ')} from regions where id = cart.region_id) as region) as region,
+  (select coalesce(json_agg(promotion), '[]') from promotions as promotion
+    where promotion.code = any(cart.matched_codes)) as promotions,
+  case when cart.status = 'completed' then (
+    select json_build_object('order', to_json(o), 'lines', (
+      select coalesce(json_agg(ol order by ol.position), '[]') from order_line_items as ol where ol.order_id = o.id))
+    from orders as o where o.session_id = cart.id
+  ) end as "order"
+from cart`;
+
+/** The session read with its one parameter (exported so the benchmark can replay it with pgbench as its ceiling). */
+export function sessionReadQuery(db: Db, id: string) {
+  return asPrepared('session_read', db.raw(SESSION_READ, [id]));
 }
 
-export async function listCartLines(db: Db, cart: Pick<CartRow, 'id'>): Promise<CartLineRow[]> {
-  return (await findCartWithLines(db, cart.id))?.lines ?? [];
+interface SessionReadRow extends CartRow {
+  matched_codes: string[];
+  lines: CartLineRow[];
+  region: RegionRow | null;
+  promotions: PromotionRow[];
+  order: { order: JsonDates<OrderRow>; lines: OrderLineRow[] } | null;
+}
+
+/** A row as JSON carries its timestamps as text. */
+type JsonDates<Row> = { [Key in keyof Row]: Row[Key] extends Date ? string : Row[Key] };
+
+function orderOf(json: NonNullable<SessionReadRow['order']>): OrderWithLines {
+  const { order, lines } = json;
+  return { order: { ...order, created_at: new Date(order.created_at), updated_at: new Date(order.updated_at) }, lines };
+}
+
+/** A cart with everything it is presented from (see SESSION_READ), in one statement. */
+export async function findCartWithLines(db: Db, id: string): Promise<StoredSession | undefined> {
+  const { rows } = (await sessionReadQuery(db, id)) as { rows: SessionReadRow[] };
+  const [row] = rows;
+  if (!row) return undefined;
+  const { matched_codes: matched, lines, region, promotions, order, ...cart } = row;
+  const canonical = canonicalCodes(cart.promo_codes);
+  // Where the database's canonical form differs from the domain's (a tab around a code, say), ask again by the
+  // domain's: a second statement for such carts only, never a different answer.
+  const sameCodes = matched.length === canonical.length && [...matched].sort().every((c, i) => c === canonical[i]);
+  return {
+    cart,
+    lines,
+    region: region ?? undefined,
+    promotions: sameCodes ? promotionsOf(promotions) : await findPromotions(db, canonical),
+    order: order ? orderOf(order) : undefined,
+  };
 }
 
 /** A checkout session's cart, locked until the transaction ends, so changes to one session happen one at a time. */

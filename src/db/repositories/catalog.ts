@@ -51,7 +51,7 @@ export interface ProductFilter {
   ids?: string[];
 }
 
-const REGION_COLUMNS = [
+export const REGION_COLUMNS = [
   'id',
   'name',
   'currency_code',

@@ -28,11 +28,11 @@ async function findSession(deps: Deps, id: string) {
 }
 
 export async function openPayPage(deps: Deps, id: string): Promise<PayPage> {
-  const { cart, lines } = await findSession(deps, id);
-  if (cart.status === 'completed')
-    return { kind: 'receipt', session: (await presentCart(deps, cart, lines)) as PaidSession };
-  if (cart.status === 'canceled') return { kind: 'closed', session: await presentCart(deps, cart, lines) };
-  const { session, quote } = await quoteCart(deps, cart, lines);
+  const found = await findSession(deps, id);
+  const { cart } = found;
+  if (cart.status === 'completed') return { kind: 'receipt', session: presentCart(deps, found) as PaidSession };
+  if (cart.status === 'canceled') return { kind: 'closed', session: presentCart(deps, found) };
+  const { session, quote } = quoteCart(deps, found);
   if (deps.stripe)
     return { kind: 'redirect', url: await stripeCheckoutUrl(deps, deps.stripe, id, quote, cart.buyer_email) };
   return { kind: 'test', session, quoteHash: quoteHash(quote) };
@@ -55,9 +55,9 @@ export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: stri
       },
     );
   }
-  const { cart, lines } = await findSession(deps, id);
-  if (cart.status !== 'ready_for_payment') return { kind: 'unchanged', page: await openPayPage(deps, id) };
-  const { quote } = await quoteCart(deps, cart, lines);
+  const found = await findSession(deps, id);
+  if (found.cart.status !== 'ready_for_payment') return { kind: 'unchanged', page: await openPayPage(deps, id) };
+  const { quote } = quoteCart(deps, found);
   if (quoteHash(quote) !== shownQuoteHash) return { kind: 'quote_changed', page: await openPayPage(deps, id) };
   await recordPayment(deps, {
     processor: 'test',
