@@ -1,6 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { allocateByWeight, applyRate, toMajorUnits } from '../../src/domain/money.js';
+import { allocate, dinero, halfUp, multiply, toDecimal, toSnapshot, transformScale } from 'dinero.js';
+import { allocateByWeight, applyRate, currencyOf, toMajorUnits } from '../../src/domain/money.js';
+
+/** dinero.js, which the service's integer arithmetic must agree with to the unit. */
+const byDinero = {
+  money: (amount: number, code: string) => dinero({ amount, currency: currencyOf(code) }),
+  toMajorUnits: (amount: number, code: string) => Number(toDecimal(byDinero.money(amount, code))),
+  applyRate: (amount: number, basisPoints: number, code: string) =>
+    toSnapshot(
+      transformScale(
+        multiply(byDinero.money(amount, code), { amount: basisPoints, scale: 4 }),
+        currencyOf(code).exponent,
+        halfUp,
+      ),
+    ).amount,
+  allocate: (amount: number, weights: number[], code: string) =>
+    allocate(byDinero.money(amount, code), weights).map((share) => toSnapshot(share).amount),
+};
+const CURRENCIES = ['usd', 'jpy', 'kwd', 'eur'];
 
 describe('money', () => {
   it('converts minor to major units with the currency exponent', () => {
@@ -20,6 +38,41 @@ describe('money', () => {
     expect(applyRate(5, 1000, 'usd')).toBe(1); // 0.5 → 1
     expect(applyRate(1299, 725, 'usd')).toBe(94); // 94.1775
     expect(applyRate(1900, 1000, 'jpy')).toBe(190);
+  });
+
+  it('gives exactly what dinero.js gives, for any amount, rate, weights and exponent', () => {
+    const currency = fc.constantFrom(...CURRENCIES);
+    const amount = fc.integer({ min: -10_000_000, max: 10_000_000 });
+    fc.assert(
+      fc.property(amount, currency, (value, code) => {
+        expect(toMajorUnits(value, code)).toBe(byDinero.toMajorUnits(value, code));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      // Rates that make halves (ties) common, and any rate.
+      fc.property(
+        amount,
+        fc.oneof(fc.constantFrom(5000, 2500, 1250, 500, 50), fc.integer({ min: 0, max: 20_000 })),
+        currency,
+        (value, basisPoints, code) => {
+          expect(applyRate(value, basisPoints, code)).toBe(byDinero.applyRate(value, basisPoints, code));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // Small weights make equal weights (ties in who gets the remainder) common.
+    const weights = fc.array(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 100_000 })), {
+      minLength: 1,
+      maxLength: 20,
+    });
+    fc.assert(
+      fc.property(amount, weights, currency, (value, parts, code) => {
+        fc.pre(parts.some((part) => part > 0));
+        expect(allocateByWeight(value, parts, code)).toEqual(byDinero.allocate(value, parts, code));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('allocates exactly, in proportion, for any weights', () => {
