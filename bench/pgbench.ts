@@ -6,9 +6,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import knexFactory from 'knex';
 import pg from 'pg';
-import { sessionReadQuery } from '../src/db/repositories/carts.js';
+import { SESSION_READ } from '../src/db/repositories/carts.js';
 
 export interface PgbenchFigures {
   transactionsPerSecond: number;
@@ -127,16 +126,10 @@ export function storeSessionCeiling(
 }
 
 /** The service's own statement that reads a session (the repository's, not a copy), with `:id` for its parameter. */
-async function sessionReadScript(): Promise<string> {
-  // Compiling needs a Knex instance of the pg dialect, never connected.
-  const db = knexFactory({ client: 'pg' });
-  try {
-    const { sql, bindings } = sessionReadQuery(db, 'id').toSQL().toNative();
-    if (bindings.length !== 1) throw new Error(`the session read has ${bindings.length} parameters, expected 1`);
-    return `${sql.replace('$1', ':id')};\n`;
-  } finally {
-    await db.destroy();
-  }
+function sessionReadScript(): string {
+  if (!SESSION_READ.includes('$1') || SESSION_READ.includes('$2'))
+    throw new Error('the session read should have exactly one parameter, $1');
+  return `${SESSION_READ.replaceAll('$1', ':id')};\n`;
 }
 
 export async function readSessionCeiling(
@@ -144,7 +137,7 @@ export async function readSessionCeiling(
   sessionId: string,
   settings: { clients: number; seconds: number },
 ): Promise<PgbenchFigures> {
-  return runScript(databaseUrl, await sessionReadScript(), { id: sessionId }, settings);
+  return runScript(databaseUrl, sessionReadScript(), { id: sessionId }, settings);
 }
 
 /** Removes what the store ceiling wrote (for a database given in DATABASE_URL; a fresh one is dropped whole). */

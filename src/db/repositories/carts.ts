@@ -1,6 +1,6 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
-import { asPrepared, type Db } from '../knex.js';
+import { asPrepared, runPrepared, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
@@ -149,15 +149,16 @@ export interface StoredSession {
 }
 
 /**
- * The one statement that reads a session: the cart, its priced lines, its region, the promotions its codes name and,
+ * The one statement that reads a session ($1: the cart's id): the cart, its priced lines, its region, the promotions its codes name and,
  * once completed, its order with the order's lines. One row; what has many rows travels as JSON. Its text is fixed, so
  * PostgreSQL plans it once per connection. The codes are matched as `upper(btrim(code))`, which equals the domain's
  * canonical form for every code but those with other whitespace or non-ASCII case mappings (see findCartWithLines).
+ * Exported so that the benchmark replays it with pgbench as the read's ceiling.
  */
-const SESSION_READ = `with cart as (
+export const SESSION_READ = `with cart as (
   select ${CART_COLUMNS.join(', ')},
     array(select distinct upper(btrim(code)) from unnest(promo_codes) as code) as matched_codes
-  from carts where id = ?
+  from carts where id = $1
 )
 select cart.*,
   (select coalesce(json_agg(json_build_object(
@@ -179,11 +180,6 @@ select cart.*,
   ) end as "order"
 from cart`;
 
-/** The session read with its one parameter (exported so the benchmark can replay it with pgbench as its ceiling). */
-export function sessionReadQuery(db: Db, id: string) {
-  return asPrepared('session_read', db.raw(SESSION_READ, [id]));
-}
-
 interface SessionReadRow extends CartRow {
   matched_codes: string[];
   lines: CartLineRow[];
@@ -202,8 +198,7 @@ function orderOf(json: NonNullable<SessionReadRow['order']>): OrderWithLines {
 
 /** A cart with everything it is presented from (see SESSION_READ), in one statement. */
 export async function findCartWithLines(db: Db, id: string): Promise<StoredSession | undefined> {
-  const { rows } = (await sessionReadQuery(db, id)) as { rows: SessionReadRow[] };
-  const [row] = rows;
+  const [row] = await runPrepared<SessionReadRow>(db, 'session_read', SESSION_READ, [id]);
   if (!row) return undefined;
   const { matched_codes: matched, lines, region, promotions, order, ...cart } = row;
   const canonical = canonicalCodes(cart.promo_codes);
