@@ -149,11 +149,11 @@ export interface StoredSession {
 }
 
 /**
- * The one statement that reads a session ($1: the cart's id): the cart, its priced lines, its region, the promotions its codes name and,
- * once completed, its order with the order's lines. One row; what has many rows travels as JSON. Its text is fixed, so
- * PostgreSQL plans it once per connection. The codes are matched as `upper(btrim(code))`, which equals the domain's
- * canonical form for every code but those with other whitespace or non-ASCII case mappings (see findCartWithLines).
- * Exported so that the benchmark replays it with pgbench as the read's ceiling.
+ * The one statement that reads a session ($1: the cart's id): the cart, its priced lines, its region, the promotions
+ * its codes name and, once completed, its order with the order's lines. One row; what has many rows travels as JSON.
+ * Its text is fixed, so PostgreSQL plans it once per connection. The codes are matched as `upper(btrim(code))`, which
+ * equals the domain's canonical form for every code but those with other whitespace or non-ASCII case mappings (see
+ * findCartWithLines). Exported so that the benchmark replays it with pgbench as the read's ceiling.
  */
 export const SESSION_READ = `with cart as (
   select ${CART_COLUMNS.join(', ')},
