@@ -128,8 +128,9 @@ describe('group commit', () => {
     statements[0]!.finish();
     await settle();
     statements[1]!.finish(new Unreachable('connection refused'));
-    expect(await outcomes(batch)).toEqual(['connection refused', 'connection refused']);
+    await settle();
     expect(statements).toHaveLength(2);
+    expect(await outcomes(batch)).toEqual(['connection refused', 'connection refused']);
   });
 
   it('gives up on a write that waited in the queue too long, and never sends it', async () => {
@@ -137,10 +138,11 @@ describe('group commit', () => {
     const { statements, store } = fakeDatabase({ queueTimeoutMs: 2_000 });
     const first = store('a');
     await settle();
-    const late = store('b');
-    const failure = late.catch((error: unknown) => error);
+    let failure: unknown;
+    store('b').catch((error: unknown) => (failure = error));
     vi.advanceTimersByTime(2_000);
-    expect(await failure).toBeInstanceOf(GroupCommitTimeout);
+    await settle();
+    expect(failure).toBeInstanceOf(GroupCommitTimeout);
     statements[0]!.finish();
     await first;
     await settle();
