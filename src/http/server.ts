@@ -5,7 +5,8 @@ import Koa from 'koa';
 import { noStoreByDefault, type CacheableOperation } from './caching.js';
 import type { AppState } from './context.js';
 import { closeConnectionsWhileDraining } from './draining.js';
-import { cachedReadsFirst, type RequestListener } from './fast-reads.js';
+import { cachedReadsFirst } from './fast-reads.js';
+import type { RequestListener } from './lean.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
@@ -29,5 +30,5 @@ function createApp(parts: SurfaceParts): Koa<AppState> {
 export function createRequestListener(parts: SurfaceParts, cacheable: CacheableOperation[]): RequestListener {
   const app = createApp(parts);
   const { deps, limiter, contract } = parts;
-  return cachedReadsFirst({ deps, limiter, contract, cacheable, app }, app.callback());
+  return cachedReadsFirst({ log: deps.log, limiter, app, deps, contract, cacheable }, app.callback());
 }
