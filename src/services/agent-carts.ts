@@ -12,7 +12,14 @@ import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession } from './checkout.js';
+import {
+  candidateVariants,
+  getCheckoutSession,
+  newCart,
+  presentCart,
+  storeNewCart,
+  type CheckoutSession,
+} from './checkout.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
 type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
@@ -137,7 +144,7 @@ export async function createCart(
   input: components['schemas']['CheckoutSessionCreateRequest'],
 ): Promise<AgentCart> {
   const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
-  await carts.insertCart(deps.db, cart, lines);
+  await storeNewCart(deps, cart, lines);
   return present(deps, cart);
 }
 
