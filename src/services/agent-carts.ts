@@ -12,7 +12,13 @@ import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import { candidateVariants, getCheckoutSession, newCart, presentCart, type CheckoutSession } from './checkout.js';
+import {
+  candidateVariants,
+  getCheckoutSession,
+  prepareSession,
+  presentCart,
+  type CheckoutSession,
+} from './checkout.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
 type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
@@ -50,10 +56,15 @@ function lineUnavailable(error: unknown, lineId: string): unknown {
   });
 }
 
-/** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
-async function present(deps: Deps, cart: carts.CartRow): Promise<AgentCart> {
-  const { id, currency, region_id, line_items, totals, promo_codes, messages } = await presentCart(deps, cart);
+/** The cart as priced in `session`, exactly as its checkout session would be, without the payment hand-off. */
+function cartView(cart: Pick<carts.CartRow, 'status'>, session: CheckoutSession): AgentCart {
+  const { id, currency, region_id, line_items, totals, promo_codes, messages } = session;
   return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
+}
+
+/** The cart priced now. */
+async function present(deps: Deps, cart: carts.CartRow): Promise<AgentCart> {
+  return cartView(cart, await presentCart(deps, cart));
 }
 
 async function requireCart(
@@ -133,9 +144,10 @@ export async function createCart(
   clientId: string,
   input: components['schemas']['CheckoutSessionCreateRequest'],
 ): Promise<AgentCart> {
-  const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
+  // The same read and insert as a checkout session's create, priced once: nothing is read back.
+  const { cart, lines, session } = await prepareSession(deps, input, { status: 'open', client_id: clientId });
   await carts.insertCart(deps.db, cart, lines);
-  return present(deps, { ...cart, canceled_at: null, completed_at: null });
+  return cartView(cart, session);
 }
 
 export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {
