@@ -3,8 +3,9 @@
 // DATABASE_URL), against its ceiling in the same round: pgbench replaying the transaction the service runs for one
 // order (captured from the service, bench/order-transaction.ts) with as many clients. Stripe is the local fake the tests
 // use: nothing leaves the machine. A benchmark, not a test: it reports and exits 0 unless the harness itself fails.
-//   npm run bench:orders -- [--orders 640] [--connections 32] [--rounds 3]
-import { writeFileSync } from 'node:fs';
+//   npm run bench:orders -- [--orders 640] [--connections 32] [--rounds 3] [--cpu-prof (a V8 profile of the service in
+//   bench/profiles/)]
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -36,22 +37,48 @@ const { values } = parseArgs({
     orders: { type: 'string', default: '640' },
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 const ORDERS = Math.round(positiveNumber(values.orders, 640, 'orders'));
 const CONNECTIONS = Math.round(positiveNumber(values.connections, 32, 'connections'));
 const ROUNDS = Math.round(positiveNumber(values.rounds, 3, 'rounds'));
 /** pgbench replays this many times as many orders as the service takes in a round: the same count lasts too little. */
-const CEILING_ORDERS_FACTOR = 5;
+const CEILING_ORDERS_FACTOR = 2;
 /** Orders taken before the first round and not measured (JIT, pools, plans). */
 const WARMUP_ORDERS = Math.min(ORDERS, 128);
+const VARIANTS = ['variant_01tongue2pack', 'variant_01tonguetravel'];
 const SESSION_BODY = JSON.stringify({
-  items: [
-    { id: 'variant_01tongue2pack', quantity: 1 },
-    { id: 'variant_01tonguetravel', quantity: 1 },
-  ],
+  items: VARIANTS.map((id) => ({ id, quantity: 1 })),
   promo_codes: ['10OFF'],
 });
+/** Enough stock that no order of the run runs short: each is the common order, not one held for review. */
+const STOCK = 1_000_000;
+
+async function withClient<T>(databaseUrl: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Gives the run's variants STOCK; the function it returns puts their own stock back. */
+async function stockUp(databaseUrl: string): Promise<() => Promise<void>> {
+  const { rows } = await withClient(databaseUrl, (client) =>
+    client.query<{ id: string; inventory_quantity: number }>(
+      'update variants v set inventory_quantity = $2 from variants old where v.id = old.id and v.id = any($1) returning v.id, old.inventory_quantity',
+      [VARIANTS, STOCK],
+    ),
+  );
+  return () =>
+    withClient(databaseUrl, async (client) => {
+      for (const { id, inventory_quantity: quantity } of rows)
+        await client.query('update variants set inventory_quantity = $2 where id = $1', [id, quantity]);
+    });
+}
 
 /** Runs `work` over `items`, `concurrency` at a time, in order of start. */
 async function pool<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -151,8 +178,12 @@ async function main(): Promise<void> {
   const paymentsEnv = { ...stripe.env, PAYMENTS_MODE: 'stripe' };
   let transaction: OrderTransaction | undefined;
   let service: ServerProcess | undefined;
+  let restoreStock: (() => Promise<void>) | undefined;
+  if (values['cpu-prof']) mkdirSync(`${root}/bench/profiles`, { recursive: true });
   try {
     transaction = await captureOrderTransaction({ ...database.env, ...paymentsEnv }, async (baseUrl) => {
+      // The schema exists once the instance has started; the replays then set the stock this order left.
+      restoreStock = await stockUp(databaseUrl);
       const [paid] = await paidDeliveries(baseUrl, stripe, 1);
       const response = await fetch(`${baseUrl}/webhooks/stripe`, paid!.delivery);
       if (response.status !== 200) throw new Error(`the captured delivery answered ${response.status}`);
@@ -162,6 +193,7 @@ async function main(): Promise<void> {
       root,
       databaseEnv: database.env,
       logFile: `${root}/bench/orders.log`,
+      cpuProfileDir: values['cpu-prof'] ? `${root}/bench/profiles` : undefined,
       env: paymentsEnv,
     });
     const deliveries = async (count: number) =>
@@ -193,17 +225,12 @@ async function main(): Promise<void> {
       rounds,
     );
 
-    const sql = new pg.Client({ connectionString: databaseUrl });
-    await sql.connect();
     // The replays' orders have the captured order's id followed by `_`.
-    const stored = Number(
-      (
-        await sql.query('select count(*) as n from orders where id not like $1', [
-          `${transaction.fresh[2]!.replaceAll('_', '\\_')}\\_%`,
-        ])
-      ).rows[0].n,
+    const replayed = `${transaction.fresh[2]!.replaceAll('_', '\\_')}\\_%`;
+    const { rows } = await withClient(databaseUrl, (client) =>
+      client.query<{ n: number }>('select count(*) as n from orders where id not like $1', [replayed]),
     );
-    await sql.end();
+    const stored = Number(rows[0]!.n);
 
     const report = {
       date: new Date().toISOString(),
@@ -225,6 +252,7 @@ async function main(): Promise<void> {
     await service?.stop();
     await stripe.close();
     if (transaction && database.kind === 'given') await removeReplayedOrders(databaseUrl, transaction);
+    await restoreStock?.();
     await database.drop();
   }
 }
