@@ -56,7 +56,7 @@ export async function captureOrderTransaction(
     const { sessionId, eventId } = await place(service.url);
     db.off('query', keep);
     const statements = [...byTransaction.values()].find((candidate) =>
-      candidate.some(({ sql }) => /^insert into "orders"/.test(sql)),
+      candidate.some(({ sql }) => /\binsert into "?orders"?[\s(]/i.test(sql)),
     );
     if (!statements) throw new Error('no transaction inserted the order');
     const order = (await db('orders').where({ session_id: sessionId }).first()) as Record<string, string>;

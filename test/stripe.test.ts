@@ -196,7 +196,7 @@ describe('Stripe webhooks', () => {
     expect(statements).toBe(5);
 
     // Everything the one write does.
-    expect(await stockOf()).toEqual({ [TWO_PACK]: stockBefore[TWO_PACK] - 2, [TRAVEL]: stockBefore[TRAVEL] - 1 });
+    expect(await stockOf()).toEqual({ [TWO_PACK]: stockBefore[TWO_PACK]! - 2, [TRAVEL]: stockBefore[TRAVEL]! - 1 });
     expect(await redeemed()).toBe(redeemedBefore + 1);
     const order = await db()('orders').where({ session_id: session.id }).first();
     expect(order.order_number).toMatch(/^SF-\d+$/);
