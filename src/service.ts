@@ -11,7 +11,7 @@ import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { mcpRoutes } from './mcp/index.js';
+import { createMcpServers, mcpRoutes } from './mcp/index.js';
 import { protocolRoutes } from './http/protocols.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
@@ -110,6 +110,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
+  const mcpServers = createMcpServers(deps);
   const requestListener = createRequestListener(
     {
       deps,
@@ -124,10 +125,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
         },
         redis,
       ),
-      mcp: mcpRoutes(deps),
+      mcp: mcpRoutes(deps, mcpServers),
       protocols: protocolRoutes(deps),
     },
     cacheable,
+    mcpServers,
   );
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner

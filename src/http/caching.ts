@@ -2,8 +2,9 @@
 // If-None-Match. In the process: one representation cache (deps.readCache) holds the serialized answer of each
 // operation the contract marks `x-cacheable`, keyed by the request's exact path and query, so a repeated read touches
 // neither the database nor the serializer and is still served while the database is briefly away. The same cache holds
-// the results of the catalog MCP server's read tools (fetchValue), under the same 60 s rule. Nothing else is cached:
-// services always query the database, so an answer is never older than its entry's lifetime.
+// the results of the catalog MCP server's read tools as JSON text (fetchValue), under the same 60 s rule, so a cached
+// tool call is answered without serializing (src/mcp/cached-calls.ts). Nothing else is cached: services always query
+// the database, so an answer is never older than its entry's lifetime.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
@@ -91,6 +92,8 @@ export interface ReadCache {
    * request target (one with a space is not), so a value is never served as a response.
    */
   fetchValue<T>(key: string, load: () => Promise<T>): Promise<T>;
+  /** The value fetchValue stored under `key` in the last 60 s, if any: a lookup that never loads. */
+  peekValue<T>(key: string): T | undefined;
   /** Forgets every entry (tests that must read what the database holds now). */
   clear(): void;
 }
@@ -112,6 +115,7 @@ export function createReadCache(): ReadCache {
     fetch: async (url, load) => (await cache.fetch(url, { context: load })) as CachedRepresentation,
     fetchValue: async <T>(key: string, load: () => Promise<T>) =>
       ((await cache.fetch(key, { context: async () => ({ value: await load() }) })) as CachedValue).value as T,
+    peekValue: <T>(key: string) => (cache.get(key) as CachedValue | undefined)?.value as T | undefined,
     clear: () => cache.clear(),
   };
 }

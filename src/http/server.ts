@@ -1,11 +1,15 @@
 // The Koa application: what every request gets (a request id and log line, security headers, `no-store` unless a
-// step says otherwise), then the pipeline of its surface (src/http/surfaces.ts). In front of it, cached reads are
-// answered without Koa, with the same steps (src/http/fast-reads.ts).
+// step says otherwise), then the pipeline of its surface (src/http/surfaces.ts). In front of it, cached reads and
+// cached MCP tool calls are answered without Koa, with the same steps (src/http/fast-reads.ts,
+// src/mcp/cached-calls.ts).
 import Koa from 'koa';
 import { noStoreByDefault, type CacheableOperation } from './caching.js';
 import type { AppState } from './context.js';
 import { closeConnectionsWhileDraining } from './draining.js';
-import { cachedReadsFirst, type RequestListener } from './fast-reads.js';
+import { cachedToolCallsFirst } from '../mcp/cached-calls.js';
+import type { McpServer } from '../mcp/rpc.js';
+import { cachedReadsFirst } from './fast-reads.js';
+import type { RequestListener } from './lean.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
@@ -25,9 +29,18 @@ function createApp(parts: SurfaceParts): Koa<AppState> {
   return app;
 }
 
-/** The HTTP server's request listener: cached reads first, everything else (and every miss) through Koa. */
-export function createRequestListener(parts: SurfaceParts, cacheable: CacheableOperation[]): RequestListener {
+/**
+ * The HTTP server's request listener: cached reads and cached MCP tool calls first, everything else (and every miss)
+ * through Koa.
+ */
+export function createRequestListener(
+  parts: SurfaceParts,
+  cacheable: CacheableOperation[],
+  mcpServers: Record<string, McpServer>,
+): RequestListener {
   const app = createApp(parts);
   const { deps, limiter, contract } = parts;
-  return cachedReadsFirst({ deps, limiter, contract, cacheable, app }, app.callback());
+  const lean = { log: deps.log, limiter, app };
+  const general = cachedToolCallsFirst({ ...lean, deps, servers: mcpServers }, app.callback());
+  return cachedReadsFirst({ ...lean, deps, contract, cacheable }, general);
 }

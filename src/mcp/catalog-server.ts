@@ -7,7 +7,6 @@ import type { Deps } from '../deps.js';
 import type { ReadCache } from '../http/caching.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
-import { canonicalize } from '../services/protocol-idempotency.js';
 import { createMcpServer, type McpServer } from './rpc.js';
 import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
 import { storePolicies, storePoliciesSchema } from './store-policies.js';
@@ -84,17 +83,9 @@ const storePoliciesInput = strictArguments<{ region_id?: Parameters['RegionId'] 
 /** Said in each cached tool's description, as the REST catalogue says it of its reads. */
 const UP_TO_60_S_OLD = ' Results may be up to 60 s old.';
 
-/**
- * A tool whose result is kept in the read cache, keyed by its name and its validated arguments (defaults applied, so
- * equal questions share one entry). Only for tools whose answer is the same for every caller; a failure is not kept.
- */
+/** A tool whose results are kept in the read cache (defineTool); only for tools whose answer is the same for everyone. */
 function defineCachedTool<In, Out>(readCache: ReadCache, definition: ToolDefinition<In, Out>): Tool {
-  const { name, run } = definition;
-  return defineTool({
-    ...definition,
-    description: definition.description + UP_TO_60_S_OLD,
-    run: (args) => readCache.fetchValue(`tools/call ${name} ${canonicalize(args)}`, () => run(args)),
-  });
+  return defineTool({ ...definition, description: definition.description + UP_TO_60_S_OLD }, readCache);
 }
 
 /** What to do about a bad argument, in terms of this server's tools. */

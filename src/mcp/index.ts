@@ -9,12 +9,15 @@ import { serveMcp } from './transport.js';
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
 export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp' | 'preflightCatalogMcp' | 'preflightCheckoutMcp';
 
-/** The servers are built once per process: they hold their tools' compiled schemas and no request's data. */
-export function mcpRoutes(deps: Deps): AppMiddleware {
-  const servers: Record<string, McpServer> = {
+/** The servers by path, built once per process: they hold their tools' compiled schemas and no request's data. */
+export function createMcpServers(deps: Deps): Record<string, McpServer> {
+  return {
     '/catalog/mcp': createCatalogServer(deps),
     '/checkout/mcp': createCheckoutServer(deps),
   };
+}
+
+export function mcpRoutes(deps: Deps, servers: Record<string, McpServer>): AppMiddleware {
   return async (ctx, next) => {
     const server = servers[ctx.path];
     if (!server) return next();

@@ -28,7 +28,13 @@ export interface McpServerDefinition {
 export type Answer = { kind: 'response'; json: string } | { kind: 'accepted' } | { kind: 'invalid' };
 
 export interface McpServer {
-  answer(message: object, log: Logger): Promise<Answer>;
+  /** `log` is asked for only when something must be logged: most requests log nothing but their one line. */
+  answer(message: object, log: () => Logger): Promise<Answer>;
+  /**
+   * The response to a tools/call of a tool whose result the read cache holds for these arguments, as JSON text; for
+   * any other message, undefined (then `answer` must be asked). Present when a tool is cached.
+   */
+  cachedAnswer?(message: object): string | undefined;
 }
 
 interface Request {
@@ -54,8 +60,12 @@ function classify(message: Record<string, unknown>): Request | 'accepted' | 'inv
   return isResponse ? 'accepted' : 'invalid';
 }
 
+function responseJson(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
 function response(id: JsonRpcId, resultJson: string): Answer {
-  return { kind: 'response', json: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}` };
+  return { kind: 'response', json: responseJson(id, resultJson) };
 }
 
 function error(id: JsonRpcId, code: number, message: string): Answer {
@@ -75,7 +85,7 @@ export function createMcpServer(definition: McpServerDefinition): McpServer {
   const toolsListJson = JSON.stringify({ tools: tools.map((tool) => tool.listing) });
   const toolNames = tools.map((tool) => tool.name).join(', ');
 
-  async function callTool(request: Request, log: Logger): Promise<Answer> {
+  async function callTool(request: Request, log: () => Logger): Promise<Answer> {
     const { name: toolName, arguments: args } = request.params;
     if (typeof toolName !== 'string') return error(request.id, INVALID_PARAMS, 'Invalid params: name is required.');
     if (args !== undefined && !isObject(args))
@@ -83,14 +93,26 @@ export function createMcpServer(definition: McpServerDefinition): McpServer {
     const tool = byName.get(toolName);
     const result = tool
       ? await tool.call(args, log)
-      : {
+      : JSON.stringify({
           isError: true,
           content: [{ type: 'text', text: `Unknown tool ${toolName}; this server's tools are ${toolNames}.` }],
-        };
-    return response(request.id, JSON.stringify(result));
+        });
+    return response(request.id, result);
+  }
+
+  /** What callTool would answer, when it is a cached result: the same checks, then a lookup that never runs a tool. */
+  function cachedAnswer(message: object): string | undefined {
+    const request = classify(message as Record<string, unknown>);
+    if (typeof request !== 'object' || request.method !== 'tools/call') return undefined;
+    const { name: toolName, arguments: args } = request.params;
+    const tool = typeof toolName === 'string' ? byName.get(toolName) : undefined;
+    if (!tool?.cached || (args !== undefined && !isObject(args))) return undefined;
+    const result = tool.cached(args);
+    return result === undefined ? undefined : responseJson(request.id, result);
   }
 
   return {
+    ...(tools.some((tool) => tool.cached) && { cachedAnswer }),
     async answer(message, log) {
       const request = classify(message as Record<string, unknown>);
       if (request === 'accepted' || request === 'invalid') return { kind: request };

@@ -2,11 +2,15 @@
 // advertised output schema describes), the same JSON as a text block for clients that read only text, and plain-word
 // notes. A failure is an `isError` result naming the bad argument, never a transport error. A tool's arguments are
 // checked against its JSON Schema (the contract's) before it runs, so a value REST refuses never reaches a query.
+// A tool whose answer is the same for every caller may keep its results in the read cache, as JSON text: a repeated
+// call is then answered without running or serializing anything, and can be looked up without awaiting (`cached`).
 import type { CallToolResult, Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { DomainError, NotFound } from '../domain/errors.js';
 import { unstorableTextAt } from '../domain/text.js';
+import type { ReadCache } from '../http/caching.js';
 import type { Logger } from '../log.js';
+import { canonicalize } from '../services/protocol-idempotency.js';
 import { argumentChecker, type ObjectSchema } from './schemas.js';
 
 export interface ToolDefinition<In, Out> {
@@ -35,7 +39,10 @@ export interface ToolDefinition<In, Out> {
 export interface Tool {
   readonly name: string;
   readonly listing: ToolListing;
-  call(args: unknown, log: Logger): Promise<CallToolResult>;
+  /** The result as JSON text; `log` is asked for only when something must be logged. */
+  call(args: unknown, log: () => Logger): Promise<string>;
+  /** A cached tool's result for these arguments as JSON text, when the read cache holds it (never runs the tool). */
+  cached?(args: unknown): string | undefined;
 }
 
 function text(value: string): { type: 'text'; text: string } {
@@ -57,13 +64,13 @@ function failureMessage(error: DomainError, definition: ToolDefinition<never, ne
 }
 
 /** isError results carry no structuredContent: clients would validate it against the success schema and throw. */
-function errorResult(error: unknown, definition: ToolDefinition<never, never>, log: Logger): CallToolResult {
+function errorResult(error: unknown, definition: ToolDefinition<never, never>, log: () => Logger): CallToolResult {
   if (error instanceof DomainError) return { isError: true, content: [text(failureMessage(error, definition))] };
   if (isDatabaseUnavailable(error)) {
-    log.warn({ err: error, tool: definition.name }, 'MCP tool failed: database unavailable');
+    log().warn({ err: error, tool: definition.name }, 'MCP tool failed: database unavailable');
     return { isError: true, content: [text('The store is temporarily unavailable. Transient: retry with backoff.')] };
   }
-  log.error({ err: error, tool: definition.name }, 'MCP tool failed');
+  log().error({ err: error, tool: definition.name }, 'MCP tool failed');
   return { isError: true, content: [text('An unexpected error occurred. Retry later; if it persists, report it.')] };
 }
 
@@ -79,35 +86,68 @@ function argumentPath(segments: Array<string | number>): string {
   );
 }
 
-/** Compiles a tool's input schema once (with the shared Ajv) and builds its tools/list entry once. */
-export function defineTool<In, Out>(definition: ToolDefinition<In, Out>): Tool {
+type CheckedArguments<In> = { ok: true; value: In } | { ok: false; result: CallToolResult };
+
+/**
+ * Compiles a tool's input schema once (with the shared Ajv) and builds its tools/list entry once. With `readCache`, its
+ * results are kept there as JSON text, keyed by its name and its validated arguments (defaults applied, so equal
+ * questions share one entry); a failure is not kept. Only for tools whose answer is the same for every caller.
+ */
+export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCache?: ReadCache): Tool {
   const { name, title, description, annotations, inputSchema, outputSchema } = definition;
   const check = argumentChecker(name, inputSchema);
   const erased = definition as unknown as ToolDefinition<never, never>;
+
+  function checkArguments(args: unknown): CheckedArguments<In> {
+    const given = args ?? {};
+    const unstorable = unstorableTextAt(given);
+    if (unstorable)
+      return {
+        ok: false,
+        result: invalidArgument(
+          argumentPath(unstorable),
+          'must not contain a NUL character (U+0000) or an unpaired surrogate. Remove it and call again.',
+        ),
+      };
+    const checked = check(given);
+    if (!checked.ok)
+      return {
+        ok: false,
+        result: { isError: true, content: [text(`Invalid arguments: ${checked.message} Fix it and call again.`)] },
+      };
+    return { ok: true, value: checked.value };
+  }
+
+  async function succeed(args: In): Promise<string> {
+    const output = await definition.run(args);
+    const notes = definition.notes?.(output) ?? [];
+    const result: CallToolResult = {
+      structuredContent: output as Record<string, unknown>,
+      content: [text(JSON.stringify(output)), ...notes.map(text)],
+    };
+    return JSON.stringify(result);
+  }
+
+  const cacheKey = (args: In) => `tools/call ${name} ${canonicalize(args)}`;
+
   return {
     name,
     listing: { name, title, description, annotations, inputSchema, outputSchema } as ToolListing,
     async call(args, log) {
-      const given = args ?? {};
-      const unstorable = unstorableTextAt(given);
-      if (unstorable)
-        return invalidArgument(
-          argumentPath(unstorable),
-          'must not contain a NUL character (U+0000) or an unpaired surrogate. Remove it and call again.',
-        );
-      const checked = check(given);
-      if (!checked.ok)
-        return { isError: true, content: [text(`Invalid arguments: ${checked.message} Fix it and call again.`)] };
+      const checked = checkArguments(args);
+      if (!checked.ok) return JSON.stringify(checked.result);
+      const { value } = checked;
       try {
-        const output = await definition.run(checked.value);
-        const notes = definition.notes?.(output) ?? [];
-        return {
-          structuredContent: output as Record<string, unknown>,
-          content: [text(JSON.stringify(output)), ...notes.map(text)],
-        };
+        return await (readCache ? readCache.fetchValue(cacheKey(value), () => succeed(value)) : succeed(value));
       } catch (error) {
-        return errorResult(error, erased, log);
+        return JSON.stringify(errorResult(error, erased, log));
       }
     },
+    ...(readCache && {
+      cached(args: unknown) {
+        const checked = checkArguments(args);
+        return checked.ok ? readCache.peekValue<string>(cacheKey(checked.value)) : undefined;
+      },
+    }),
   };
 }

@@ -1,7 +1,8 @@
 // Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: Origin, POST only (and CORS preflights from
 // the allowed origins), MCP-Protocol-Version, no batches, a 100 kB body, a lenient Accept; then the server
-// (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session.
-import type { IncomingMessage } from 'node:http';
+// (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session. The checks are plain
+// functions of the request, so that the cached-call path (src/mcp/cached-calls.ts) applies exactly the same ones.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
@@ -26,15 +27,21 @@ const TRANSPORT_ERROR = -32000;
 /** Every answer here is JSON, so any Accept that admits JSON (or none) is served. */
 const JSON_MEDIA_RANGES = new Set(['*/*', 'application/*', 'application/json']);
 
+/** Why the transport refuses a request: the status and JSON-RPC error it is answered with. */
+interface Refusal {
+  status: number;
+  code: number;
+  message: string;
+}
+
 /** Answers with a JSON-RPC error object and no id (none can be trusted before the body is understood). */
-function reject(ctx: AppContext, status: number, code: number, message: string): void {
+function reject(ctx: AppContext, { status, code, message }: Refusal): void {
   ctx.status = status;
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
 /** DNS-rebinding guard: a browser page on another origin must not reach a server on localhost or an intranet. */
-function originAllowed(ctx: AppContext, allowed: string[]): boolean {
-  const origin = ctx.get('Origin');
+export function originAllowed(origin: string | undefined, allowed: string[]): boolean {
   if (!origin) return true; // not a browser: nothing to rebind
   try {
     return allowed.includes(new URL(origin).origin);
@@ -51,12 +58,22 @@ const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining'
 const METHODS = ['POST', 'OPTIONS'];
 
 /**
+ * What mcpCors adds to an answer that is not a preflight, for a request with no Origin or an allowed one; the
+ * cached-call path sends the same, and test/mcp-cached-calls.test.ts holds them equal.
+ */
+export function mcpCorsResponseHeaders(origin: string | undefined): Array<[name: string, value: string]> {
+  const vary: [string, string] = ['Vary', 'Origin'];
+  if (!origin) return [vary];
+  return [vary, ['Access-Control-Allow-Origin', origin], ['Access-Control-Expose-Headers', EXPOSED_HEADERS.join(',')]];
+}
+
+/**
  * CORS for the origins of MCP_ALLOWED_ORIGINS: their preflights are answered (before the limiter, which must not count
  * them) and their answers readable, a 429 included. Any other origin gets no grant; admit() refuses it with a 403.
  */
 export function mcpCors(allowed: string[]): AppMiddleware {
   return cors({
-    origin: (ctx) => (ctx.get('Origin') && originAllowed(ctx as AppContext, allowed) ? ctx.get('Origin') : ''),
+    origin: (ctx) => (ctx.get('Origin') && originAllowed(ctx.get('Origin'), allowed) ? ctx.get('Origin') : ''),
     allowMethods: ['POST'],
     allowHeaders: ALLOWED_REQUEST_HEADERS,
     exposeHeaders: EXPOSED_HEADERS,
@@ -65,9 +82,34 @@ export function mcpCors(allowed: string[]): AppMiddleware {
   }) as unknown as AppMiddleware;
 }
 
-function protocolVersionAccepted(ctx: AppContext): boolean {
-  const version = ctx.get('MCP-Protocol-Version');
-  return !version || ACCEPTED_PROTOCOL_VERSIONS.includes(version);
+/** Why a POST's headers keep it from the server (its protocol version, then its Content-Type), if they do. */
+function headerRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
+  const version = headers['mcp-protocol-version'];
+  if (version && !ACCEPTED_PROTOCOL_VERSIONS.includes(version as string))
+    return {
+      status: 400,
+      code: TRANSPORT_ERROR,
+      message: `Unsupported MCP-Protocol-Version ${version}; supported: ${ACCEPTED_PROTOCOL_VERSIONS.join(', ')}.`,
+    };
+  // Checked before the body is read, so the order of answers is fixed.
+  if (!isJsonContentType(headers['content-type'] ?? ''))
+    return { status: 415, code: TRANSPORT_ERROR, message: 'Content-Type must be application/json.' };
+  return undefined;
+}
+
+/** The 406 of an Accept that admits no JSON: every answer here is JSON. */
+function acceptRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
+  if (acceptsJson(headers.accept)) return undefined;
+  return {
+    status: 406,
+    code: TRANSPORT_ERROR,
+    message: 'Not Acceptable: every answer is application/json; send an Accept that admits it.',
+  };
+}
+
+/** Whether serveMcp lets this POST's headers through to the body: the Origin, protocol version, type and Accept. */
+export function admitsPostHeaders(headers: IncomingHttpHeaders, allowedOrigins: string[]): boolean {
+  return originAllowed(headers.origin, allowedOrigins) && !headerRefusal(headers) && !acceptRefusal(headers);
 }
 
 export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
@@ -89,6 +131,18 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Bod
   return { outcome: 'read', text: Buffer.concat(chunks).toString('utf8') };
 }
 
+const bodiesRead = new WeakMap<IncomingMessage, Promise<BodyRead>>();
+
+/**
+ * The MCP body of the request, read once: the cached-call path reads it before Koa, and a request it hands on to the
+ * general chain is answered from the same read (the stream cannot be read twice).
+ */
+export function readMcpBody(req: IncomingMessage): Promise<BodyRead> {
+  let body = bodiesRead.get(req);
+  if (!body) bodiesRead.set(req, (body = readBody(req, MCP_BODY_LIMIT)));
+  return body;
+}
+
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -98,8 +152,7 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
 }
 
 /** No Accept, or one that admits JSON (`application/json, text/event-stream` as MCP clients send, or any type). */
-function acceptsJson(req: IncomingMessage): boolean {
-  const accept = req.headers.accept;
+function acceptsJson(accept: string | undefined): boolean {
   if (!accept) return true;
   return accept.split(',').some((range) => JSON_MEDIA_RANGES.has(range.split(';')[0]!.trim().toLowerCase()));
 }
@@ -107,13 +160,12 @@ function acceptsJson(req: IncomingMessage): boolean {
 /** Checks the request line and headers; answers and returns false when the request must not reach the server. */
 export function admit(ctx: AppContext, deps: Deps): boolean {
   // First, whatever the method: a preflight from an origin mcpCors did not grant is refused here too.
-  if (!originAllowed(ctx, deps.config.mcpAllowedOrigins)) {
-    reject(
-      ctx,
-      403,
-      TRANSPORT_ERROR,
-      `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`,
-    );
+  if (!originAllowed(ctx.get('Origin'), deps.config.mcpAllowedOrigins)) {
+    reject(ctx, {
+      status: 403,
+      code: TRANSPORT_ERROR,
+      message: `Origin ${ctx.get('Origin')} is not allowed; set MCP_ALLOWED_ORIGINS to allow it.`,
+    });
     return false;
   }
   if (ctx.method === 'OPTIONS') {
@@ -126,78 +178,57 @@ export function admit(ctx: AppContext, deps: Deps): boolean {
     // No server-initiated stream (GET) and no sessions to end (DELETE): messages come by POST only.
     throw new MethodNotAllowed(ctx.method, ctx.path, METHODS);
   }
-  if (!protocolVersionAccepted(ctx)) {
-    reject(
-      ctx,
-      400,
-      TRANSPORT_ERROR,
-      `Unsupported MCP-Protocol-Version ${ctx.get('MCP-Protocol-Version')}; supported: ${ACCEPTED_PROTOCOL_VERSIONS.join(', ')}.`,
-    );
-    return false;
-  }
-  // Checked before the body is read, so the order of answers is fixed.
-  if (!isJsonContentType(ctx.get('Content-Type'))) {
-    reject(ctx, 415, TRANSPORT_ERROR, 'Content-Type must be application/json.');
-    return false;
-  }
-  return true;
+  const refusal = headerRefusal(ctx.req.headers);
+  if (refusal) reject(ctx, refusal);
+  return !refusal;
 }
 
-/** Reads and checks the JSON-RPC message; answers and returns undefined when it cannot be served. */
-export async function readMessage(ctx: AppContext): Promise<object | undefined> {
-  const body = await readBody(ctx.req, MCP_BODY_LIMIT);
-  if (body.outcome === 'too_large') {
-    ctx.set('Connection', 'close'); // the rest of the body is never read
-    reject(ctx, 413, TRANSPORT_ERROR, `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`);
-    return undefined;
-  }
-  if (body.outcome === 'aborted') {
-    reject(ctx, 400, PARSE_ERROR, 'Parse error: the body could not be read.');
-    return undefined;
-  }
+/** The one JSON-RPC message object a body holds, or why it cannot be served. */
+export function parseMessage(body: BodyRead): { ok: true; message: object } | { ok: false; refusal: Refusal } {
+  const refused = (status: number, code: number, message: string) => ({
+    ok: false as const,
+    refusal: { status, code, message },
+  });
+  if (body.outcome === 'too_large')
+    return refused(413, TRANSPORT_ERROR, `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`);
+  if (body.outcome === 'aborted') return refused(400, PARSE_ERROR, 'Parse error: the body could not be read.');
   const parsed = parseJson(body.text);
-  if (!parsed.ok) {
-    reject(ctx, 400, PARSE_ERROR, 'Parse error: the body is not valid JSON.');
-    return undefined;
-  }
-  if (Array.isArray(parsed.value)) {
-    reject(
-      ctx,
+  if (!parsed.ok) return refused(400, PARSE_ERROR, 'Parse error: the body is not valid JSON.');
+  if (Array.isArray(parsed.value))
+    return refused(
       400,
       INVALID_REQUEST,
       `JSON-RPC batches are not supported in protocol ${NEGOTIATED_PROTOCOL_VERSION}; send one message per request.`,
     );
-    return undefined;
-  }
-  if (typeof parsed.value !== 'object' || parsed.value === null || exceedsDepth(parsed.value)) {
-    reject(
-      ctx,
+  if (typeof parsed.value !== 'object' || parsed.value === null || exceedsDepth(parsed.value))
+    return refused(
       400,
       INVALID_REQUEST,
       'Invalid request: send one JSON-RPC 2.0 message object, nested at most 32 levels deep.',
     );
-    return undefined;
-  }
-  return parsed.value;
+  return { ok: true, message: parsed.value };
+}
+
+/** Reads and checks the JSON-RPC message; answers and returns undefined when it cannot be served. */
+export async function readMessage(ctx: AppContext): Promise<object | undefined> {
+  const body = await readMcpBody(ctx.req);
+  const parsed = parseMessage(body);
+  if (parsed.ok) return parsed.message;
+  if (body.outcome === 'too_large') ctx.set('Connection', 'close'); // the rest of the body is never read
+  reject(ctx, parsed.refusal);
+  return undefined;
 }
 
 /** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */
 export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): Promise<void> {
   if (!admit(ctx, deps)) return;
-  if (!acceptsJson(ctx.req)) {
-    reject(
-      ctx,
-      406,
-      TRANSPORT_ERROR,
-      'Not Acceptable: every answer is application/json; send an Accept that admits it.',
-    );
-    return;
-  }
+  const refusal = acceptRefusal(ctx.req.headers);
+  if (refusal) return reject(ctx, refusal);
   const message = await readMessage(ctx);
   if (!message) return;
-  const answer = await server.answer(message, ctx.state.log);
+  const answer = await server.answer(message, () => ctx.state.log);
   if (answer.kind === 'invalid') {
-    reject(ctx, 400, PARSE_ERROR, 'Parse error: the body is not a JSON-RPC 2.0 message.');
+    reject(ctx, { status: 400, code: PARSE_ERROR, message: 'Parse error: the body is not a JSON-RPC 2.0 message.' });
     return;
   }
   ctx.set('Cache-Control', 'no-store');

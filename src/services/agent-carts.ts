@@ -17,6 +17,7 @@ import {
   getCheckoutSession,
   prepareSession,
   presentCart,
+  storeNewCart,
   type CheckoutSession,
 } from './checkout.js';
 
@@ -146,7 +147,7 @@ export async function createCart(
 ): Promise<AgentCart> {
   // The same read and insert as a checkout session's create, priced once: nothing is read back.
   const { cart, lines, session } = await prepareSession(deps, input, { status: 'open', client_id: clientId });
-  await carts.insertCart(deps.db, cart, lines);
+  await storeNewCart(deps, cart, lines);
   return cartView(cart, session);
 }
 

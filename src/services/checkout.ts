@@ -9,6 +9,7 @@ import {
   type PurchasableVariantRow,
   type RegionRow,
 } from '../db/repositories/catalog.js';
+import type { KeyAnswer } from '../db/repositories/idempotency.js';
 import { findPromotions } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import { resolveLines, wellFormedReferences, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
@@ -30,7 +31,7 @@ import {
   type Promotion,
 } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
-import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion, resolveRegion } from './catalog.js';
 import {
   claimIdempotencyKey,
@@ -194,9 +195,30 @@ export async function prepareSession(
   return { cart, lines: newLines, session };
 }
 
+/**
+ * Stores a new cart (see carts.insertCart). A variant deleted between the create's read and this insert is answered
+ * as the same request sent now would be, an unknown item, rather than as an internal error.
+ */
+export async function storeNewCart(
+  deps: Deps,
+  cart: NewCart['cart'],
+  lines: carts.NewLine[],
+  answer?: KeyAnswer,
+): Promise<void> {
+  try {
+    await carts.insertCart(deps.db, cart, lines, answer);
+  } catch (error) {
+    if (!carts.isMissingVariant(error)) throw error;
+    throw new BadRequest('unknown_item', 'An item left the catalog while the session was being created.', {
+      param: 'items',
+      resolution: 'List products with GET /api/store/products.',
+    });
+  }
+}
+
 export async function createCheckoutSession(deps: Deps, input: CreateRequest): Promise<CheckoutSession> {
   const { cart, lines, session } = await prepareSession(deps, input);
-  await carts.insertCart(deps.db, cart, lines);
+  await storeNewCart(deps, cart, lines);
   return session;
 }
 
@@ -232,12 +254,7 @@ export async function createCheckoutSessionIdempotently(
   try {
     const session = await whileClaimed(deps, request, claim.claimedAt, async () => {
       const { cart, lines, session: created } = await prepareSession(deps, input);
-      await carts.insertCart(
-        deps.db,
-        cart,
-        lines,
-        keyAnswer(deps, request, { status: 201, body: created, apiVersion }),
-      );
+      await storeNewCart(deps, cart, lines, keyAnswer(deps, request, { status: 201, body: created, apiVersion }));
       return created;
     });
     return { session, apiVersion, replayed: false };

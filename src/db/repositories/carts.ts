@@ -1,6 +1,7 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
-import { asPrepared, type Db } from '../knex.js';
+import { groupCommit } from '../group-commit.js';
+import { asPrepared, FAIL_FAST_MS, isDatabaseUnavailable, type Db } from '../knex.js';
 import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
 
 /**
@@ -74,17 +75,16 @@ const NEW_CART_AND_LINES_ANSWERING_KEY = `${NEW_CART_AND_LINES}, key_answer as (
   ${COMPLETE_RECORD}
 )`;
 
-/**
- * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
- * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
- * the same statement completes the key's record with its `answer`, so a stored answer always describes a stored cart.
- */
-export async function insertCart(
-  db: Db,
-  cart: Omit<CartRow, 'canceled_at' | 'completed_at'>,
-  lines: NewLine[],
-  answer?: KeyAnswer,
-): Promise<void> {
+type NewCartRow = Omit<CartRow, 'canceled_at' | 'completed_at'>;
+
+interface CartToStore {
+  cart: NewCartRow;
+  lines: NewLine[];
+  answer: KeyAnswer | undefined;
+}
+
+/** One cart, its lines and (under an Idempotency-Key) its key's answer, in one statement of fixed text. */
+async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<void> {
   const bindings: Knex.RawBinding[] = [
     cart.id,
     cart.region_id,
@@ -111,6 +111,107 @@ export async function insertCart(
       )
     : asPrepared('insert_cart', db.raw(`${NEW_CART_AND_LINES} select 1 as stored`, bindings));
   await statement;
+}
+
+/**
+ * Many carts, their lines and their keys' answers in one statement: three JSON arrays of records, so the text stays
+ * the same whatever the batch holds (one plan per connection). Each key's record is completed as COMPLETE_RECORD does.
+ */
+const NEW_CARTS_LINES_AND_ANSWERS = `with new_carts as (
+  insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
+                     buyer_details, fulfillment_details)
+  select id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
+         buyer_details, fulfillment_details
+  from jsonb_to_recordset(?::jsonb) as cart (id text, region_id text, status text, buyer_email text,
+    promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
+    fulfillment_details jsonb)
+), new_lines as (
+  insert into cart_line_items (id, cart_id, variant_id, quantity, position)
+  select id, cart_id, variant_id, quantity, position
+  from jsonb_to_recordset(?::jsonb) as line (id text, cart_id text, variant_id text, quantity int, position int)
+), key_answers as (
+  update idempotency_keys as record
+  set state = 'completed', status_code = answer.status, response_body = answer.body,
+      api_version = answer.api_version, expires_at = answer.expires_at
+  from jsonb_to_recordset(?::jsonb) as answer (scope text, key text, status int, body jsonb, api_version text,
+    expires_at timestamptz)
+  where record.scope = answer.scope and record.key = answer.key and record.state = 'in_flight'
+) select 1 as stored`;
+
+async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<void> {
+  const cartRecords = batch.map(({ cart }) => ({
+    ...cart,
+    buyer_details: cart.buyer_details ?? null,
+    fulfillment_details: cart.fulfillment_details ?? null,
+  }));
+  const lineRecords = batch.flatMap(({ cart, lines }) =>
+    lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
+  );
+  const answers = batch.flatMap(({ answer }) =>
+    answer
+      ? [
+          {
+            scope: answer.scope,
+            key: answer.key,
+            status: answer.status,
+            body: answer.body,
+            api_version: answer.apiVersion,
+            expires_at: answer.expiresAt,
+          },
+        ]
+      : [],
+  );
+  await asPrepared(
+    'insert_carts',
+    db.raw(NEW_CARTS_LINES_AND_ANSWERS, [
+      JSON.stringify(cartRecords),
+      JSON.stringify(lineRecords),
+      JSON.stringify(answers),
+    ]),
+  );
+}
+
+/**
+ * Cart inserts outside a transaction go through one group commit per database (see src/db/group-commit.ts): while
+ * MAX_INSERTS_IN_FLIGHT statements run, further carts queue, and the next statement stores them all (at most
+ * MAX_CARTS_PER_STATEMENT). PostgreSQL pays one commit and one statement for the lot instead of one each.
+ */
+const MAX_INSERTS_IN_FLIGHT = 2;
+const MAX_CARTS_PER_STATEMENT = 16;
+const cartStores = new WeakMap<Db, (toStore: CartToStore) => Promise<void>>();
+
+function cartStore(db: Db): (toStore: CartToStore) => Promise<void> {
+  let store = cartStores.get(db);
+  if (!store) {
+    store = groupCommit<CartToStore>({
+      one: (toStore) => insertOneCart(db, toStore),
+      many: (batch) => insertManyCarts(db, batch),
+      maxBatch: MAX_CARTS_PER_STATEMENT,
+      maxInFlight: MAX_INSERTS_IN_FLIGHT,
+      queueTimeoutMs: FAIL_FAST_MS,
+      sharedFailure: isDatabaseUnavailable,
+    });
+    cartStores.set(db, store);
+  }
+  return store;
+}
+
+/**
+ * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
+ * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
+ * the same statement completes the key's record with its `answer`, so a stored answer always describes a stored cart.
+ * Resolves once committed. Outside a transaction the statement may carry other requests' carts too (group commit);
+ * a batch that fails is retried cart by cart, so each request gets the outcome and the error it would get alone.
+ */
+export async function insertCart(db: Db, cart: NewCartRow, lines: NewLine[], answer?: KeyAnswer): Promise<void> {
+  const toStore = { cart, lines, answer };
+  await (db.isTransaction ? insertOneCart(db, toStore) : cartStore(db)(toStore));
+}
+
+/** The insert named a variant that was deleted after the create read it (the line's foreign key). */
+export function isMissingVariant(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23503' && constraint === 'cart_line_items_variant_id_foreign';
 }
 
 export async function findCart(db: Db, id: string): Promise<CartRow | undefined> {

@@ -1,0 +1,210 @@
+// Session creates are stored by group commit (src/db/group-commit.ts): concurrent creates share one insert statement
+// and one commit. Over two instances on one PostgreSQL, each create is stored exactly once and answered with its own
+// session, a key's answer replays from either instance, and a member that fails (its variant deleted between its read
+// and the insert) fails alone. Inserts are held behind a table lock so that the creates pile up deterministically.
+import type { Knex } from 'knex';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, serverUrl, statementsDuring, type TestDatabase } from './support/database.js';
+import { startTestService, type TestService } from './support/service.js';
+
+const TWO_PACK = 'variant_01tongue2pack';
+const TRAVEL = 'variant_01tonguetravel';
+
+const request = (index: number) => ({
+  items: [{ id: TWO_PACK, quantity: 1 + (index % 5) }, { id: TRAVEL }],
+  promo_codes: ['10OFF'],
+  buyer: { email: `buyer${index}@example.com` },
+});
+
+async function create(api: TestService, body: unknown, key?: string) {
+  const response = await api.http('/checkout_sessions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any, headers: response.headers };
+}
+
+/** Statements naming `carts` sent by both instances while `run` runs: the inserts (reads name other tables). */
+async function insertsDuring([one, two]: TestService[], run: () => Promise<unknown>): Promise<number> {
+  let onTwo = 0;
+  const onOne = await statementsDuring(one!.service.deps.db, ['carts'], async () => {
+    onTwo = await statementsDuring(two!.service.deps.db, ['carts'], run);
+  });
+  return onOne + onTwo;
+}
+
+/** Resolves once the instances have had `count` answers to statements reading `variants` (a create's one read). */
+function readsAnswered(instances: TestService[]) {
+  let answered = 0;
+  const count = (_response: unknown, query: { sql?: string }) => {
+    if (/\bvariants\b/.test(query.sql ?? '')) answered++;
+  };
+  for (const api of instances) api.service.deps.db.on('query-response', count);
+  return {
+    async reach(target: number) {
+      while (answered < target) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+    stop: () => instances.forEach((api) => api.service.deps.db.off('query-response', count)),
+  };
+}
+
+/** Each answer is its own request's session, stored once, with the lines and buyer that request sent. */
+async function expectStoredAsAnswered(db: Knex, answers: Array<{ body: any }>, indexes: number[]) {
+  expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(answers.length);
+  for (const [position, answer] of answers.entries()) {
+    const sent = request(indexes[position]!);
+    expect(answer.body.line_items.map((line: any) => [line.item.id, line.item.quantity])).toEqual(
+      sent.items.map((item) => [item.id, item.quantity ?? 1]),
+    );
+    const carts = await db('carts').where({ id: answer.body.id }).select('buyer_email');
+    expect(carts).toEqual([{ buyer_email: sent.buyer.email }]);
+    const lines = await db('cart_line_items').where({ cart_id: answer.body.id }).orderBy('position');
+    expect(lines.map((line) => [line.variant_id, line.quantity])).toEqual(
+      sent.items.map((item) => [item.id, item.quantity ?? 1]),
+    );
+  }
+}
+
+/** A copy of the travel set, sold in the same regions, for a test to delete under a create's feet. */
+async function addDoomedVariant(db: Knex) {
+  await db.raw(
+    `insert into variants select (jsonb_populate_record(v, '{"id": "variant_doomed", "sku": "DOOMED"}')).*
+     from variants v where id = ?`,
+    [TRAVEL],
+  );
+  await db.raw(
+    `insert into variant_prices select 'variant_doomed', region_id, amount from variant_prices where variant_id = ?`,
+    [TRAVEL],
+  );
+}
+const DELETE_DOOMED_VARIANT = `delete from variant_prices where variant_id = 'variant_doomed';
+  delete from variants where id = 'variant_doomed'`;
+
+describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL', () => {
+  let database: TestDatabase;
+  let one: TestService;
+  let two: TestService;
+  let instances: TestService[];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    one = await startTestService({ database });
+    two = await startTestService({ database });
+    instances = [one, two];
+  });
+  afterAll(async () => {
+    await Promise.all([one?.close(), two?.close()]);
+    await database?.drop();
+  });
+
+  /** Holds every insert into carts (reads go on) until `release`, which may run SQL of its own first. */
+  async function holdCartInserts() {
+    const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await client.connect();
+    await client.query('begin');
+    await client.query('lock table carts in exclusive mode');
+    return {
+      async release(sql?: string) {
+        if (sql) await client.query(sql);
+        await client.query('commit');
+        await client.end();
+      },
+    };
+  }
+
+  it('stores concurrent creates in fewer statements, each once, each answered with its own session and key', async () => {
+    const count = 24;
+    const indexes = Array.from({ length: count }, (_, index) => index);
+    const keyOf = (index: number) => (index % 2 === 0 ? `batched-${index}` : undefined);
+    const reads = readsAnswered(instances);
+    let answers: Array<Awaited<ReturnType<typeof create>>> = [];
+    const inserts = await insertsDuring(instances, async () => {
+      const held = await holdCartInserts();
+      const pending = Promise.all(indexes.map((index) => create(instances[index % 2]!, request(index), keyOf(index))));
+      await reads.reach(count);
+      await held.release();
+      answers = await pending;
+    });
+    reads.stop();
+
+    expect(answers.map((answer) => answer.status)).toEqual(indexes.map(() => 201));
+    expect(inserts).toBeLessThanOrEqual(count / 2);
+    await expectStoredAsAnswered(one.service.deps.db, answers, indexes);
+    expect(Number((await one.service.deps.db('carts').count({ n: '*' }))[0]!.n)).toBe(count);
+
+    // Each key's answer was stored with its cart: the other instance replays it.
+    for (const index of indexes.filter((index) => keyOf(index))) {
+      const replay = await create(instances[(index + 1) % 2]!, request(index), keyOf(index));
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body).toEqual(answers[index]!.body);
+    }
+  });
+
+  it('fails only the member whose variant was deleted after its read, with the error it gets alone', async () => {
+    const db = one.service.deps.db;
+    const doomed = { items: [{ id: 'variant_doomed' }] };
+    // Alone (nothing else in flight), a create whose variant vanished after its read gets this answer.
+    await addDoomedVariant(db);
+    const held = await holdCartInserts();
+    const reads = readsAnswered(instances);
+    const alone = create(one, doomed);
+    await reads.reach(1);
+    await held.release(DELETE_DOOMED_VARIANT);
+    const expected = await alone;
+    reads.stop();
+    expect(expected.status).toBe(400);
+    expect(expected.body).toMatchObject({ code: 'unknown_item', param: 'items' });
+
+    await addDoomedVariant(db);
+    const count = 12;
+    const indexes = Array.from({ length: count }, (_, index) => index);
+    const later = readsAnswered(instances);
+    const gate = await holdCartInserts();
+    const others = Promise.all(indexes.map((index) => create(one, request(index), `member-${index}`)));
+    await later.reach(count);
+    // Every statement slot is taken by now, so this create queues with the others and shares their batch.
+    const failing = create(one, doomed, 'member-doomed');
+    await later.reach(count + 1);
+    await gate.release(DELETE_DOOMED_VARIANT);
+    const [answers, failed] = await Promise.all([others, failing]);
+    later.stop();
+
+    expect(failed.status).toBe(expected.status);
+    expect(failed.body).toEqual({ ...expected.body, request_id: failed.body.request_id });
+    expect(answers.map((answer) => answer.status)).toEqual(indexes.map(() => 201));
+    await expectStoredAsAnswered(db, answers, indexes);
+    // The failed member's key was freed (a failure is never replayed); the others' keys hold their answers.
+    expect(await db('idempotency_keys').where({ key: 'member-doomed' })).toEqual([]);
+    for (const index of indexes) {
+      const replay = await create(two, request(index), `member-${index}`);
+      expect(replay.body).toEqual(answers[index]!.body);
+    }
+  });
+});
+
+describe('group commit on either storage', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('stores concurrent creates each once, answered with its own session', async () => {
+    const count = 16;
+    const indexes = Array.from({ length: count }, (_, index) => index);
+    const answers = await Promise.all(
+      indexes.map((index) => create(api, request(index), index % 2 ? `either-${index}` : undefined)),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(indexes.map(() => 201));
+    await expectStoredAsAnswered(api.service.deps.db, answers, indexes);
+    for (const index of indexes.filter((index) => index % 2)) {
+      const replay = await create(api, request(index), `either-${index}`);
+      expect(replay.body).toEqual(answers[index]!.body);
+    }
+  });
+});
