@@ -45,12 +45,15 @@ function parseOutput(output: string): PgbenchFigures {
   };
 }
 
+/** How long a pgbench run lasts: whole seconds, or a number of transactions per client. */
+export type PgbenchSettings = { clients: number } & ({ seconds: number } | { transactionsPerClient: number });
+
 /** One pgbench run of `script` (-M prepared: each statement is parsed once per client), `variables` bound by name. */
-async function runScript(
+export async function runScript(
   databaseUrl: string,
   script: string,
   variables: Record<string, string>,
-  settings: { clients: number; seconds: number },
+  settings: PgbenchSettings,
 ): Promise<PgbenchFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'storefront-pgbench-'));
   const file = join(dir, 'script.sql');
@@ -63,8 +66,10 @@ async function runScript(
         '--protocol=prepared',
         `--client=${settings.clients}`,
         `--jobs=${Math.min(settings.clients, 2)}`,
-        // pgbench counts whole seconds.
-        `--time=${Math.max(1, Math.round(settings.seconds))}`,
+        'seconds' in settings
+          ? // pgbench counts whole seconds.
+            `--time=${Math.max(1, Math.round(settings.seconds))}`
+          : `--transactions=${settings.transactionsPerClient}`,
         `--file=${file}`,
         ...Object.entries(variables).map(([name, value]) => `--define=${name}=${value}`),
         databaseUrl,

@@ -212,10 +212,15 @@ function markdownTable(rows: string[][]): string {
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
 
+/** The rows as the table every bench prints. */
+export function formatRows(rows: ReportRow[]): string {
+  return markdownTable([HEADER, ...rows.map(cells)]);
+}
+
 export function formatReport(report: Report, resultsPath: string, logPath: string): string {
   const { settings, machine, peakRss } = report;
   const lines = [
-    markdownTable([HEADER, ...report.rows.map(cells)]),
+    formatRows(report.rows),
     '',
     `Service RSS idle ${megabytes(report.serviceIdleRssBytes)}; peak over the whole run: ${megabytes(peakRss.serviceBytes)} ${verdict(peakRss.check)} (≤ ${megabytes(peakRss.check.limit)}); ceiling server: ${megabytes(peakRss.ceilingBytes)}.`,
     `${settings.rounds} interleaved round(s), ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; ` +

@@ -3,6 +3,7 @@
 // leave nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
+import { statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const TWO_PACK = 'variant_01tongue2pack';
@@ -117,6 +118,15 @@ describe('POST /agent/carts', () => {
     expect(created.body.totals.total).toEqual({ amount: 44.37, currency: 'usd' });
     const row = await api.service.deps.db('carts').where({ id: created.body.id }).first();
     expect(row).toMatchObject({ status: 'open', client_id: expect.stringMatching(/.+/) });
+  });
+
+  it('sends 2 statements, as a checkout session create does: one read (region, variants, promotions) and the insert', async () => {
+    const tables = ['regions', 'variants', 'variant_prices', 'promotions', 'carts', 'cart_line_items'];
+    const statements = await statementsDuring(api.service.deps.db, tables, async () => {
+      const cart = await createCart({ items: [{ id: TWO_PACK }, { sku: TRAVEL_SKU }], promo_codes: ['10off'] });
+      expect(cart.promo_codes).toEqual(['10OFF']);
+    });
+    expect(statements).toBe(2);
   });
 
   it.each([

@@ -3,6 +3,7 @@
 // exactly once; bad deliveries change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
   paidCheckout,
@@ -160,6 +161,53 @@ describe('Stripe webhooks', () => {
       amount_paid: minor(session.totals.total.amount),
       buyer_email: 'buyer@example.com',
     });
+  });
+
+  it('makes the order in 5 statements: the quote sent, the event, the session and stock locked, then one write', async () => {
+    const session = await createSession({
+      items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }],
+      promo_codes: ['10OFF'],
+    });
+    const checkout = await checkoutFor(session.id);
+    const stockOf = async () =>
+      Object.fromEntries(
+        (await db()('variants').whereIn('id', [TWO_PACK, TRAVEL]).select('id', 'inventory_quantity')).map(
+          (row: { id: string; inventory_quantity: number }) => [row.id, row.inventory_quantity],
+        ),
+      );
+    const redeemed = async () => (await db()('promotions').where({ code: '10OFF' }).first()).times_redeemed as number;
+    const [stockBefore, redeemedBefore] = [await stockOf(), await redeemed()];
+    const tables = [
+      'processor_checkouts',
+      'processor_events',
+      'carts',
+      'variants',
+      'promotions',
+      'orders',
+      'order_line_items',
+      'order_numbers',
+    ];
+    const statements = await statementsDuring(db(), tables, async () => {
+      const delivered = await deliver(
+        signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+      );
+      expect(delivered.body.result).toBe('order_created');
+    });
+    expect(statements).toBe(5);
+
+    // Everything the one write does.
+    expect(await stockOf()).toEqual({ [TWO_PACK]: stockBefore[TWO_PACK]! - 2, [TRAVEL]: stockBefore[TRAVEL]! - 1 });
+    expect(await redeemed()).toBe(redeemedBefore + 1);
+    const order = await db()('orders').where({ session_id: session.id }).first();
+    expect(order.order_number).toMatch(/^SF-\d+$/);
+    expect(await db()('order_line_items').where({ order_id: order.id }).orderBy('position')).toEqual([
+      expect.objectContaining({ id: session.line_items[0].id, position: 0, variant_id: TWO_PACK, quantity: 2 }),
+      expect.objectContaining({ id: session.line_items[1].id, position: 1, variant_id: TRAVEL, quantity: 1 }),
+    ]);
+    const paid = await getSession(session.id);
+    expect(paid.status).toBe('completed');
+    expect(paid.totals).toEqual(session.totals);
+    expect((await db()('carts').where({ id: session.id }).first()).completed_at).toEqual(order.created_at);
   });
 
   it('waits for async_payment_succeeded when the checkout completed unpaid', async () => {

@@ -92,6 +92,5 @@ export function statusAfterRefund(current: OrderStatus, paid: MinorUnits, refund
   return current === 'needs_review' ? 'needs_review' : 'partially_refunded';
 }
 
-export function orderNumber(sequence: number): string {
-  return `SF-${sequence}`;
-}
+/** Order numbers are shown to people: this, then the next number of the database's sequence (SF-1001). */
+export const ORDER_NUMBER_PREFIX = 'SF-';

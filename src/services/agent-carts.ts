@@ -15,7 +15,7 @@ import { resolveRegion } from './catalog.js';
 import {
   candidateVariants,
   getCheckoutSession,
-  newCart,
+  prepareSession,
   presentCart,
   storeNewCart,
   type CheckoutSession,
@@ -57,13 +57,17 @@ function lineUnavailable(error: unknown, lineId: string): unknown {
   });
 }
 
-/** The cart priced now, exactly as its checkout session would be, without the payment hand-off only a session has. */
+/** The cart as priced in `session`, exactly as its checkout session would be, without the payment hand-off. */
+function cartView(cart: Pick<carts.CartRow, 'status'>, session: CheckoutSession): AgentCart {
+  const { id, currency, region_id, line_items, totals, promo_codes, messages } = session;
+  return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
+}
+
+/** The cart priced now, read with everything it is priced from in one statement. */
 async function present(deps: Deps, cart: Pick<carts.CartRow, 'id'>): Promise<AgentCart> {
   const found = await carts.findCartWithLines(deps.db, cart.id);
   if (!found) throw cartNotFound(cart.id);
-  const { id, currency, region_id, line_items, totals, promo_codes, messages } = presentCart(deps, found);
-  const { status } = found.cart;
-  return { id, object: 'cart', status, currency, region_id, line_items, totals, promo_codes, messages };
+  return cartView(found.cart, presentCart(deps, found));
 }
 
 async function requireCart(
@@ -143,9 +147,10 @@ export async function createCart(
   clientId: string,
   input: components['schemas']['CheckoutSessionCreateRequest'],
 ): Promise<AgentCart> {
-  const { cart, lines } = await newCart(deps, input, { status: 'open', client_id: clientId });
+  // The same read and insert as a checkout session's create, priced once: nothing is read back.
+  const { cart, lines, session } = await prepareSession(deps, input, { status: 'open', client_id: clientId });
   await storeNewCart(deps, cart, lines);
-  return present(deps, cart);
+  return cartView(cart, session);
 }
 
 export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {

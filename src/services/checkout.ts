@@ -11,14 +11,7 @@ import {
 } from '../db/repositories/catalog.js';
 import type { KeyAnswer } from '../db/repositories/idempotency.js';
 import type { Db } from '../db/knex.js';
-import {
-  itemPath,
-  referenceOf,
-  resolveLines,
-  wellFormedReferences,
-  type ItemReference,
-  type RequestedLine,
-} from '../domain/cart-items.js';
+import { resolveLines, wellFormedReferences, type ItemReference, type RequestedLine } from '../domain/cart-items.js';
 import {
   checkoutUrlFor,
   toCheckoutSession,
@@ -109,17 +102,6 @@ function cartFrom(
   return { region, requested, cart, lines };
 }
 
-/** A new cart, not yet stored, from a create request: a public checkout session, or an agent's open cart (`owner`). */
-export async function newCart(
-  deps: Deps,
-  input: CreateRequest,
-  owner: Pick<carts.CartRow, 'status' | 'client_id'>,
-): Promise<NewCart> {
-  const region = await resolveRegion(deps.db, input.region_id, 'region_id');
-  const refs = input.items.map((item, index) => referenceOf(item, itemPath(index)));
-  return cartFrom(deps, input, owner, region, await candidateVariants(deps.db, refs, region));
-}
-
 function regionTerms(region: RegionRow) {
   return {
     currencyCode: region.currency_code,
@@ -151,9 +133,17 @@ function priceWithPromotions(
   };
 }
 
-/** A new session priced and ready to store: its cart, its lines, and the session as the API shows it. */
-async function prepareSession(deps: Deps, input: CreateRequest) {
-  const status = 'ready_for_payment' as const;
+const PUBLIC_SESSION = { status: 'ready_for_payment', client_id: null } as const;
+
+/**
+ * A new cart priced and ready to store: its cart, its lines, and the session as the API shows it. `owner` makes it a
+ * public checkout session, or an agent client's open cart (whose view shows the same figures).
+ */
+export async function prepareSession(
+  deps: Deps,
+  input: CreateRequest,
+  owner: Pick<carts.CartRow, 'status' | 'client_id'> = PUBLIC_SESSION,
+) {
   // The region, the candidate variants and the promotions in one statement: the create is this and the insert.
   const reads = await findNewCartReads(
     deps.db,
@@ -166,13 +156,7 @@ async function prepareSession(deps: Deps, input: CreateRequest) {
     requested,
     cart,
     lines: newLines,
-  } = cartFrom(
-    deps,
-    input,
-    { status, client_id: null },
-    requireRegion(reads.region, input.region_id, 'region_id'),
-    reads.variants,
-  );
+  } = cartFrom(deps, input, owner, requireRegion(reads.region, input.region_id, 'region_id'), reads.variants);
   const stored = reads.promotions;
   const lines = requested.map(({ variant, quantity }) => ({
     variantId: variant.id,
@@ -186,7 +170,7 @@ async function prepareSession(deps: Deps, input: CreateRequest) {
   const session = toCheckoutSession(
     {
       id,
-      status,
+      status: owner.status as CheckoutSession['status'],
       regionId: region.id,
       lineIds: newLines.map((line) => line.id),
       appliedCodes: applied,

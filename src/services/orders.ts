@@ -11,7 +11,7 @@ import { NotFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import {
   initialStatus,
-  orderNumber,
+  ORDER_NUMBER_PREFIX,
   paymentProblems,
   planStock,
   statusAfterRefund,
@@ -95,12 +95,9 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
       ),
     );
     if (stock.short) reasons.push('insufficient_stock');
-    await orders.setStock(trx, stock.updates);
-    await orders.countRedemptions(trx, quote.promoCodes);
 
-    const order: OrderRow = {
+    const unnumbered: Omit<OrderRow, 'order_number'> = {
       id: newId('order'),
-      order_number: orderNumber(await orders.nextOrderNumber(trx)),
       session_id: cart.id,
       client_id: cart.client_id,
       status: initialStatus(reasons),
@@ -119,8 +116,16 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
       created_at: at,
       updated_at: at,
     };
-    await orders.insertOrder(trx, order, quote);
-    await carts.completeSession(trx, cart.id, at);
+    // The stock, the redemptions, the order and its lines, and the session completed: one round trip.
+    const order: OrderRow = {
+      ...unnumbered,
+      order_number: await orders.insertPaidOrder(trx, {
+        order: unnumbered,
+        numberPrefix: ORDER_NUMBER_PREFIX,
+        quote,
+        stock: stock.updates,
+      }),
+    };
     await tellAgent(trx, deps, order, 'order.created');
     return { kind: 'created', order };
   });

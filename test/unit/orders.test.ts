@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialStatus,
-  orderNumber,
   paymentProblems,
   planStock,
   quoteHash,
@@ -99,8 +98,5 @@ describe('refund status', () => {
     expect(statusAfterRefund('partially_refunded', 2525, 2525)).toBe('refunded');
     expect(statusAfterRefund('needs_review', 2525, 100)).toBe('needs_review');
     expect(statusAfterRefund('needs_review', 2525, 2600)).toBe('refunded');
-  });
-  it('numbers orders for people', () => {
-    expect(orderNumber(1001)).toBe('SF-1001');
   });
 });

@@ -317,7 +317,8 @@ export async function findCartWithLines(db: Db, id: string): Promise<StoredSessi
 
 /** A checkout session's cart, locked until the transaction ends, so changes to one session happen one at a time. */
 export async function findCartForUpdate(db: Db, id: string): Promise<CartRow | undefined> {
-  return (await db('carts').where({ id }).forUpdate().first()) as CartRow | undefined;
+  return (await asPrepared('find_cart_for_update', db('carts').where({ id }).forUpdate().first())) as
+    CartRow | undefined;
 }
 
 /** The fields of a session the protocol bindings change (always with `updated_at`). */
@@ -341,10 +342,6 @@ export async function cancelSession(db: Db, id: string, at: Date): Promise<void>
   await db('carts')
     .where({ id, status: 'ready_for_payment' })
     .update({ status: 'canceled', canceled_at: at, updated_at: at });
-}
-
-export async function completeSession(db: Db, id: string, at: Date): Promise<void> {
-  await db('carts').where({ id }).update({ status: 'completed', completed_at: at, updated_at: at });
 }
 
 // Agent carts: an OAuth client's `open` cart, changed line by line until it becomes a checkout session.

@@ -1,6 +1,6 @@
 // Orders, their lines, processor events and processor checkouts.
 import type { OrderStatus, Quote, ReviewReason, StockRow } from '../../domain/orders.js';
-import type { Db } from '../knex.js';
+import { asPrepared, type Db } from '../knex.js';
 
 export type Processor = 'stripe' | 'test';
 
@@ -58,37 +58,109 @@ export async function recordEvent(
   type: string,
   at: Date,
 ): Promise<boolean> {
-  const inserted = await db('processor_events')
-    .insert({ processor, event_id: eventId, type, received_at: at })
-    .onConflict(['processor', 'event_id'])
-    .ignore()
-    .returning('event_id');
+  const inserted = await asPrepared(
+    'record_processor_event',
+    db('processor_events')
+      .insert({ processor, event_id: eventId, type, received_at: at })
+      .onConflict(['processor', 'event_id'])
+      .ignore()
+      .returning('event_id'),
+  );
   return inserted.length > 0;
 }
 
-export async function nextOrderNumber(db: Db): Promise<number> {
-  const { rows } = (await db.raw(`select nextval('order_numbers') as n`)) as { rows: Array<{ n: number }> };
-  return Number(rows[0]!.n);
+/**
+ * Everything a paid order writes once its stock rows are locked, as data-modifying CTEs in one round trip (they
+ * commit or fail together with the transaction): the stock left, the redemptions of its promotions, the order numbered
+ * from the sequence, its lines, and its session completed. The text is fixed whatever the number of lines, stock
+ * rows and codes (arrays travel as parameters), so PostgreSQL plans it once per connection.
+ */
+const PAID_ORDER = `with stock as (
+  update variants v set inventory_quantity = s.quantity
+  from unnest(?::text[], ?::int[]) as s (id, quantity)
+  where v.id = s.id
+), redemptions as (
+  update promotions set times_redeemed = times_redeemed + 1 where code = any(?::text[])
+), new_order as (
+  insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
+                      discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
+                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
+  values (?, ? || nextval('order_numbers'), ?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::text[], ?, ?, ?, ?, ?, ?)
+  returning order_number
+), new_lines as (
+  insert into order_line_items (id, order_id, position, variant_id, title, quantity, unit_amount, base_amount,
+                                discount, subtotal, tax, total)
+  select line.id, ?, line.position - 1, line.variant_id, line.title, line.quantity, line.unit_amount,
+         line.base_amount, line.discount, line.subtotal, line.tax, line.total
+  from unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],
+              ?::bigint[], ?::bigint[])
+       with ordinality as line (id, variant_id, title, quantity, unit_amount, base_amount, discount, subtotal, tax,
+                                total, position)
+), completed as (
+  update carts set status = 'completed', completed_at = ?, updated_at = ? where id = ?
+)
+select order_number from new_order`;
+
+export interface PaidOrder {
+  /** The order as stored, but for its number, which the sequence gives. */
+  order: Omit<OrderRow, 'order_number'>;
+  /** Put before the sequence's number (`SF-` makes SF-1001). */
+  numberPrefix: string;
+  quote: Quote;
+  stock: Array<{ id: string; inventoryQuantity: number }>;
 }
 
-export async function insertOrder(db: Db, order: OrderRow, quote: Quote): Promise<void> {
-  await db('orders').insert(order);
-  await db('order_line_items').insert(
-    quote.lines.map((line, position) => ({
-      id: line.id,
-      order_id: order.id,
-      position,
-      variant_id: line.variantId,
-      title: line.title,
-      quantity: line.quantity,
-      unit_amount: line.unitAmount,
-      base_amount: line.baseAmount,
-      discount: line.discount,
-      subtotal: line.subtotal,
-      tax: line.tax,
-      total: line.total,
-    })),
-  );
+/** Stores a paid order and everything it changes in one statement (PAID_ORDER); answers its order number. */
+export async function insertPaidOrder(db: Db, paid: PaidOrder): Promise<string> {
+  const { order, quote } = paid;
+  const lines = quote.lines;
+  const column = <K extends keyof (typeof lines)[number]>(key: K) => lines.map((line) => line[key]);
+  const { rows } = (await asPrepared(
+    'insert_paid_order',
+    db.raw(PAID_ORDER, [
+      paid.stock.map((update) => update.id),
+      paid.stock.map((update) => update.inventoryQuantity),
+      order.promo_codes,
+      order.id,
+      paid.numberPrefix,
+      order.session_id,
+      order.client_id,
+      order.status,
+      order.review_reasons,
+      order.region_id,
+      order.currency,
+      order.subtotal,
+      order.discount,
+      order.shipping,
+      order.tax,
+      order.total,
+      order.amount_paid,
+      order.paid_currency,
+      order.amount_refunded,
+      order.promo_codes,
+      order.buyer_email,
+      order.processor,
+      order.payment_reference,
+      order.permalink_token,
+      order.created_at,
+      order.updated_at,
+      order.id,
+      column('id'),
+      column('variantId'),
+      column('title'),
+      column('quantity'),
+      column('unitAmount'),
+      column('baseAmount'),
+      column('discount'),
+      column('subtotal'),
+      column('tax'),
+      column('total'),
+      order.updated_at,
+      order.updated_at,
+      order.session_id,
+    ]),
+  )) as { rows: Array<{ order_number: string }> };
+  return rows[0]!.order_number;
 }
 
 async function withLines(db: Db, order: OrderRow | undefined): Promise<OrderWithLines | undefined> {
@@ -130,20 +202,14 @@ export async function updateOrder(
 
 /** The variants of a paid order, locked in id order (so concurrent orders sharing variants cannot deadlock). */
 export async function lockStock(db: Db, variantIds: string[]): Promise<StockRow[]> {
-  return (await db('variants')
-    .whereIn('id', [...new Set(variantIds)].sort())
-    .orderBy('id')
-    .forUpdate()
-    .select('id', 'manage_inventory', 'allow_backorder', 'inventory_quantity')) as StockRow[];
-}
-
-export async function setStock(db: Db, updates: Array<{ id: string; inventoryQuantity: number }>): Promise<void> {
-  for (const update of updates)
-    await db('variants').where({ id: update.id }).update({ inventory_quantity: update.inventoryQuantity });
-}
-
-export async function countRedemptions(db: Db, codes: string[]): Promise<void> {
-  if (codes.length) await db('promotions').whereIn('code', codes).increment('times_redeemed', 1);
+  return (await asPrepared(
+    'lock_stock',
+    db('variants')
+      .where('id', '=', db.raw('any(?::text[])', [[...new Set(variantIds)].sort()]))
+      .orderBy('id')
+      .forUpdate()
+      .select('id', 'manage_inventory', 'allow_backorder', 'inventory_quantity'),
+  )) as StockRow[];
 }
 
 export interface ProcessorCheckoutRow {
@@ -176,9 +242,10 @@ export async function findQuoteSent(
   sessionId: string,
   reference: string,
 ): Promise<Quote | undefined> {
-  const row = (await db('processor_checkouts')
-    .where({ processor, session_id: sessionId, reference })
-    .first('quote')) as { quote: Quote } | undefined;
+  const row = (await asPrepared(
+    'find_quote_sent',
+    db('processor_checkouts').where({ processor, session_id: sessionId, reference }).first('quote'),
+  )) as { quote: Quote } | undefined;
   return row?.quote;
 }
 

@@ -1,0 +1,172 @@
+// The webhook-to-order path's database ceiling (issue #15): the transaction the service runs for one order, captured
+// from the service itself (an instance in this process, on the bench's database, taking one paid order) and replayed
+// by pgbench once per order, with fresh ids in every replay, so that the ceiling follows the service's statements as
+// they change instead of a copy of them.
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { startService } from '../src/service.js';
+import pg from 'pg';
+import { runScript, type PgbenchFigures } from './pgbench.js';
+
+interface Statement {
+  /** PostgreSQL's text, `$n` for the parameters. */
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+export interface OrderTransaction {
+  /** BEGIN to COMMIT, as the service sent them. */
+  statements: Statement[];
+  /** The values this order made for itself (event, order, lines, receipt and payment ids, its session): fresh in each replay. */
+  fresh: string[];
+  /** The session the order completed: each replay completes a copy of it. */
+  sessionId: string;
+}
+
+export interface PlacedOrder {
+  sessionId: string;
+  eventId: string;
+}
+
+interface QueryEvent {
+  sql: string;
+  bindings?: readonly unknown[];
+  __knexTxId?: string;
+}
+
+/**
+ * Starts an instance of the service in this process on `env` (database and payment settings), lets `place` take one
+ * order through it over HTTP, and keeps the statements of the transaction that inserted the order.
+ */
+export async function captureOrderTransaction(
+  env: Record<string, string>,
+  place: (baseUrl: string) => Promise<PlacedOrder>,
+): Promise<OrderTransaction> {
+  const log = createLogger('silent');
+  const service = await startService(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }), {
+    log,
+  });
+  const { db } = service.deps;
+  const byTransaction = new Map<string, Statement[]>();
+  const keep = ({ sql, bindings = [], __knexTxId: transaction }: QueryEvent) => {
+    if (transaction) byTransaction.set(transaction, [...(byTransaction.get(transaction) ?? []), { sql, bindings }]);
+  };
+  db.on('query', keep);
+  try {
+    const { sessionId, eventId } = await place(service.url);
+    db.off('query', keep);
+    const statements = [...byTransaction.values()].find((candidate) =>
+      candidate.some(({ sql }) => /\binsert into "?orders"?[\s(]/i.test(sql)),
+    );
+    if (!statements) throw new Error('no transaction inserted the order');
+    const order = (await db('orders').where({ session_id: sessionId }).first()) as Record<string, string>;
+    const lineIds = (await db('order_line_items').where({ order_id: order.id }).pluck('id')) as string[];
+    return {
+      statements,
+      fresh: [
+        eventId,
+        sessionId,
+        order.id!,
+        order.order_number!,
+        order.permalink_token!,
+        order.payment_reference!,
+        ...lineIds,
+      ],
+      sessionId,
+    };
+  } finally {
+    db.off('query', keep);
+    await service.close();
+  }
+}
+
+/** A PostgreSQL array literal of strings or numbers. */
+function arrayLiteral(values: readonly unknown[]): string {
+  const element = (value: unknown) =>
+    value === null ? 'NULL' : `"${String(value).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  return `{${values.map(element).join(',')}}`;
+}
+
+/**
+ * The pgbench script of one replay and the variables it binds: every parameter becomes a pgbench variable (so that
+ * `-M prepared` sends it as a parameter, as the service does), except a fresh value, which becomes itself suffixed
+ * with the client and its transaction counter `k` (unique within a run), and NULL, which pgbench cannot bind.
+ */
+export function replayScript(transaction: OrderTransaction): { script: string; variables: Record<string, string> } {
+  const variables: Record<string, string> = {};
+  const freshIndex = new Map(transaction.fresh.map((value, index) => [value, index]));
+  transaction.fresh.forEach((value, index) => (variables[`f${index}`] = value));
+  const freshExpression = (value: string) =>
+    `(CAST(:f${freshIndex.get(value)} AS text) || '_' || CAST(:client_id AS text) || '_' || CAST(:k AS text))`;
+  const isFresh = (value: unknown): value is string => typeof value === 'string' && freshIndex.has(value);
+  const bind = (value: string) => {
+    const name = `v${Object.keys(variables).length}`;
+    variables[name] = value;
+    return `:${name}`;
+  };
+  const parameter = (value: unknown): string => {
+    if (value === null || value === undefined) return 'NULL';
+    if (isFresh(value)) return freshExpression(value);
+    if (Array.isArray(value))
+      return value.some(isFresh)
+        ? `ARRAY[${value.map((element) => (isFresh(element) ? freshExpression(element) : bind(String(element)))).join(', ')}]`
+        : bind(arrayLiteral(value));
+    if (value instanceof Date) return bind(value.toISOString());
+    if (typeof value === 'object') return bind(JSON.stringify(value));
+    return bind(String(value));
+  };
+  const statements = transaction.statements.map(({ sql, bindings }) => {
+    const text = sql.replace(/\$(\d+)/g, (_, position: string) => parameter(bindings[Number(position) - 1]));
+    return `${text.replace(/;\s*$/, '')};`;
+  });
+  return { script: ['\\set k :k + 1', ...statements, ''].join('\n'), variables };
+}
+
+/** Copies of the captured session, ready for payment, one for each replay: `<id>_<client>_<k>` for k in (from, to]. */
+async function copySessions(databaseUrl: string, sessionId: string, clients: number, from: number, to: number) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into carts
+       select (jsonb_populate_record(c, jsonb_build_object(
+         'id', c.id || '_' || client || '_' || k, 'status', 'ready_for_payment', 'completed_at', null))).*
+       from carts c, generate_series(0, $2::int - 1) client, generate_series($3::int + 1, $4::int) k
+       where c.id = $1`,
+      [sessionId, clients, from, to],
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * pgbench replaying the order's transaction `transactionsPerClient` times per client, each replay completing a session
+ * of its own. `round` keeps the replays of successive runs apart.
+ */
+export async function replayOrders(
+  databaseUrl: string,
+  transaction: OrderTransaction,
+  settings: { clients: number; transactionsPerClient: number; round: number },
+): Promise<PgbenchFigures> {
+  const from = settings.round * settings.transactionsPerClient;
+  await copySessions(databaseUrl, transaction.sessionId, settings.clients, from, from + settings.transactionsPerClient);
+  const { script, variables } = replayScript(transaction);
+  return runScript(databaseUrl, script, { ...variables, k: String(from) }, settings);
+}
+
+/** Removes what the replays wrote (for a database given in DATABASE_URL; a fresh one is dropped whole). */
+export async function removeReplayedOrders(databaseUrl: string, transaction: OrderTransaction): Promise<void> {
+  const [eventId, sessionId, orderId] = transaction.fresh;
+  const like = (value: string) => `${value.replaceAll('_', '\\_')}\\_%`;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('delete from order_line_items where order_id like $1', [like(orderId!)]);
+    await client.query('delete from orders where id like $1', [like(orderId!)]);
+    await client.query('delete from carts where id like $1', [like(sessionId!)]);
+    await client.query('delete from processor_events where event_id like $1', [like(eventId!)]);
+  } finally {
+    await client.end();
+  }
+}
