@@ -31,7 +31,7 @@ import {
 } from '../domain/promotions.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
-import { requireRegion, resolveRegion } from './catalog.js';
+import { requireRegion } from './catalog.js';
 import {
   claimIdempotencyKey,
   keyAnswer,
