@@ -35,7 +35,10 @@ export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
   return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
 }
 
-export function representationOf(body: unknown, contentType = 'application/json; charset=utf-8'): Representation {
+/** The media type of every JSON answer, as Koa sets it for an object body. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function representationOf(body: unknown, contentType = JSON_TYPE): Representation {
   const payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   return { payload, etag: weakEtag(payload), contentType };
 }

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { Logger } from '../log.js';
+import { JSON_TYPE } from './caching.js';
 import type { AppState } from './context.js';
 import { renderFailure } from './error-handler.js';
 import type { ErrorShape } from './errors.js';
@@ -21,8 +22,6 @@ export interface LeanParts {
   /** The Koa application of the general chain, whose request prototype computes the client address. */
   app: Koa<AppState>;
 }
-
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What a lean path answers once the request is counted and within its limit. */
 export interface LeanAnswer {

@@ -9,7 +9,8 @@
 // Origin or header, a streamed body, anything but a cache hit. test/mcp-cached-calls.test.ts diffs both paths on the same requests.
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
-import { JSON_TYPE, leanResponder, type LeanParts, type RequestListener } from '../http/lean.js';
+import { JSON_TYPE } from '../http/caching.js';
+import { leanResponder, type LeanParts, type RequestListener } from '../http/lean.js';
 import { surfaceOf } from '../http/surfaces.js';
 import type { McpServer } from './rpc.js';
 import { admitsPostHeaders, mcpCorsResponseHeaders, parseMessage, readMcpBody } from './transport.js';
