@@ -3,6 +3,7 @@
 // switched off for it) and once by the lean path, and the status, every header but Date and a generated request id,
 // the body and the log line must not differ (test/support/lean-paths.ts). What the lean path cannot answer must reach
 // the general chain untouched.
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
 import { serverUrl } from './support/database.js';
@@ -205,6 +206,35 @@ describe('what the lean path leaves to the general chain', () => {
     expect([general.status, general.viaKoa, second.viaKoa]).toEqual([status, true, true]);
     expectSame(second, general);
     if (url().includes(RETIRING_ID)) expect(second.headers).toHaveProperty('deprecation');
+  });
+
+  it('a GET with a body, which the general chain reads before it answers', async () => {
+    const body = JSON.stringify({ id: ready });
+    // fetch sends no body with a GET; node:http does.
+    const getWithBody: TestService['http'] = (path, init) =>
+      new Promise((resolve, reject) => {
+        const headers = {
+          ...(init?.headers as Record<string, string>),
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(body)),
+        };
+        const sent = request(new URL(path, api.url), { method: 'GET', headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve(
+              new Response(Buffer.concat(chunks), {
+                status: response.statusCode,
+                headers: response.headers as Record<string, string>,
+              }),
+            ),
+          );
+        });
+        sent.on('error', reject).end(body);
+      });
+    const { general, second } = await bothPaths(`/checkout_sessions/${ready}`, {}, { ...api, http: getWithBody });
+    expect([general.status, general.viaKoa, second.viaKoa]).toEqual([200, true, true]);
+    expectSame(second, general);
   });
 
   it('while draining, so that every response carries Connection: close', async () => {
