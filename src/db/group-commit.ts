@@ -12,11 +12,11 @@ export class GroupCommitTimeout extends Error {
   }
 }
 
-export interface GroupCommitOptions<Item> {
+export interface GroupCommitOptions<Item, Result> {
   /** Stores one item in its own statement: a lone item, and each member of a batch that failed. */
-  one(item: Item): Promise<void>;
-  /** Stores every item in one statement, all or none. */
-  many(items: Item[]): Promise<void>;
+  one(item: Item): Promise<Result>;
+  /** Stores every item in one statement, all or none; each item's result, in their order. */
+  many(items: Item[]): Promise<Result[]>;
   /** The most items one statement carries. */
   maxBatch: number;
   /** How many statements may run at once; further items queue for the next one. */
@@ -34,10 +34,13 @@ interface Entry<Item> {
 }
 
 /**
- * A function that stores an item and resolves once the statement that carried it has committed. A batch that fails
- * is retried member by member with `one`, so each member gets exactly the outcome (and error) it would get alone.
+ * A function that stores an item and resolves, with the item's own result, once the statement that carried it has
+ * committed. A batch that fails is retried member by member with `one`, so each member gets exactly the outcome (and
+ * error) it would get alone.
  */
-export function groupCommit<Item>(options: GroupCommitOptions<Item>): (item: Item) => Promise<void> {
+export function groupCommit<Item, Result = void>(
+  options: GroupCommitOptions<Item, Result>,
+): (item: Item) => Promise<Result> {
   let inFlight = 0;
   const waiting: Array<() => void> = [];
   // A finished statement hands its slot to the oldest waiting batch, if any.
@@ -47,32 +50,33 @@ export function groupCommit<Item>(options: GroupCommitOptions<Item>): (item: Ite
     else inFlight--;
   };
 
-  async function store(entries: readonly Entry<Item>[]): Promise<Array<Error | undefined>> {
+  async function store(entries: readonly Entry<Item>[]): Promise<Array<Result | Error>> {
     const live = entries.filter((entry) => entry.timer !== undefined);
     for (const entry of live) {
       clearTimeout(entry.timer);
       entry.timer = undefined;
     }
-    const outcomes = new Map<Entry<Item>, Error | undefined>();
+    const outcomes = new Map<Entry<Item>, Result | Error>();
     const alone = (entry: Entry<Item>) =>
       options.one(entry.item).then(
-        () => outcomes.set(entry, undefined),
+        (result) => outcomes.set(entry, result),
         (error: unknown) => outcomes.set(entry, asError(error)),
       );
     if (live.length === 1) await alone(live[0]!);
     else if (live.length > 1) {
       try {
-        await options.many(live.map((entry) => entry.item));
+        const results = await options.many(live.map((entry) => entry.item));
+        live.forEach((entry, index) => outcomes.set(entry, results[index]!));
       } catch (error) {
         if (options.sharedFailure(error)) for (const entry of live) outcomes.set(entry, asError(error));
         else await Promise.all(live.map(alone));
       }
     }
     // An entry whose wait ran out was already rejected: whatever is returned for it is ignored.
-    return entries.map((entry) => outcomes.get(entry));
+    return entries.map((entry) => outcomes.get(entry) as Result | Error);
   }
 
-  const loader = new DataLoader<Entry<Item>, undefined>(
+  const loader = new DataLoader<Entry<Item>, Result>(
     async (entries) => {
       try {
         return await store(entries);
@@ -94,7 +98,7 @@ export function groupCommit<Item>(options: GroupCommitOptions<Item>): (item: Ite
   );
 
   return (item) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<Result>((resolve, reject) => {
       const entry: Entry<Item> = {
         item,
         timer: setTimeout(() => {
@@ -103,7 +107,7 @@ export function groupCommit<Item>(options: GroupCommitOptions<Item>): (item: Ite
         }, options.queueTimeoutMs),
       };
       entry.timer!.unref();
-      loader.load(entry).then(() => resolve(), reject);
+      loader.load(entry).then(resolve, reject);
     });
 }
 

@@ -1,6 +1,6 @@
 // The group commit's mechanics with a stand-in for the database: a lone write goes at once, later writes queue
 // while statements run and go together, batches are capped, a failed batch is retried member by member, a shared
-// failure is not, and a queued write's wait is bounded.
+// failure is not, each member gets its own result, and a queued write's wait is bounded.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { groupCommit, GroupCommitTimeout, type GroupCommitOptions } from '../../src/db/group-commit.js';
 
@@ -9,15 +9,21 @@ interface Statement {
   finish(error?: unknown): void;
 }
 
-/** A database whose statements end when the test says so; `statements` lists them in the order they were sent. */
-function fakeDatabase(options: Partial<GroupCommitOptions<string>> = {}) {
+/**
+ * A database whose statements end when the test says so; `statements` lists them in the order they were sent. A
+ * statement that ends well answers `<item> stored` for each of its items.
+ */
+function fakeDatabase(options: Partial<GroupCommitOptions<string, string>> = {}) {
   const statements: Statement[] = [];
   const send = (items: string[]) =>
-    new Promise<void>((resolve, reject) => {
-      statements.push({ items, finish: (error) => (error === undefined ? resolve() : reject(error)) });
+    new Promise<string[]>((resolve, reject) => {
+      statements.push({
+        items,
+        finish: (error) => (error === undefined ? resolve(items.map((item) => `${item} stored`)) : reject(error)),
+      });
     });
-  const store = groupCommit<string>({
-    one: (item) => send([item]),
+  const store = groupCommit<string, string>({
+    one: async (item) => (await send([item]))[0]!,
     many: (items) => send(items),
     maxBatch: 10,
     maxInFlight: 1,
@@ -33,16 +39,9 @@ class Unreachable extends Error {}
 /** Lets queued microtasks and promise callbacks run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-/** Each item's outcome: 'stored', or the message of the error it got. */
-function outcomes(stores: Array<Promise<void>>): Promise<string[]> {
-  return Promise.all(
-    stores.map((stored) =>
-      stored.then(
-        () => 'stored',
-        (error: Error) => error.message,
-      ),
-    ),
-  );
+/** Each item's outcome: its result, or the message of the error it got. */
+function outcomes(stores: Array<Promise<string>>): Promise<string[]> {
+  return Promise.all(stores.map((stored) => stored.catch((error: Error) => error.message)));
 }
 
 afterEach(() => {
@@ -56,10 +55,10 @@ describe('group commit', () => {
     await settle();
     expect(statements.map((statement) => statement.items)).toEqual([['a']]);
     statements[0]!.finish();
-    await expect(stored).resolves.toBeUndefined();
+    await expect(stored).resolves.toBe('a stored');
   });
 
-  it('queues writes while a statement runs and sends them together when it ends, each answered after its commit', async () => {
+  it('queues writes while a statement runs and sends them together when it ends, each answered with its own result after its commit', async () => {
     const { statements, store } = fakeDatabase();
     const first = store('a');
     await settle();
@@ -73,7 +72,7 @@ describe('group commit', () => {
     expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd']]);
     expect(answered).toBe(false);
     statements[1]!.finish();
-    expect(await outcomes([first, ...later])).toEqual(['stored', 'stored', 'stored', 'stored']);
+    expect(await outcomes([first, ...later])).toEqual(['a stored', 'b stored', 'c stored', 'd stored']);
   });
 
   it('runs up to maxInFlight statements at once', async () => {
@@ -117,7 +116,7 @@ describe('group commit', () => {
     statements[2]!.finish();
     statements[3]!.finish(new Error('c violates a foreign key'));
     statements[4]!.finish();
-    expect(await outcomes(batch)).toEqual(['stored', 'c violates a foreign key', 'stored']);
+    expect(await outcomes(batch)).toEqual(['b stored', 'c violates a foreign key', 'd stored']);
   });
 
   it('fails every member of a batch with a shared failure (the database unreachable), without retrying them', async () => {
