@@ -10,7 +10,7 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { projectPath } from '../paths.js';
-import { GroupCommitTimeout } from './group-commit.js';
+import { BatchQueueTimeout } from './batching.js';
 import { migrationSource } from './migrations/index.js';
 import { seedStore } from './seed.js';
 
@@ -54,7 +54,7 @@ export interface DatabaseOptions {
   databaseStatementTimeoutMs?: number;
 }
 
-/** How long a query may wait for a connection (or for a place in a group commit, src/db/group-commit.ts). */
+/** How long a query may wait for a connection (or for a place in a batched statement, src/db/batching.ts). */
 export const FAIL_FAST_MS = 2_000;
 /** How much longer than the server's statement timeout the driver waits for a reply before giving the socket up. */
 const REPLY_GRACE_MS = 1_000;
@@ -208,7 +208,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return (
     error.name === 'KnexTimeoutError' ||
-    error instanceof GroupCommitTimeout ||
+    error instanceof BatchQueueTimeout ||
     /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(
       error.message,
     )

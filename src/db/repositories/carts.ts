@@ -1,6 +1,6 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
-import { groupCommit } from '../group-commit.js';
+import { batchedStatements } from '../batching.js';
 import { asPrepared, FAIL_FAST_MS, isDatabaseUnavailable, runPrepared, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
@@ -176,7 +176,7 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<void> {
 }
 
 /**
- * Cart inserts outside a transaction go through one group commit per database (see src/db/group-commit.ts): while
+ * Cart inserts outside a transaction go through one group commit per database (see src/db/batching.ts): while
  * MAX_INSERTS_IN_FLIGHT statements run, further carts queue, and the next statement stores them all (at most
  * MAX_CARTS_PER_STATEMENT). PostgreSQL pays one commit and one statement for the lot instead of one each.
  */
@@ -187,9 +187,12 @@ const cartStores = new WeakMap<Db, (toStore: CartToStore) => Promise<void>>();
 function cartStore(db: Db): (toStore: CartToStore) => Promise<void> {
   let store = cartStores.get(db);
   if (!store) {
-    store = groupCommit<CartToStore>({
+    store = batchedStatements<CartToStore, void>({
       one: (toStore) => insertOneCart(db, toStore),
-      many: (batch) => insertManyCarts(db, batch),
+      many: async (batch) => {
+        await insertManyCarts(db, batch);
+        return batch.map(() => undefined);
+      },
       maxBatch: MAX_CARTS_PER_STATEMENT,
       maxInFlight: MAX_INSERTS_IN_FLIGHT,
       queueTimeoutMs: FAIL_FAST_MS,
