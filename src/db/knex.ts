@@ -10,7 +10,7 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { projectPath } from '../paths.js';
-import { BatchQueueTimeout } from './batching.js';
+import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './batching.js';
 import { migrationSource } from './migrations/index.js';
 import { seedStore } from './seed.js';
 
@@ -45,6 +45,29 @@ export async function runPrepared<Row>(db: Db, name: string, sql: string, bindin
   } finally {
     await client.releaseConnection(connection);
   }
+}
+
+/**
+ * Statements of one kind batched per database (src/db/batching.ts), for those run outside a transaction: an item waits
+ * at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
+ * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone.
+ */
+export function batchedPerDatabase<Item, Result>(
+  options: (db: Db) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight'>,
+): (db: Db) => (item: Item) => Promise<Result> {
+  const batchers = new WeakMap<Db, (item: Item) => Promise<Result>>();
+  return (db) => {
+    let batched = batchers.get(db);
+    if (!batched) {
+      batched = batchedStatements({
+        ...options(db),
+        queueTimeoutMs: FAIL_FAST_MS,
+        sharedFailure: isDatabaseUnavailable,
+      });
+      batchers.set(db, batched);
+    }
+    return batched;
+  };
 }
 
 export interface DatabaseOptions {

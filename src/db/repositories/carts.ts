@@ -1,7 +1,6 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
-import { batchedStatements } from '../batching.js';
-import { asPrepared, FAIL_FAST_MS, isDatabaseUnavailable, runPrepared, type Db } from '../knex.js';
+import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
@@ -182,26 +181,15 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<void> {
  */
 const MAX_INSERTS_IN_FLIGHT = 2;
 const MAX_CARTS_PER_STATEMENT = 16;
-const cartStores = new WeakMap<Db, (toStore: CartToStore) => Promise<void>>();
-
-function cartStore(db: Db): (toStore: CartToStore) => Promise<void> {
-  let store = cartStores.get(db);
-  if (!store) {
-    store = batchedStatements<CartToStore, void>({
-      one: (toStore) => insertOneCart(db, toStore),
-      many: async (batch) => {
-        await insertManyCarts(db, batch);
-        return batch.map(() => undefined);
-      },
-      maxBatch: MAX_CARTS_PER_STATEMENT,
-      maxInFlight: MAX_INSERTS_IN_FLIGHT,
-      queueTimeoutMs: FAIL_FAST_MS,
-      sharedFailure: isDatabaseUnavailable,
-    });
-    cartStores.set(db, store);
-  }
-  return store;
-}
+const cartStore = batchedPerDatabase<CartToStore, void>((db) => ({
+  one: (toStore) => insertOneCart(db, toStore),
+  many: async (batch) => {
+    await insertManyCarts(db, batch);
+    return batch.map(() => undefined);
+  },
+  maxBatch: MAX_CARTS_PER_STATEMENT,
+  maxInFlight: MAX_INSERTS_IN_FLIGHT,
+}));
 
 /**
  * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
@@ -314,27 +302,16 @@ async function readSessions(db: Db, ids: readonly string[]): Promise<Array<Sessi
 /**
  * Session reads outside a transaction are batched per database as cart inserts are (see src/db/batching.ts): a lone
  * read goes at once; while MAX_READS_IN_FLIGHT read statements run, further reads queue, and the next statement
- * reads them all (at most MAX_SESSIONS_PER_READ). PostgreSQL parses, plans and answers one statement for the lot.
+ * reads them all (at most MAX_SESSIONS_PER_READ). PostgreSQL runs one statement, one round trip, for the lot.
  */
 const MAX_READS_IN_FLIGHT = 2;
 const MAX_SESSIONS_PER_READ = 32;
-const sessionReaders = new WeakMap<Db, (id: string) => Promise<SessionReadRow | undefined>>();
-
-function sessionReader(db: Db): (id: string) => Promise<SessionReadRow | undefined> {
-  let read = sessionReaders.get(db);
-  if (!read) {
-    read = batchedStatements<string, SessionReadRow | undefined>({
-      one: async (id) => (await readSessions(db, [id]))[0],
-      many: (ids) => readSessions(db, ids),
-      maxBatch: MAX_SESSIONS_PER_READ,
-      maxInFlight: MAX_READS_IN_FLIGHT,
-      queueTimeoutMs: FAIL_FAST_MS,
-      sharedFailure: isDatabaseUnavailable,
-    });
-    sessionReaders.set(db, read);
-  }
-  return read;
-}
+const sessionReader = batchedPerDatabase<string, SessionReadRow | undefined>((db) => ({
+  one: async (id) => (await readSessions(db, [id]))[0],
+  many: (ids) => readSessions(db, ids),
+  maxBatch: MAX_SESSIONS_PER_READ,
+  maxInFlight: MAX_READS_IN_FLIGHT,
+}));
 
 /**
  * A cart with everything it is presented from (see SESSION_READ), in one statement: inside a transaction on the
