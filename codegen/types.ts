@@ -4100,7 +4100,8 @@ export interface components {
         /**
          * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
          *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
-         *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+         *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
+         *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
          *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
          */
         IdempotencyKey: string;
@@ -4546,7 +4547,8 @@ export interface operations {
                 /**
                  * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
                  *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
-                 *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+                 *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
+                 *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
                  *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4578,7 +4580,8 @@ export interface operations {
                 /**
                  * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
                  *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
-                 *     body is `422 idempotency_conflict`; the same key while the first request is still running is `409 idempotency_in_flight`.
+                 *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
+                 *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
                  *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

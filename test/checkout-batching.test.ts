@@ -1,10 +1,10 @@
 // Session creates are stored by group commit, and session reads batched, by statement batching (src/db/batching.ts):
 // concurrent creates share one insert statement and one commit, concurrent reads one read statement. Over two
 // instances on one PostgreSQL, each create is stored exactly once and answered with its own session, a key's answer
-// replays from either instance, and a member that fails (its variant deleted between its read and the insert) fails
-// alone; each read answers its own session (or 404), a read after a write sees it, and a failed read statement fails
-// each of its members as it fails a lone read. Statements are held behind a table lock so that requests pile up
-// deterministically.
+// replays from either instance, one key sent many times at once stores one session, and a member that fails (its
+// variant deleted between its read and the insert) fails alone; each read answers its own session (or 404), a read
+// after a write sees it, and a failed read statement fails each of its members as it fails a lone read. Statements
+// are held behind a table lock so that requests pile up deterministically.
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,6 +184,31 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(replay.body).toEqual(answers[index]!.body);
     }
+  });
+
+  it('stores one session for a key sent many times at once to both instances, even when its requests share batches', async () => {
+    const db = one.service.deps.db;
+    const cartsNow = async () => Number((await db('carts').count({ n: '*' }))[0]!.n);
+    const before = await cartsNow();
+    const count = 12;
+    const reads = readsAnswered(instances);
+    const held = await holdCarts();
+    // The first request on each instance goes alone; the others queue behind them and share batch statements.
+    const pending = Promise.all(
+      Array.from({ length: count }, (_, index) => create(instances[index % 2]!, request(0), 'one-key-many-times')),
+    );
+    await reads.reach(count);
+    await held.release();
+    const answers = await pending;
+    reads.stop();
+
+    const fresh = answers.filter((answer) => !answer.headers.has('idempotent-replayed'));
+    expect(fresh).toHaveLength(1);
+    for (const answer of answers) {
+      expect(answer.status).toBe(201);
+      expect(answer.body).toEqual(fresh[0]!.body);
+    }
+    expect(await cartsNow()).toBe(before + 1);
   });
 
   it('fails only the member whose variant was deleted after its read, with the error it gets alone', async () => {

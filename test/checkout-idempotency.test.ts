@@ -1,5 +1,7 @@
-// Idempotency-Key on session creation: replay, conflict, in-flight, expiry, and one cart under concurrency.
+// Idempotency-Key on session creation: replay, conflict, in-flight, expiry, and one cart under concurrency, in the
+// create's two statements.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statementsDuring } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -23,7 +25,35 @@ async function create(key: string, payload: unknown = body) {
 }
 const cartCount = async () => Number((await api.service.deps.db('carts').count({ n: '*' }))[0]!.n);
 
+/** The record of a request still working under `key`, as earlier releases claimed a key before building the session. */
+async function inFlightRecord(key: string, leaseMs: number) {
+  const { requestHash } = await import('../src/services/idempotency.js');
+  await api.service.deps.db('idempotency_keys').insert({
+    scope: 'createCheckoutSession',
+    key,
+    request_hash: requestHash(body),
+    state: 'in_flight',
+    created_at: new Date(clock),
+    expires_at: new Date(clock + leaseMs),
+  });
+}
+
 describe('Idempotency-Key', () => {
+  it('sends 2 statements, as a create without a key does: one read (which brings the key record) and the insert', async () => {
+    const tables = ['regions', 'variants', 'promotions', 'carts', 'cart_line_items', 'idempotency_keys'];
+    let first: Awaited<ReturnType<typeof create>> | undefined;
+    const statements = await statementsDuring(api.service.deps.db, tables, async () => {
+      first = await create('key-statements');
+    });
+    expect(first!.status).toBe(201);
+    expect(statements).toBe(2);
+    // A replay is answered from the read alone.
+    const replayStatements = await statementsDuring(api.service.deps.db, tables, async () => {
+      expect((await create('key-statements')).body).toEqual(first!.body);
+    });
+    expect(replayStatements).toBe(1);
+  });
+
   it('replays the original status and body for the same key and body, building no second cart', async () => {
     const before = await cartCount();
     const first = await create('key-replay');
@@ -50,17 +80,8 @@ describe('Idempotency-Key', () => {
     });
   });
 
-  it('answers 409 idempotency_in_flight with Retry-After while the first request runs', async () => {
-    const db = api.service.deps.db;
-    const { requestHash } = await import('../src/services/idempotency.js');
-    await db('idempotency_keys').insert({
-      scope: 'createCheckoutSession',
-      key: 'key-busy',
-      request_hash: requestHash(body),
-      state: 'in_flight',
-      created_at: new Date(clock),
-      expires_at: new Date(clock + 86_400_000),
-    });
+  it('answers 409 idempotency_in_flight with Retry-After while a request holds the key', async () => {
+    await inFlightRecord('key-busy', 86_400_000);
     const busy = await create('key-busy');
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe('idempotency_in_flight');
@@ -69,13 +90,10 @@ describe('Idempotency-Key', () => {
     expect((await create('key-busy')).status).toBe(201);
   });
 
-  it('frees the key of a request that crashed holding it within the 5 s lease', async () => {
-    const { claimIdempotencyKey, LEASE_MS } = await import('../src/services/idempotency.js');
-    // The claim a request makes before its process is killed: it is never renewed, completed or released.
-    expect(
-      (await claimIdempotencyKey(api.service.deps, { scope: 'createCheckoutSession', key: 'key-orphan', body })).kind,
-    ).toBe('run');
-    clock += LEASE_MS - 1_000;
+  it('frees a key held by a request that crashed within its 5 s lease', async () => {
+    // The claim an earlier release made before its process was killed: never renewed, completed or released.
+    await inFlightRecord('key-orphan', 5_000);
+    clock += 4_000;
     expect((await create('key-orphan')).status).toBe(409);
     clock += 1_000;
     const retried = await create('key-orphan');
@@ -85,46 +103,55 @@ describe('Idempotency-Key', () => {
     expect(new Date(record.expires_at).getTime()).toBe(clock + 86_400_000);
   });
 
-  it('renews the lease while the request holding it is still working', async () => {
-    const { claimIdempotencyKey, whileClaimed, LEASE_MS } = await import('../src/services/idempotency.js');
+  it('takes over only the stale record it read: an answer stored meanwhile by another request stays', async () => {
     const deps = api.service.deps;
-    const request = { scope: 'createCheckoutSession', key: 'key-slow', body };
-    const claim = await claimIdempotencyKey(deps, request);
-    const claimedAt = (claim as { claimedAt: Date }).claimedAt;
-    const expiry = async () =>
-      new Date((await deps.db('idempotency_keys').where({ key: 'key-slow' }).first()).expires_at).getTime();
-    const firstExpiry = await expiry();
-    let finish!: () => void;
-    const working = whileClaimed(deps, request, claimedAt, () => new Promise<void>((resolve) => (finish = resolve)));
-    clock += LEASE_MS - 1_000;
-    await expect.poll(expiry, { timeout: 10_000 }).toBeGreaterThan(firstExpiry); // renewed by the real timer
-    clock += 2_000; // past the first lease, inside the renewed one
-    expect((await create('key-slow')).status).toBe(409);
-    finish();
-    await working;
-  });
-
-  it('releases only its own claim: a key taken over by a later request keeps the later claim', async () => {
-    const { claimIdempotencyKey, releaseIdempotencyKey } = await import('../src/services/idempotency.js');
-    const deps = api.service.deps;
-    const request = { scope: 'createCheckoutSession', key: 'key-takeover', body };
-    const first = await claimIdempotencyKey(deps, request);
-    clock += 61_000; // the first request looks dead: a retry takes the key over
-    const second = await claimIdempotencyKey(deps, request);
-    expect([first.kind, second.kind]).toEqual(['run', 'run']);
-    await releaseIdempotencyKey(deps, request, (first as { claimedAt: Date }).claimedAt); // the first one fails late
-    const record = await deps.db('idempotency_keys').where({ scope: request.scope, key: request.key }).first();
-    expect(new Date(record.created_at).getTime()).toBe((second as { claimedAt: Date }).claimedAt.getTime());
+    const { insertCart } = await import('../src/db/repositories/carts.js');
+    const { requestHash } = await import('../src/services/idempotency.js');
+    const first = await create('key-takeover');
+    const stored = await deps.db('idempotency_keys').where({ key: 'key-takeover' }).first();
+    const before = await cartCount();
+    // A request that read an older (stale) record of this key and lost the race to the request that stored this one.
+    const cart = { ...first.body, id: 'cart_late_takeover' };
+    const late = await insertCart(
+      deps.db,
+      {
+        id: cart.id,
+        region_id: first.body.region_id,
+        status: 'ready_for_payment',
+        buyer_email: null,
+        promo_codes: [],
+        client_id: null,
+        created_at: new Date(clock),
+        updated_at: new Date(clock),
+      },
+      [],
+      {
+        scope: 'createCheckoutSession',
+        key: 'key-takeover',
+        requestHash: requestHash(body),
+        status: 201,
+        body: cart,
+        apiVersion: stored.api_version,
+        createdAt: new Date(clock),
+        expiresAt: new Date(clock + 1_000),
+        replaces: new Date(new Date(stored.created_at).getTime() - 1).toISOString(),
+      },
+    );
+    expect(late).toBe(false);
+    expect(await cartCount()).toBe(before);
+    expect(await deps.db('idempotency_keys').where({ key: 'key-takeover' }).first()).toEqual(stored);
+    expect((await create('key-takeover')).body).toEqual(first.body);
   });
 
   it('builds exactly one session when the same key arrives many times at once', async () => {
     const before = await cartCount();
     const results = await Promise.all(Array.from({ length: 12 }, () => create('key-race')));
-    const created = results.filter((r) => r.status === 201 && !r.headers.has('idempotent-replayed'));
+    const created = results.filter((r) => !r.headers.has('idempotent-replayed'));
     expect(created).toHaveLength(1);
+    // The key is claimed by the insert that stores the session: the others find its answer and replay it.
     for (const result of results) {
-      expect([201, 409]).toContain(result.status);
-      if (result.status === 201) expect(result.body.id).toBe(created[0]!.body.id);
+      expect(result.status).toBe(201);
+      expect(result.body).toEqual(created[0]!.body);
     }
     expect(await cartCount()).toBe(before + 1);
   });

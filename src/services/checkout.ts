@@ -6,6 +6,7 @@ import type { OrderWithLines } from '../db/repositories/orders.js';
 import {
   findNewCartReads,
   findPurchasableVariants,
+  type NewCartReads,
   type PurchasableVariantRow,
   type RegionRow,
 } from '../db/repositories/catalog.js';
@@ -32,13 +33,7 @@ import {
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
-import {
-  claimIdempotencyKey,
-  keyAnswer,
-  releaseIdempotencyKey,
-  whileClaimed,
-  type IdempotentRequest,
-} from './idempotency.js';
+import { idempotencyClaim, keyAnswer, type IdempotentRequest } from './idempotency.js';
 
 export type { CheckoutSession };
 
@@ -135,22 +130,25 @@ function priceWithPromotions(
 
 const PUBLIC_SESSION = { status: 'ready_for_payment', client_id: null } as const;
 
-/**
- * A new cart priced and ready to store: its cart, its lines, and the session as the API shows it. `owner` makes it a
- * public checkout session, or an agent client's open cart (whose view shows the same figures).
- */
-export async function prepareSession(
-  deps: Deps,
-  input: CreateRequest,
-  owner: Pick<carts.CartRow, 'status' | 'client_id'> = PUBLIC_SESSION,
-) {
+/** The create's one read; under an Idempotency-Key, it brings the key's record too. */
+function readNewCart(deps: Deps, input: CreateRequest, key?: { scope: string; key: string }): Promise<NewCartReads> {
   // The region, the candidate variants and the promotions in one statement: the create is this and the insert.
-  const reads = await findNewCartReads(
+  return findNewCartReads(
     deps.db,
     input.region_id,
     refsByKind(wellFormedReferences(input.items)),
     canonicalCodes(requestedPromoCodes(input)),
+    key,
   );
+}
+
+/** A new cart priced from the create's read and ready to store: its cart, its lines, and the session as shown. */
+function sessionFrom(
+  deps: Deps,
+  input: CreateRequest,
+  owner: Pick<carts.CartRow, 'status' | 'client_id'>,
+  reads: NewCartReads,
+) {
   const {
     region,
     requested,
@@ -183,17 +181,30 @@ export async function prepareSession(
 }
 
 /**
- * Stores a new cart (see carts.insertCart). A variant deleted between the create's read and this insert is answered
- * as the same request sent now would be, an unknown item, rather than as an internal error.
+ * A new cart priced and ready to store: its cart, its lines, and the session as the API shows it. `owner` makes it a
+ * public checkout session, or an agent client's open cart (whose view shows the same figures).
+ */
+export async function prepareSession(
+  deps: Deps,
+  input: CreateRequest,
+  owner: Pick<carts.CartRow, 'status' | 'client_id'> = PUBLIC_SESSION,
+) {
+  return sessionFrom(deps, input, owner, await readNewCart(deps, input));
+}
+
+/**
+ * Stores a new cart (see carts.insertCart); under a key, false when another request's answer took the key first.
+ * A variant deleted between the create's read and this insert is answered as the same request sent now would be, an
+ * unknown item, rather than as an internal error.
  */
 export async function storeNewCart(
   deps: Deps,
   cart: NewCart['cart'],
   lines: carts.NewLine[],
   answer?: KeyAnswer,
-): Promise<void> {
+): Promise<boolean> {
   try {
-    await carts.insertCart(deps.db, cart, lines, answer);
+    return await carts.insertCart(deps.db, cart, lines, answer);
   } catch (error) {
     if (!carts.isMissingVariant(error)) throw error;
     throw new BadRequest('unknown_item', 'An item left the catalog while the session was being created.', {
@@ -221,8 +232,10 @@ export interface IdempotentCreation {
 }
 
 /**
- * Creates a session exactly once per Idempotency-Key: the first request stores the session and its answer in one
- * statement; a replay answers the stored session and API version; a failure frees the key (never replayed).
+ * Creates a session exactly once per Idempotency-Key: the create's read brings the key's record, and a replay answers
+ * the stored session and API version. Otherwise the insert stores the session and claims the key with its answer in
+ * one statement, so a failure stores nothing (never replayed). When another request claimed the key in between, the
+ * next read finds its answer.
  */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
@@ -231,25 +244,18 @@ export async function createCheckoutSessionIdempotently(
   apiVersion: string,
 ): Promise<IdempotentCreation> {
   const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
-  const claim = await claimIdempotencyKey(deps, request);
-  if (claim.kind === 'replay')
-    return {
-      session: claim.result.body as CheckoutSession,
-      apiVersion: claim.result.apiVersion,
-      replayed: true,
-    };
-  try {
-    const session = await whileClaimed(deps, request, claim.claimedAt, async () => {
-      const { cart, lines, session: created } = await prepareSession(deps, input);
-      await storeNewCart(deps, cart, lines, keyAnswer(deps, request, { status: 201, body: created, apiVersion }));
-      return created;
-    });
-    return { session, apiVersion, replayed: false };
-  } catch (error) {
-    await releaseIdempotencyKey(deps, request, claim.claimedAt).catch((releaseError: unknown) =>
-      deps.log.warn({ err: releaseError }, 'could not release idempotency key'),
-    );
-    throw error;
+  for (;;) {
+    const reads = await readNewCart(deps, input, request);
+    const claim = idempotencyClaim(deps, request, reads.keyRecord);
+    if (claim.kind === 'replay')
+      return {
+        session: claim.result.body as CheckoutSession,
+        apiVersion: claim.result.apiVersion,
+        replayed: true,
+      };
+    const { cart, lines, session } = sessionFrom(deps, input, PUBLIC_SESSION, reads);
+    const answer = keyAnswer(deps, request, claim, { status: 201, body: session, apiVersion });
+    if (await storeNewCart(deps, cart, lines, answer)) return { session, apiVersion, replayed: false };
   }
 }
 

@@ -1,19 +1,14 @@
 // Idempotency-Key handling (ACP semantics): same key + same body replays the original answer; same key + another
-// body is 422 idempotency_conflict; same key while the first is running is 409 idempotency_in_flight. Records live in
-// the database (24 h), so every instance sees them. Only successes are stored: a failed attempt frees the key.
+// body is 422 idempotency_conflict. Records live in the database (24 h), so every instance sees them. A key is claimed
+// by the statement that stores what it answers (see carts.insertCart), so only successes are ever stored and
+// concurrent requests with one key store one answer: the others find it and replay it. A key still held by an
+// in-flight record (written by earlier releases, which claimed the key before the work) is 409 idempotency_in_flight.
 import { createHash } from 'node:crypto';
-import * as repo from '../db/repositories/idempotency.js';
+import type * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
 
-/**
- * An in-flight claim is a lease: it expires this long after it was last renewed, and the request holding it renews it
- * every RENEW_EVERY_MS while it works. A request that died (its process killed) stops renewing, so a retry can take
- * the key over within LEASE_MS instead of waiting for a fixed age.
- */
-export const LEASE_MS = 5_000;
-const RENEW_EVERY_MS = 1_500;
-/** Backstop for in-flight records written before claims were leases (their expiry is the 24 h retention). */
+/** Backstop for in-flight records that were never given a lease (their expiry is the 24 h retention). */
 const ABANDONED_AFTER_MS = 60 * 1000;
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -29,8 +24,13 @@ export interface StoredResult {
   apiVersion: string;
 }
 
-/** `claimedAt` identifies this request's record, so it can release exactly that one. */
-export type Claim = { kind: 'run'; claimedAt: Date } | { kind: 'replay'; result: StoredResult };
+/**
+ * `run`: the key is free (no record, or a stale one, which the answer `replaces`): build the answer and store it with
+ * its write. `replay`: the key holds this request's answer.
+ */
+export type Claim =
+  | { kind: 'run'; requestHash: string; claimedAt: Date; replaces: string | null }
+  | { kind: 'replay'; result: StoredResult };
 
 /** JSON with object keys sorted, so bodies equal as parsed JSON hash the same whatever their key order. */
 function canonicalJson(value: unknown): string {
@@ -77,68 +77,32 @@ function outcomeOf(record: repo.IdempotencyRecord, hash: string): Claim {
   };
 }
 
-/** Claims the key for this request, or says how to answer instead (replay, conflict, in flight). */
-export async function claimIdempotencyKey(deps: Deps, request: IdempotentRequest): Promise<Claim> {
-  const hash = requestHash(request.body);
-  for (;;) {
-    const now = deps.now();
-    const claimedAt = new Date(now);
-    const claimed = await repo.insertInFlight(deps.db, {
-      scope: request.scope,
-      key: request.key,
-      request_hash: hash,
-      created_at: claimedAt,
-      expires_at: new Date(now + LEASE_MS),
-    });
-    if (claimed) return { kind: 'run', claimedAt };
-    const existing = await repo.findRecord(deps.db, request.scope, request.key);
-    if (!existing) continue; // removed between our insert and read: try again
-    if (isStale(existing, now)) {
-      await repo.deleteRecord(deps.db, existing);
-      continue;
-    }
-    return outcomeOf(existing, hash);
-  }
-}
-
-/** Runs `work` while renewing this request's lease on the key, so the key stays claimed however long it takes. */
-export async function whileClaimed<T>(
+/** How this request is answered, given its key's record as the create's read found it (replay, conflict, in flight). */
+export function idempotencyClaim(
   deps: Deps,
   request: IdempotentRequest,
-  claimedAt: Date,
-  work: () => Promise<T>,
-): Promise<T> {
-  const renew = setInterval(() => {
-    repo
-      .renewInFlightRecord(
-        deps.db,
-        { scope: request.scope, key: request.key, created_at: claimedAt },
-        new Date(deps.now() + LEASE_MS),
-      )
-      .catch((error) => deps.log.warn({ err: error }, 'could not renew idempotency claim'));
-  }, RENEW_EVERY_MS);
-  renew.unref();
-  try {
-    return await work();
-  } finally {
-    clearInterval(renew);
-  }
+  record: repo.IdempotencyRecord | undefined,
+): Claim {
+  const hash = requestHash(request.body);
+  const now = deps.now();
+  if (record && !isStale(record, now)) return outcomeOf(record, hash);
+  return { kind: 'run', requestHash: hash, claimedAt: new Date(now), replaces: record?.created_at ?? null };
 }
 
 /** The successful answer as the key keeps it (24 h by default, RETENTION_IDEMPOTENCY_SECONDS); the repositories store it with the write it describes. */
-export function keyAnswer(deps: Deps, request: IdempotentRequest, result: StoredResult): repo.KeyAnswer {
+export function keyAnswer(
+  deps: Deps,
+  request: IdempotentRequest,
+  claim: Extract<Claim, { kind: 'run' }>,
+  result: StoredResult,
+): repo.KeyAnswer {
   return {
     scope: request.scope,
     key: request.key,
+    requestHash: claim.requestHash,
     ...result,
+    createdAt: claim.claimedAt,
     expiresAt: new Date(deps.now() + deps.config.retention.idempotencyMs),
+    replaces: claim.replaces,
   };
-}
-
-/**
- * Frees the key after a failed attempt, so a retry runs again (a failure is never replayed). Only this request's own
- * in-flight record goes: if another request took the key over meanwhile, its record stays.
- */
-export async function releaseIdempotencyKey(deps: Deps, request: IdempotentRequest, claimedAt: Date): Promise<void> {
-  await repo.deleteInFlightRecord(deps.db, { scope: request.scope, key: request.key, created_at: claimedAt });
 }

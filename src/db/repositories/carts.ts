@@ -3,7 +3,14 @@ import type { Knex } from 'knex';
 import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
-import { COMPLETE_RECORD, completeRecordBindings, type KeyAnswer } from './idempotency.js';
+import {
+  ANSWERS_RECORDSET,
+  answerBindings,
+  answerRecord,
+  INSERT_ANSWER,
+  INSERT_ANSWERS,
+  type KeyAnswer,
+} from './idempotency.js';
 import type { OrderLineRow, OrderRow, OrderWithLines } from './orders.js';
 import { findPromotions, promotionsOf, type PromotionRow } from './promotions.js';
 
@@ -62,21 +69,30 @@ function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
   };
 }
 
-/** A new cart and its lines, as data-modifying CTEs: they commit or fail together, in one round trip. */
-const NEW_CART_AND_LINES = `with new_cart as (
+/**
+ * A new cart and its lines, as data-modifying CTEs: they commit or fail together, in one round trip. The cart is
+ * inserted only when `condition` holds (its key was claimed); `new_cart` then returns its id.
+ */
+function newCartAndLines(condition: string): string {
+  return `new_cart as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
                      buyer_details, fulfillment_details)
-  values (?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb)
+  select ?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb
+  where ${condition}
+  returning id
 ), new_lines as (
   insert into cart_line_items (id, cart_id, variant_id, quantity, position)
-  select line.id, ?, line.variant_id, line.quantity, line.position - 1
-  from unnest(?::text[], ?::text[], ?::int[]) with ordinality as line (id, variant_id, quantity, position)
+  select line.id, new_cart.id, line.variant_id, line.quantity, line.position - 1
+  from new_cart, unnest(?::text[], ?::text[], ?::int[]) with ordinality as line (id, variant_id, quantity, position)
 )`;
+}
 
-/** The same, completing the key's in-flight record with its answer in the same statement. */
-const NEW_CART_AND_LINES_ANSWERING_KEY = `${NEW_CART_AND_LINES}, key_answer as (
-  ${COMPLETE_RECORD}
-)`;
+const NEW_CART_AND_LINES = `with ${newCartAndLines('true')} select id from new_cart`;
+
+/** The same under an Idempotency-Key: the key's answer first, and the cart only if the key took it. */
+const NEW_CART_AND_LINES_ANSWERING_KEY = `with claimed as (
+  ${INSERT_ANSWER}
+), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
 
 type NewCartRow = Omit<CartRow, 'canceled_at' | 'completed_at'>;
 
@@ -86,8 +102,11 @@ interface CartToStore {
   answer: KeyAnswer | undefined;
 }
 
-/** One cart, its lines and (under an Idempotency-Key) its key's answer, in one statement of fixed text. */
-async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<void> {
+/**
+ * One cart, its lines and (under an Idempotency-Key) its key's answer, in one statement of fixed text. False when
+ * the key already had an answer: nothing was stored.
+ */
+async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<boolean> {
   const bindings: Knex.RawBinding[] = [
     cart.id,
     cart.region_id,
@@ -99,7 +118,6 @@ async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Prom
     cart.updated_at,
     jsonText(cart.buyer_details),
     jsonText(cart.fulfillment_details),
-    cart.id,
     lines.map((line) => line.id),
     lines.map((line) => line.variant_id),
     lines.map((line) => line.quantity),
@@ -107,71 +125,75 @@ async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Prom
   const statement = answer
     ? asPrepared(
         'insert_cart_answering_key',
-        db.raw(`${NEW_CART_AND_LINES_ANSWERING_KEY} select 1 as stored`, [
-          ...bindings,
-          ...completeRecordBindings(answer),
-        ]),
+        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
       )
-    : asPrepared('insert_cart', db.raw(`${NEW_CART_AND_LINES} select 1 as stored`, bindings));
-  await statement;
+    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
+  const { rows } = (await statement) as { rows: unknown[] };
+  return rows.length === 1;
 }
 
 /**
  * Many carts, their lines and their keys' answers in one statement: three JSON arrays of records, so the text stays
- * the same whatever the batch holds (one plan per connection). Each key's record is completed as COMPLETE_RECORD does.
+ * the same whatever the batch holds (one plan per connection). A cart under a key is inserted only if its key took
+ * the answer (as in NEW_CART_AND_LINES_ANSWERING_KEY); the statement returns the ids of the carts it stored.
  */
-const NEW_CARTS_LINES_AND_ANSWERS = `with new_carts as (
+const NEW_CARTS_LINES_AND_ANSWERS = `with answers as (
+  select * from ${ANSWERS_RECORDSET}
+), claimed as (
+  ${INSERT_ANSWERS}
+), new_carts as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
                      buyer_details, fulfillment_details)
   select id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
          buyer_details, fulfillment_details
   from jsonb_to_recordset(?::jsonb) as cart (id text, region_id text, status text, buyer_email text,
     promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
-    fulfillment_details jsonb)
+    fulfillment_details jsonb, key_scope text, key text)
+  where cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed)
+  returning id
 ), new_lines as (
   insert into cart_line_items (id, cart_id, variant_id, quantity, position)
   select id, cart_id, variant_id, quantity, position
   from jsonb_to_recordset(?::jsonb) as line (id text, cart_id text, variant_id text, quantity int, position int)
-), key_answers as (
-  update idempotency_keys as record
-  set state = 'completed', status_code = answer.status, response_body = answer.body,
-      api_version = answer.api_version, expires_at = answer.expires_at
-  from jsonb_to_recordset(?::jsonb) as answer (scope text, key text, status int, body jsonb, api_version text,
-    expires_at timestamptz)
-  where record.scope = answer.scope and record.key = answer.key and record.state = 'in_flight'
-) select 1 as stored`;
+  where line.cart_id in (select id from new_carts)
+) select id from new_carts`;
 
-async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<void> {
-  const cartRecords = batch.map(({ cart }) => ({
+const keyOf = (answer: KeyAnswer) => `${answer.scope}\n${answer.key}`;
+
+async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]> {
+  // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it). The
+  // answers go in key order, so two statements claiming the same keys take their locks in the same order.
+  const keys = new Set<string>();
+  const sent = batch.filter(({ answer }) => {
+    if (!answer) return true;
+    if (keys.has(keyOf(answer))) return false;
+    keys.add(keyOf(answer));
+    return true;
+  });
+  const cartRecords = sent.map(({ cart, answer }) => ({
     ...cart,
     buyer_details: cart.buyer_details ?? null,
     fulfillment_details: cart.fulfillment_details ?? null,
+    key_scope: answer?.scope ?? null,
+    key: answer?.key ?? null,
   }));
-  const lineRecords = batch.flatMap(({ cart, lines }) =>
+  const lineRecords = sent.flatMap(({ cart, lines }) =>
     lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
   );
-  const answers = batch.flatMap(({ answer }) =>
-    answer
-      ? [
-          {
-            scope: answer.scope,
-            key: answer.key,
-            status: answer.status,
-            body: answer.body,
-            api_version: answer.apiVersion,
-            expires_at: answer.expiresAt,
-          },
-        ]
-      : [],
-  );
-  await asPrepared(
+  const answers = sent
+    .flatMap(({ answer }) => (answer ? [answer] : []))
+    .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
+    .map(answerRecord);
+  const { rows } = (await asPrepared(
     'insert_carts',
     db.raw(NEW_CARTS_LINES_AND_ANSWERS, [
+      JSON.stringify(answers),
       JSON.stringify(cartRecords),
       JSON.stringify(lineRecords),
-      JSON.stringify(answers),
     ]),
-  );
+  )) as { rows: Array<{ id: string }> };
+  const stored = new Set(rows.map((row) => row.id));
+  return batch.map(({ cart }) => stored.has(cart.id));
 }
 
 /**
@@ -181,12 +203,9 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<void> {
  */
 const MAX_INSERTS_IN_FLIGHT = 2;
 const MAX_CARTS_PER_STATEMENT = 16;
-const cartStore = batchedPerDatabase<CartToStore, void>((db) => ({
+const cartStore = batchedPerDatabase<CartToStore, boolean>((db) => ({
   one: (toStore) => insertOneCart(db, toStore),
-  many: async (batch) => {
-    await insertManyCarts(db, batch);
-    return batch.map(() => undefined);
-  },
+  many: (batch) => insertManyCarts(db, batch),
   maxBatch: MAX_CARTS_PER_STATEMENT,
   maxInFlight: MAX_INSERTS_IN_FLIGHT,
 }));
@@ -194,13 +213,14 @@ const cartStore = batchedPerDatabase<CartToStore, void>((db) => ({
 /**
  * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
  * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
- * the same statement completes the key's record with its `answer`, so a stored answer always describes a stored cart.
+ * the same statement claims the key with its `answer`, so a stored answer always describes a stored cart, and the
+ * cart is stored only if the key took the answer: false when another request's answer holds the key (nothing stored).
  * Resolves once committed. Outside a transaction the statement may carry other requests' carts too (group commit);
  * a batch that fails is retried cart by cart, so each request gets the outcome and the error it would get alone.
  */
-export async function insertCart(db: Db, cart: NewCartRow, lines: NewLine[], answer?: KeyAnswer): Promise<void> {
+export async function insertCart(db: Db, cart: NewCartRow, lines: NewLine[], answer?: KeyAnswer): Promise<boolean> {
   const toStore = { cart, lines, answer };
-  await (db.isTransaction ? insertOneCart(db, toStore) : cartStore(db)(toStore));
+  return db.isTransaction ? insertOneCart(db, toStore) : cartStore(db)(toStore);
 }
 
 /** The insert named a variant that was deleted after the create read it (the line's foreign key). */

@@ -2,6 +2,7 @@
 import type { components } from '../../../codegen/types.js';
 import type { Knex } from 'knex';
 import { asPrepared, type Db } from '../knex.js';
+import { keyRecordColumn, type IdempotencyRecord } from './idempotency.js';
 import { promotionsByCode, promotionsOf, type PromotionRow } from './promotions.js';
 import type { Promotion } from '../../domain/promotions.js';
 
@@ -222,17 +223,21 @@ export interface NewCartReads {
   region: RegionRow | undefined;
   variants: PurchasableVariantRow[];
   promotions: Map<string, Promotion>;
+  /** Under an Idempotency-Key, the key's record (undefined when it has none). */
+  keyRecord?: IdempotencyRecord | undefined;
 }
 
 /**
- * The region (that id, or the default), the variants the references name priced in it, and the promotions among
- * `codes` (canonical form): one prepared statement, so creating a cart costs this round trip and the insert.
+ * The region (that id, or the default), the variants the references name priced in it, the promotions among `codes`
+ * (canonical form) and, under an Idempotency-Key, the key's record: one prepared statement, so creating a cart costs
+ * this round trip and the insert.
  */
 export async function findNewCartReads(
   db: Db,
   regionId: string | undefined,
   refs: VariantReferences,
   codes: string[],
+  key?: { scope: string; key: string },
 ): Promise<NewCartReads> {
   const region = regionQuery(db, regionId);
   // json_agg keeps an order only when told; the ordinal says it, and is dropped from the rows it aggregates.
@@ -248,15 +253,18 @@ export async function findNewCartReads(
     promotions: db.raw(`(select coalesce(json_agg(promotion), '[]') from ? as promotion)`, [
       promotionsByCode(db, codes),
     ]),
+    ...(key ? { key_record: keyRecordColumn(db, key.scope, key.key) } : {}),
   });
-  const [row] = (await asPrepared('new_cart_reads', query)) as Array<{
+  const [row] = (await asPrepared(key ? 'new_cart_reads_with_key' : 'new_cart_reads', query)) as Array<{
     region: RegionRow | null;
     variants: PurchasableVariantRow[];
     promotions: PromotionRow[];
+    key_record?: IdempotencyRecord | null;
   }>;
   return {
     region: row?.region ?? undefined,
     variants: row?.variants ?? [],
     promotions: promotionsOf(row?.promotions ?? []),
+    keyRecord: row?.key_record ?? undefined,
   };
 }

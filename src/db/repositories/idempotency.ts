@@ -1,84 +1,106 @@
-// Idempotency-Key records. The (scope, key) primary key decides, across every instance, which request runs.
+// Idempotency-Key records. The (scope, key) primary key decides, across every instance, which request runs: a key's
+// record is written by the statement that stores the session it answers, so a stored record always describes a
+// stored session and a failed create leaves none.
 import type { Knex } from 'knex';
-import { asPrepared, type Db } from '../knex.js';
+import type { Db } from '../knex.js';
 
+/** A key's record as the create's read brings it (timestamps as JSON gives them). */
 export interface IdempotencyRecord {
-  scope: string;
-  key: string;
   request_hash: string;
+  /** `in_flight` records are written by earlier releases only, which claimed the key before building the session. */
   state: 'in_flight' | 'completed';
   status_code: number | null;
   response_body: unknown;
   api_version: string | null;
-  created_at: Date;
-  expires_at: Date;
+  created_at: string;
+  expires_at: string;
 }
 
-/** Inserts an in-flight record; false when the key already has one. */
-export async function insertInFlight(
-  db: Db,
-  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>,
-): Promise<boolean> {
-  const inserted = await asPrepared(
-    'insert_idempotency_key',
-    db('idempotency_keys')
-      .insert({ ...record, state: 'in_flight' })
-      .onConflict(['scope', 'key'])
-      .ignore()
-      .returning('key'),
+/** The key's record as a column of the create's read ($1: scope, $2: key in its bindings), null when it has none. */
+export function keyRecordColumn(db: Db, scope: string, key: string): Knex.Raw {
+  return db.raw(
+    `(select row_to_json(record) from (
+      select request_hash, state, status_code, response_body, api_version, created_at, expires_at
+      from idempotency_keys where scope = ? and key = ?
+    ) as record)`,
+    [scope, key],
   );
-  return inserted.length === 1;
 }
 
-export async function findRecord(db: Db, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
-  return (await db('idempotency_keys').where({ scope, key }).first()) as IdempotencyRecord | undefined;
-}
-
-/** Removes exactly the record that was read (same creation time), so two instances cannot remove each other's. */
-export async function deleteRecord(
-  db: Db,
-  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
-): Promise<void> {
-  await db('idempotency_keys').where({ scope: record.scope, key: record.key, created_at: record.created_at }).delete();
-}
-
-/** Removes an in-flight record, only the one created at that time. */
-export async function deleteInFlightRecord(
-  db: Db,
-  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
-): Promise<void> {
-  await db('idempotency_keys')
-    .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
-    .delete();
-}
-
-/** Extends the lease of an in-flight record, only the one created at that time (a completed record is left alone). */
-export async function renewInFlightRecord(
-  db: Db,
-  record: Pick<IdempotencyRecord, 'scope' | 'key' | 'created_at'>,
-  expiresAt: Date,
-): Promise<void> {
-  await db('idempotency_keys')
-    .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
-    .update({ expires_at: expiresAt });
-}
-
-/** A key's answer, stored with the write it describes: the in-flight record becomes completed, kept until `expiresAt`. */
+/** A key's answer, stored with the write it describes, kept until `expiresAt`. */
 export interface KeyAnswer {
   scope: string;
   key: string;
+  requestHash: string;
   status: number;
   body: unknown;
   apiVersion: string;
+  /** When the request stored it: its record's creation time. */
+  createdAt: Date;
   expiresAt: Date;
+  /** The creation time of the stale record the request read and takes over, or null when it read none. */
+  replaces: string | null;
 }
 
-/** Completes the key's in-flight record with its answer (a CTE of the repositories' combined writes). */
-export const COMPLETE_RECORD = `update idempotency_keys
-  set state = 'completed', status_code = ?, response_body = ?::jsonb, api_version = ?, expires_at = ?
-  where scope = ? and key = ? and state = 'in_flight'`;
+const RECORD_COLUMNS = `scope, key, request_hash, state, status_code, response_body, api_version, created_at, expires_at`;
 
-/** The bindings of COMPLETE_RECORD, in its order. */
-export function completeRecordBindings(answer: KeyAnswer): Knex.RawBinding[] {
-  return [answer.status, JSON.stringify(answer.body), answer.apiVersion, answer.expiresAt, answer.scope, answer.key];
+/**
+ * The tail of the insert of a key's answer (a CTE of the repositories' combined writes): a key with no record takes
+ * the answer; a key whose record is the stale one the request read (`replaced`, an expression of `record`, the row in
+ * the table) has it replaced; any other record (another request stored its answer first) is left alone and the key
+ * is not returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins.
+ */
+export function answerConflict(replaced: string): string {
+  return `on conflict (scope, key) do update
+    set request_hash = excluded.request_hash, state = excluded.state, status_code = excluded.status_code,
+      response_body = excluded.response_body, api_version = excluded.api_version, created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    where record.created_at = ${replaced}
+  returning record.scope, record.key`;
 }
+
+/** Inserts one key's answer (bindings: answerBindings), as answerConflict says. */
+export const INSERT_ANSWER = `insert into idempotency_keys as record (${RECORD_COLUMNS})
+  values (?, ?, ?, 'completed', ?, ?::jsonb, ?, ?, ?)
+  ${answerConflict('?::timestamptz')}`;
+
+/** The bindings of INSERT_ANSWER, in its order. */
+export function answerBindings(answer: KeyAnswer): Knex.RawBinding[] {
+  return [
+    answer.scope,
+    answer.key,
+    answer.requestHash,
+    answer.status,
+    JSON.stringify(answer.body),
+    answer.apiVersion,
+    answer.createdAt,
+    answer.expiresAt,
+    answer.replaces,
+  ];
+}
+
+/** A key's answer as a record of the JSON array the batched insert reads (see ANSWERS_RECORDSET). */
+export function answerRecord(answer: KeyAnswer) {
+  return {
+    scope: answer.scope,
+    key: answer.key,
+    request_hash: answer.requestHash,
+    status_code: answer.status,
+    response_body: answer.body,
+    api_version: answer.apiVersion,
+    created_at: answer.createdAt,
+    expires_at: answer.expiresAt,
+    replaces: answer.replaces,
+  };
+}
+
+/** The records of answerRecord, from a JSON array bound at `?`. */
+export const ANSWERS_RECORDSET = `jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text,
+    status_code int, response_body jsonb, api_version text, created_at timestamptz, expires_at timestamptz,
+    replaces timestamptz)`;
+
+/** Inserts many keys' answers, read from the CTE `answers` (ANSWERS_RECORDSET), as answerConflict says. */
+export const INSERT_ANSWERS = `insert into idempotency_keys as record (${RECORD_COLUMNS})
+  select scope, key, request_hash, 'completed', status_code, response_body, api_version, created_at, expires_at
+  from answers
+  ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}`;
