@@ -34,10 +34,21 @@ function asDomainError(error: unknown): unknown {
   return error;
 }
 
-/** Whatever a step threw, as the surface's documented error; an unexpected one is logged with the request's id. */
-export function renderFailure(error: unknown, shape: ErrorShape, log: () => Logger): RenderedError {
+/**
+ * Whatever a step threw, as the surface's documented error, with every header a failure carries: its own, `no-store`,
+ * and on checkout the API version applied (`appliedVersion`, or the current one when the request failed before its
+ * version was resolved: every checkout response names one). An unexpected error is logged with the request's id.
+ */
+export function renderFailure(
+  error: unknown,
+  shape: ErrorShape,
+  log: () => Logger,
+  appliedVersion: string | undefined,
+): RenderedError {
   const rendered = renderError(asDomainError(error), shape);
   if (rendered.status >= 500) log().error({ err: error }, 'request failed');
+  rendered.headers['Cache-Control'] = 'no-store';
+  if (shape === 'checkout' && !appliedVersion) rendered.headers['API-Version'] = DEFAULT_API_VERSION;
   return rendered;
 }
 
@@ -46,12 +57,9 @@ export function renderErrorsAs(shape: ErrorShape): AppMiddleware {
     try {
       await next();
     } catch (error) {
-      const rendered = renderFailure(error, shape, () => ctx.state.log);
+      const rendered = renderFailure(error, shape, () => ctx.state.log, ctx.response.get('API-Version'));
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
-      ctx.set('Cache-Control', 'no-store');
-      // Every checkout response names the version applied, even one that failed before the version was read.
-      if (shape === 'checkout' && !ctx.response.get('API-Version')) ctx.set('API-Version', DEFAULT_API_VERSION);
       ctx.body = rendered.body;
     }
   };

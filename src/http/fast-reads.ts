@@ -6,7 +6,6 @@
 // exactly as the general chain would goes to the general chain untouched: while draining, on a retiring endpoint,
 // with a header parameter the contract would reject. test/fast-reads.test.ts diffs both paths on the same requests.
 import type { IncomingMessage } from 'node:http';
-import type { ValidateFunction } from 'ajv';
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import {
@@ -17,16 +16,17 @@ import {
   type CachedRepresentation,
 } from './caching.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
-import { leanResponder, type LeanAnswer, type LeanParts, type RequestListener } from './lean.js';
+import {
+  admitsHeaders,
+  leanResponder,
+  operationParameters,
+  type HeaderParameter,
+  type LeanAnswer,
+  type LeanParts,
+  type RequestListener,
+} from './lean.js';
 import { contractAjv, type Contract } from './openapi.js';
 import { surfaceOf } from './surfaces.js';
-
-interface HeaderParameter {
-  /** Lower-cased, as Node keys `req.headers`. */
-  name: string;
-  required: boolean;
-  validate: ValidateFunction;
-}
 
 export interface FastReadParts extends LeanParts {
   deps: Pick<Deps, 'lifecycle' | 'deprecations' | 'readCache'>;
@@ -48,19 +48,7 @@ function headerParameters(contract: Contract, cacheable: CacheableOperation[]): 
       // surfaces.ts routes the path to the reads surface, whose steps this path repeats; any other would differ.
       const surface = surfaceOf('GET', path.replace(/\{[^}]+\}/g, 'x'));
       if (surface !== 'reads') throw new Error(`${operationId} is cacheable but on the ${surface} surface, not reads`);
-      const parameters = (contract.api.getOperation(operationId)?.parameters ?? []) as Array<{
-        in: string;
-        name: string;
-        required?: boolean;
-        schema?: object;
-      }>;
-      const headers = parameters
-        .filter((parameter) => parameter.in === 'header')
-        .map((parameter) => ({
-          name: parameter.name.toLowerCase(),
-          required: parameter.required ?? false,
-          validate: ajv.compile(parameter.schema ?? {}),
-        }));
+      const headers = operationParameters(contract, operationId, ajv).filter((parameter) => parameter.in === 'header');
       return [operationId, headers];
     }),
   );
@@ -78,11 +66,7 @@ export function cachedReadsFirst(parts: FastReadParts, general: RequestListener)
   function servable(req: IncomingMessage, url: string, path: string, entry: CachedRepresentation): boolean {
     if (url.charCodeAt(0) !== 0x2f || NOT_SIMPLE_URL.test(url)) return false;
     if (deprecations.length > 0 && deprecationsFor(req.method!, path, deprecations).length > 0) return false;
-    for (const header of headerChecks.get(entry.operationId) ?? []) {
-      const value = req.headers[header.name];
-      if (value === undefined ? header.required : !header.validate(value)) return false;
-    }
-    return true;
+    return admitsHeaders(req, headerChecks.get(entry.operationId) ?? []);
   }
 
   /** The cached representation with its caching headers, or a 304 when If-None-Match names it. */

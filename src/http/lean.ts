@@ -1,14 +1,19 @@
 // What every request answered before Koa gets, whichever path answers it (cached reads, src/http/fast-reads.ts;
-// cached MCP tool calls, src/mcp/cached-calls.ts): the steps of the general chain written once, lean. A request id
-// and its one log line (no pino child unless an error is logged), the security headers, the surface's own headers
-// (CORS), the limit by address with its RateLimit-* headers, and a failure (a 429) in the surface's error shape. Koa's
+// checkout session reads, src/http/session-reads.ts; cached MCP tool calls, src/mcp/cached-calls.ts): the steps of the
+// general chain written once, lean. A request id and its one log line (no pino child unless an error is logged), the
+// security headers, the surface's own headers (CORS), the limit by address with its RateLimit-* headers, a failure (a
+// 429, or whatever the answer throws) in the surface's error shape, and `Connection: close` once draining. Koa's
 // context, koa-compose and a header write per `ctx.set` were most of a cached answer's cost (issue #15).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type Koa from 'koa';
 import type { Logger } from '../log.js';
 import { JSON_TYPE } from './caching.js';
 import type { AppState } from './context.js';
+import type { Lifecycle } from './draining.js';
 import { renderFailure } from './error-handler.js';
+import type { Contract } from './openapi.js';
 import type { ErrorShape } from './errors.js';
 import { addressKey, type RateLimiter } from './rate-limit.js';
 import { logRequest, requestIdOf } from './request-context.js';
@@ -21,6 +26,7 @@ export interface LeanParts {
   limiter: RateLimiter;
   /** The Koa application of the general chain, whose request prototype computes the client address. */
   app: Koa<AppState>;
+  lifecycle: Lifecycle;
 }
 
 /** What a lean path answers once the request is counted and within its limit. */
@@ -39,8 +45,57 @@ export interface LeanRequest {
   surfaceHeaders: ReadonlyArray<[name: string, value: string]>;
   /** When the request arrived (performance.now()), for the log line's duration. */
   started: number;
-  /** The answer, given the headers so far; it adds its own (Cache-Control, ETag). */
-  answer: (headers: string[]) => LeanAnswer;
+  /**
+   * The answer, given the headers so far; it adds its own (Cache-Control, ETag, API-Version). What it throws is
+   * answered in the surface's error shape, with the headers it added before throwing.
+   */
+  answer: (headers: string[]) => LeanAnswer | Promise<LeanAnswer>;
+}
+
+/** A header parameter an operation declares, checked per request as the contract's dispatcher checks it. */
+export interface HeaderParameter {
+  /** Lower-cased, as Node keys `req.headers`. */
+  name: string;
+  required: boolean;
+  validate: ValidateFunction;
+}
+
+interface ParameterObject {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema?: object;
+}
+
+/** The operation's parameters as the contract declares them, each schema compiled with the contract's Ajv. */
+export function operationParameters(
+  contract: Contract,
+  operationId: string,
+  ajv: Ajv2020,
+): Array<HeaderParameter & { in: string }> {
+  const parameters = (contract.api.getOperation(operationId)?.parameters ?? []) as ParameterObject[];
+  return parameters.map((parameter) => ({
+    in: parameter.in,
+    // Node keys `req.headers` lower-cased; other parameters keep their names.
+    name: parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name,
+    required: parameter.required ?? false,
+    validate: ajv.compile(parameter.schema ?? {}),
+  }));
+}
+
+/** Whether the contract accepts the request's headers (present when required, valid when present). */
+export function admitsHeaders(req: IncomingMessage, headers: readonly HeaderParameter[]): boolean {
+  for (const header of headers) {
+    const value = req.headers[header.name];
+    if (value === undefined ? header.required : !header.validate(value)) return false;
+  }
+  return true;
+}
+
+/** The value of a header among those collected so far (names at even places, values after them). */
+function collected(headers: string[], name: string): string | undefined {
+  for (let index = 0; index < headers.length; index += 2) if (headers[index] === name) return headers[index + 1];
+  return undefined;
 }
 
 /** Answers a request with every step the general chain applies to it; `request.answer` says the rest. */
@@ -48,6 +103,7 @@ export function leanResponder({
   log,
   limiter,
   app,
+  lifecycle,
 }: LeanParts): (req: IncomingMessage, res: ServerResponse, request: LeanRequest) => void {
   /** Koa's own `ctx.ip` (TRUST_PROXY and X-Forwarded-For), from its request prototype without a whole context. */
   function clientAddress(req: IncomingMessage): string {
@@ -67,15 +123,21 @@ export function leanResponder({
       const counted = await limiter.count(addressKey(clientAddress(req)));
       for (const [name, value] of counted.headers) headers.push(name, value);
       if (counted.rejection) throw counted.rejection;
-      answer = request.answer(headers);
+      answer = await request.answer(headers);
     } catch (error) {
-      const rendered = renderFailure(error, request.shape, () => log.child({ requestId }));
+      const rendered = renderFailure(
+        error,
+        request.shape,
+        () => log.child({ requestId }),
+        collected(headers, 'API-Version'),
+      );
       for (const [name, value] of Object.entries(rendered.headers)) headers.push(name, value);
-      headers.push('Cache-Control', 'no-store');
       answer = { status: rendered.status, body: { payload: JSON.stringify(rendered.body), contentType: JSON_TYPE } };
     }
     const { status, body } = answer;
     if (body) headers.push('Content-Type', body.contentType, 'Content-Length', String(Buffer.byteLength(body.payload)));
+    // Checked as the answer is sent, as the general chain's last step does: a drain may have begun while it was made.
+    if (lifecycle.draining) headers.push('Connection', 'close');
     logRequest(log, requestId, req.method!, request.path, status, request.started);
     res.writeHead(status, headers);
     // Node sends no body for HEAD.

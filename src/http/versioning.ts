@@ -11,17 +11,22 @@ import {
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
 
+/** The version a checkout request's API-Version header applies; a 400 unsupported_api_version when none does. */
+export function appliedApiVersion(requested: string | undefined): string {
+  const resolution = resolveApiVersion(requested || undefined);
+  if (!resolution.ok) {
+    throw new BadRequest('unsupported_api_version', resolution.reason, {
+      param: 'API-Version',
+      details: { supported_versions: API_VERSIONS.map((entry) => entry.version).reverse() },
+    });
+  }
+  return resolution.version;
+}
+
 /** Resolves API-Version on checkout requests (400 unsupported_api_version) and echoes the version applied. */
 export function checkoutVersioning(): AppMiddleware {
   return async (ctx, next) => {
-    const resolution = resolveApiVersion(ctx.get('API-Version') || undefined);
-    if (!resolution.ok) {
-      throw new BadRequest('unsupported_api_version', resolution.reason, {
-        param: 'API-Version',
-        details: { supported_versions: API_VERSIONS.map((entry) => entry.version).reverse() },
-      });
-    }
-    ctx.set('API-Version', resolution.version);
+    ctx.set('API-Version', appliedApiVersion(ctx.get('API-Version')));
     await next();
   };
 }

@@ -1,7 +1,7 @@
 // A service whose PostgreSQL (or Redis) connection runs through a TCP proxy the test can cut, restore or stall, to see
 // it lose a dependency and recover without a restart. PostgreSQL only: an embedded PGlite cannot become unreachable.
 import { createTestDatabase } from './database.js';
-import { startTestService, type TestService } from './service.js';
+import { startTestService, type TestService, type TestServiceOptions } from './service.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 export interface ServiceBehindProxy {
@@ -22,10 +22,13 @@ export async function proxied(url: string): Promise<{ proxy: TcpProxy; url: stri
   return { proxy, url: target.toString() };
 }
 
-export async function startServiceBehindProxy(env: Record<string, string> = {}): Promise<ServiceBehindProxy> {
+export async function startServiceBehindProxy(
+  env: Record<string, string> = {},
+  options: Pick<TestServiceOptions, 'log'> = {},
+): Promise<ServiceBehindProxy> {
   const database = await createTestDatabase();
   const { proxy, url } = await proxied(database.env.DATABASE_URL!);
-  const api = await startTestService({ database: { ...database, env: { DATABASE_URL: url } }, env });
+  const api = await startTestService({ ...options, database: { ...database, env: { DATABASE_URL: url } }, env });
   return {
     api,
     proxy,
