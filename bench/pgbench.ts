@@ -130,11 +130,14 @@ export function storeSessionCeiling(
   );
 }
 
-/** The service's own statement that reads a session (the repository's, not a copy), with `:id` for its parameter. */
+/**
+ * The service's own statement that reads sessions (the repository's, not a copy), with `:ids` for its one parameter,
+ * the array of ids: replayed with one id, as the service sends it for a read that arrives alone.
+ */
 function sessionReadScript(): string {
   if (!SESSION_READ.includes('$1') || SESSION_READ.includes('$2'))
     throw new Error('the session read should have exactly one parameter, $1');
-  return `${SESSION_READ.replaceAll('$1', ':id')};\n`;
+  return `${SESSION_READ.replaceAll('$1', ':ids')};\n`;
 }
 
 export async function readSessionCeiling(
@@ -142,7 +145,7 @@ export async function readSessionCeiling(
   sessionId: string,
   settings: { clients: number; seconds: number },
 ): Promise<PgbenchFigures> {
-  return runScript(databaseUrl, sessionReadScript(), { id: sessionId }, settings);
+  return runScript(databaseUrl, sessionReadScript(), { ids: `{${sessionId}}` }, settings);
 }
 
 /** Removes what the store ceiling wrote (for a database given in DATABASE_URL; a fresh one is dropped whole). */

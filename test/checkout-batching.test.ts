@@ -1,12 +1,21 @@
-// Session creates are stored by group commit (src/db/group-commit.ts): concurrent creates share one insert statement
-// and one commit. Over two instances on one PostgreSQL, each create is stored exactly once and answered with its own
-// session, a key's answer replays from either instance, one key sent many times at once stores one session, and a
-// member that fails (its variant deleted between its read and the insert) fails alone. Inserts are held behind a table
-// lock so that the creates pile up deterministically.
+// Session creates are stored by group commit, and session reads batched, by statement batching (src/db/batching.ts):
+// concurrent creates share one insert statement and one commit, concurrent reads one read statement. Over two
+// instances on one PostgreSQL, each create is stored exactly once and answered with its own session, a key's answer
+// replays from either instance, one key sent many times at once stores one session, and a member that fails (its
+// variant deleted between its read and the insert) fails alone; each read answers its own session (or 404), a read
+// after a write sees it, and a failed read statement fails each of its members as it fails a lone read. Statements
+// are held behind a table lock so that requests pile up deterministically.
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, serverUrl, statementsDuring, type TestDatabase } from './support/database.js';
+import { SESSION_READ } from '../src/db/repositories/carts.js';
+import {
+  createTestDatabase,
+  serverUrl,
+  SESSION_READ_TABLES,
+  statementsDuring,
+  type TestDatabase,
+} from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const TWO_PACK = 'variant_01tongue2pack';
@@ -27,14 +36,44 @@ async function create(api: TestService, body: unknown, key?: string) {
   return { status: response.status, body: (await response.json()) as any, headers: response.headers };
 }
 
-/** Statements naming `carts` sent by both instances while `run` runs: the inserts (reads name other tables). */
-async function insertsDuring([one, two]: TestService[], run: () => Promise<unknown>): Promise<number> {
+async function read(api: TestService, id: string) {
+  const response = await api.http(`/checkout_sessions/${id}`);
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+/** Statements naming one of `tables` sent by both instances while `run` runs. */
+async function statementsOnBoth(
+  [one, two]: TestService[],
+  tables: string[],
+  run: () => Promise<unknown>,
+): Promise<number> {
   let onTwo = 0;
-  const onOne = await statementsDuring(one!.service.deps.db, ['carts'], async () => {
-    onTwo = await statementsDuring(two!.service.deps.db, ['carts'], run);
+  const onOne = await statementsDuring(one!.service.deps.db, tables, async () => {
+    onTwo = await statementsDuring(two!.service.deps.db, tables, run);
   });
   return onOne + onTwo;
 }
+
+/** Statements naming `carts` sent by both instances while `run` runs: the inserts (a create's read names others). */
+const insertsDuring = (instances: TestService[], run: () => Promise<unknown>) =>
+  statementsOnBoth(instances, ['carts'], run);
+
+/** Resolves once the instances have sent `count` session read statements (those still running included). */
+function sessionReadsSent(instances: TestService[]) {
+  let sent = 0;
+  const count = (query: { sql?: string }) => {
+    if (query.sql === SESSION_READ) sent++;
+  };
+  for (const api of instances) api.service.deps.db.on('query', count);
+  return {
+    async reach(target: number) {
+      while (sent < target) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+    stop: () => instances.forEach((api) => api.service.deps.db.off('query', count)),
+  };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resolves once the instances have had `count` answers to statements reading `variants` (a create's one read). */
 function readsAnswered(instances: TestService[]) {
@@ -83,7 +122,7 @@ async function addDoomedVariant(db: Knex) {
 const DELETE_DOOMED_VARIANT = `delete from variant_prices where variant_id = 'variant_doomed';
   delete from variants where id = 'variant_doomed'`;
 
-describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL', () => {
+describe.skipIf(!serverUrl)('statement batching over two instances on one PostgreSQL', () => {
   let database: TestDatabase;
   let one: TestService;
   let two: TestService;
@@ -100,12 +139,15 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
     await database?.drop();
   });
 
-  /** Holds every insert into carts (reads go on) until `release`, which may run SQL of its own first. */
-  async function holdCartInserts() {
+  /**
+   * Holds every insert into carts (`exclusive`: reads go on) or every statement on carts (`access exclusive`) until
+   * `release`, which may run SQL of its own first.
+   */
+  async function holdCarts(mode: 'exclusive' | 'access exclusive' = 'exclusive') {
     const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
     await client.connect();
     await client.query('begin');
-    await client.query('lock table carts in exclusive mode');
+    await client.query(`lock table carts in ${mode} mode`);
     return {
       async release(sql?: string) {
         if (sql) await client.query(sql);
@@ -122,7 +164,7 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
     const reads = readsAnswered(instances);
     let answers: Array<Awaited<ReturnType<typeof create>>> = [];
     const inserts = await insertsDuring(instances, async () => {
-      const held = await holdCartInserts();
+      const held = await holdCarts();
       const pending = Promise.all(indexes.map((index) => create(instances[index % 2]!, request(index), keyOf(index))));
       await reads.reach(count);
       await held.release();
@@ -150,7 +192,7 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
     const before = await cartsNow();
     const count = 12;
     const reads = readsAnswered(instances);
-    const held = await holdCartInserts();
+    const held = await holdCarts();
     // The first request on each instance goes alone; the others queue behind them and share batch statements.
     const pending = Promise.all(
       Array.from({ length: count }, (_, index) => create(instances[index % 2]!, request(0), 'one-key-many-times')),
@@ -174,7 +216,7 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
     const doomed = { items: [{ id: 'variant_doomed' }] };
     // Alone (nothing else in flight), a create whose variant vanished after its read gets this answer.
     await addDoomedVariant(db);
-    const held = await holdCartInserts();
+    const held = await holdCarts();
     const reads = readsAnswered(instances);
     const alone = create(one, doomed);
     await reads.reach(1);
@@ -188,7 +230,7 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
     const count = 12;
     const indexes = Array.from({ length: count }, (_, index) => index);
     const later = readsAnswered(instances);
-    const gate = await holdCartInserts();
+    const gate = await holdCarts();
     const others = Promise.all(indexes.map((index) => create(one, request(index), `member-${index}`)));
     await later.reach(count);
     // Every statement slot is taken by now, so this create queues with the others and shares their batch.
@@ -209,9 +251,85 @@ describe.skipIf(!serverUrl)('group commit over two instances on one PostgreSQL',
       expect(replay.body).toEqual(answers[index]!.body);
     }
   });
+
+  /** Sessions to read: different carts, one whose stored code the database trims differently (a tab, as ACP sends). */
+  async function sessionsToRead(api: TestService): Promise<Map<string, { status: number; body: any }>> {
+    const created = await Promise.all([0, 1, 2, 3, 4].map((index) => create(api, request(index))));
+    const tabbed = created[4]!.body.id as string;
+    await api.service.deps
+      .db('carts')
+      .where({ id: tabbed })
+      .update({ promo_codes: ['\t10off\n'] });
+    return new Map([
+      ...created.map((answer) => [answer.body.id, { status: 200, body: answer.body }] as const),
+      [
+        'cart_never_created',
+        { status: 404, body: expect.objectContaining({ code: 'session_not_found', param: 'id' }) },
+      ],
+    ]);
+  }
+
+  it('reads concurrent sessions, different ones and the same one, each as its own, in fewer statements than reads', async () => {
+    const expected = await sessionsToRead(one);
+    const ids = [...expected.keys()];
+    const count = 30;
+    const targets = Array.from({ length: count }, (_, index) => ids[index % ids.length]!);
+    const sent = sessionReadsSent(instances);
+    let answers: Array<Awaited<ReturnType<typeof read>>> = [];
+    const statements = await statementsOnBoth(instances, SESSION_READ_TABLES, async () => {
+      const held = await holdCarts('access exclusive');
+      const pending = Promise.all(targets.map((id, index) => read(instances[index % 2]!, id)));
+      // Two read statements per instance wait behind the lock; the other reads queue for the next ones meanwhile.
+      await sent.reach(4);
+      await pause(300);
+      await held.release();
+      answers = await pending;
+    });
+    sent.stop();
+
+    expect(answers).toEqual(targets.map((id) => expected.get(id)));
+    expect(statements).toBeLessThanOrEqual(count / 2);
+  });
+
+  it('answers a read after a write with the write, from either instance', async () => {
+    const { body: session } = await create(one, request(1));
+    for (const api of instances) expect((await read(api, session.id)).body.status).toBe('ready_for_payment');
+    const cancel = await two.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    for (const api of instances) expect((await read(api, session.id)).body.status).toBe('canceled');
+  });
+
+  it('answers every member of a read statement the database cancelled as it answers a lone read: 503', async () => {
+    const { body: session } = await create(one, request(2));
+    const held = await holdCarts('access exclusive');
+    const sent = sessionReadsSent([one]);
+    let settled = false;
+    const pending = Promise.all(Array.from({ length: 12 }, () => read(one, session.id))).finally(
+      () => (settled = true),
+    );
+    await sent.reach(2);
+    await pause(300);
+    // Each statement waiting behind the lock is cancelled (a lone read's, then the batch's that queued meanwhile).
+    const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await admin.connect();
+    while (!settled) {
+      await admin.query(
+        `select pg_cancel_backend(pid) from pg_stat_activity
+         where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+      );
+      await pause(20);
+    }
+    await admin.end();
+    await held.release();
+    const answers = await pending;
+    sent.stop();
+
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    expect(new Set(answers.map((answer) => answer.body.code))).toEqual(new Set(['service_unavailable']));
+  });
 });
 
-describe('group commit on either storage', () => {
+describe('statement batching on either storage', () => {
   let api: TestService;
   beforeAll(async () => {
     api = await startTestService();
@@ -232,5 +350,17 @@ describe('group commit on either storage', () => {
       const replay = await create(api, request(index), `either-${index}`);
       expect(replay.body).toEqual(answers[index]!.body);
     }
+  });
+
+  it('reads concurrent sessions each as its own, and a read after a write sees it', async () => {
+    const created = await Promise.all([0, 1, 2].map((index) => create(api, request(index))));
+    const targets = Array.from({ length: 12 }, (_, index) => created[index % 3]!.body);
+    const answers = await Promise.all([...targets.map((session) => read(api, session.id)), read(api, 'cart_none')]);
+    expect(answers.slice(0, -1).map((answer) => answer.body)).toEqual(targets);
+    expect(answers.at(-1)).toMatchObject({ status: 404, body: { code: 'session_not_found' } });
+
+    const session = created[0]!.body;
+    await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' });
+    expect((await read(api, session.id)).body.status).toBe('canceled');
   });
 });

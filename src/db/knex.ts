@@ -10,7 +10,7 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { projectPath } from '../paths.js';
-import { GroupCommitTimeout } from './group-commit.js';
+import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './batching.js';
 import { migrationSource } from './migrations/index.js';
 import { seedStore } from './seed.js';
 
@@ -50,6 +50,29 @@ export async function runPrepared<Row>(db: Db, name: string, sql: string, bindin
   }
 }
 
+/**
+ * Statements of one kind batched per database (src/db/batching.ts), for those run outside a transaction: an item waits
+ * at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
+ * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone.
+ */
+export function batchedPerDatabase<Item, Result>(
+  options: (db: Db) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight'>,
+): (db: Db) => (item: Item) => Promise<Result> {
+  const batchers = new WeakMap<Db, (item: Item) => Promise<Result>>();
+  return (db) => {
+    let batched = batchers.get(db);
+    if (!batched) {
+      batched = batchedStatements({
+        ...options(db),
+        queueTimeoutMs: FAIL_FAST_MS,
+        sharedFailure: isDatabaseUnavailable,
+      });
+      batchers.set(db, batched);
+    }
+    return batched;
+  };
+}
+
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   pgliteDir: string;
@@ -57,7 +80,7 @@ export interface DatabaseOptions {
   databaseStatementTimeoutMs?: number;
 }
 
-/** How long a query may wait for a connection (or for a place in a group commit, src/db/group-commit.ts). */
+/** How long a query may wait for a connection (or for a place in a batched statement, src/db/batching.ts). */
 export const FAIL_FAST_MS = 2_000;
 /** How much longer than the server's statement timeout the driver waits for a reply before giving the socket up. */
 const REPLY_GRACE_MS = 1_000;
@@ -211,7 +234,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return (
     error.name === 'KnexTimeoutError' ||
-    error instanceof GroupCommitTimeout ||
+    error instanceof BatchQueueTimeout ||
     /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(
       error.message,
     )

@@ -19,6 +19,9 @@ import { addressKey, type RateLimiter } from './rate-limit.js';
 import { logRequest, requestIdOf } from './request-context.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
+/** The security headers as writeHead takes them, flattened once rather than per answer. */
+const SECURITY_HEADER_LIST = SECURITY_HEADERS.flat();
+
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface LeanParts {
@@ -115,15 +118,16 @@ export function leanResponder({
 
   async function respond(req: IncomingMessage, res: ServerResponse, request: LeanRequest) {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
-    const headers: Array<string> = ['X-Request-Id', requestId];
-    for (const [name, value] of SECURITY_HEADERS) headers.push(name, value);
+    const headers = ['X-Request-Id', requestId, ...SECURITY_HEADER_LIST];
     for (const [name, value] of request.surfaceHeaders) headers.push(name, value);
     let answer: LeanAnswer;
     try {
       const counted = await limiter.count(addressKey(clientAddress(req)));
       for (const [name, value] of counted.headers) headers.push(name, value);
       if (counted.rejection) throw counted.rejection;
-      answer = await request.answer(headers);
+      const answered = request.answer(headers);
+      // A cached answer is at hand: awaiting it anyway would cost every cached read a turn of the microtask queue.
+      answer = answered instanceof Promise ? await answered : answered;
     } catch (error) {
       const rendered = renderFailure(
         error,

@@ -19,6 +19,7 @@ export function logRequest(
   status: number,
   started: number,
 ) {
+  if (!log.isLevelEnabled('info')) return;
   log.info({ requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
 }
 

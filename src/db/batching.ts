@@ -1,21 +1,23 @@
-// Group commit: concurrent writes of the same kind coalesced into one statement and one commit. DataLoader does the
-// batching (a batch stays open, collecting items, until it is dispatched or full); the schedule below dispatches a
-// batch at once while fewer than `maxInFlight` batch statements run, and otherwise when one of them ends. So a lone
-// write goes at once (one microtask later), and under load each statement stores everything that queued meanwhile.
+// Statement batching: concurrent statements of the same kind coalesced into one (the group commit of new carts, the
+// batched session read). DataLoader does the batching (a batch stays open, collecting items, until it is dispatched or
+// full); the schedule below dispatches a batch at once while fewer than `maxInFlight` batch statements run, and
+// otherwise when one of them ends. So a lone item goes at once (one microtask later), and under load each statement
+// carries everything that queued meanwhile. Its cache is off: every item is sent in a statement that starts after the
+// item arrived, so it sees every write committed before.
 import DataLoader from 'dataloader';
 
 /** An item still queued when its wait ran out: the database is too slow to take it (answered as unavailable). */
-export class GroupCommitTimeout extends Error {
-  override name = 'GroupCommitTimeout';
+export class BatchQueueTimeout extends Error {
+  override name = 'BatchQueueTimeout';
   constructor(waitedMs: number) {
     super(`Timeout waiting ${waitedMs} ms for a batch statement`);
   }
 }
 
-export interface GroupCommitOptions<Item, Result> {
-  /** Stores one item in its own statement: a lone item, and each member of a batch that failed. */
+export interface BatchingOptions<Item, Result> {
+  /** Runs one item in its own statement: a lone item, and each member of a batch that failed. */
   one(item: Item): Promise<Result>;
-  /** Stores every item in one statement, all or none; each item's result, in their order. */
+  /** Runs every item in one statement, all or none; answers each item's result, in the items' order. */
   many(items: Item[]): Promise<Result[]>;
   /** The most items one statement carries. */
   maxBatch: number;
@@ -33,13 +35,15 @@ interface Entry<Item> {
   timer: NodeJS.Timeout | undefined;
 }
 
+type Outcome<Result> = { result: Result } | { error: Error };
+
 /**
- * A function that stores an item and resolves, with the item's own result, once the statement that carried it has
- * committed. A batch that fails is retried member by member with `one`, so each member gets exactly the outcome (and
- * error) it would get alone.
+ * A function that runs an item and resolves with its result once the statement that carried it has ended. A batch
+ * that fails is retried member by member with `one`, so each member gets exactly the outcome (and error) it would get
+ * alone.
  */
-export function groupCommit<Item, Result = void>(
-  options: GroupCommitOptions<Item, Result>,
+export function batchedStatements<Item, Result>(
+  options: BatchingOptions<Item, Result>,
 ): (item: Item) => Promise<Result> {
   let inFlight = 0;
   const waiting: Array<() => void> = [];
@@ -50,36 +54,43 @@ export function groupCommit<Item, Result = void>(
     else inFlight--;
   };
 
-  async function store(entries: readonly Entry<Item>[]): Promise<Array<Result | Error>> {
+  async function run(entries: readonly Entry<Item>[]): Promise<Array<Result | Error>> {
     const live = entries.filter((entry) => entry.timer !== undefined);
     for (const entry of live) {
       clearTimeout(entry.timer);
       entry.timer = undefined;
     }
-    const outcomes = new Map<Entry<Item>, Result | Error>();
+    const outcomes = new Map<Entry<Item>, Outcome<Result>>();
     const alone = (entry: Entry<Item>) =>
       options.one(entry.item).then(
-        (result) => outcomes.set(entry, result),
-        (error: unknown) => outcomes.set(entry, asError(error)),
+        (result) => outcomes.set(entry, { result }),
+        (error: unknown) => outcomes.set(entry, { error: asError(error) }),
       );
     if (live.length === 1) await alone(live[0]!);
     else if (live.length > 1) {
       try {
         const results = await options.many(live.map((entry) => entry.item));
-        live.forEach((entry, index) => outcomes.set(entry, results[index]!));
+        live.forEach((entry, index) => outcomes.set(entry, { result: results[index]! }));
       } catch (error) {
-        if (options.sharedFailure(error)) for (const entry of live) outcomes.set(entry, asError(error));
+        if (options.sharedFailure(error)) for (const entry of live) outcomes.set(entry, { error: asError(error) });
         else await Promise.all(live.map(alone));
       }
     }
     // An entry whose wait ran out was already rejected: whatever is returned for it is ignored.
-    return entries.map((entry) => outcomes.get(entry) as Result | Error);
+    return entries.map((entry) => {
+      const outcome = outcomes.get(entry);
+      return outcome === undefined
+        ? new BatchQueueTimeout(options.queueTimeoutMs)
+        : 'error' in outcome
+          ? outcome.error
+          : outcome.result;
+    });
   }
 
   const loader = new DataLoader<Entry<Item>, Result>(
     async (entries) => {
       try {
-        return await store(entries);
+        return await run(entries);
       } finally {
         release();
       }
@@ -103,7 +114,7 @@ export function groupCommit<Item, Result = void>(
         item,
         timer: setTimeout(() => {
           entry.timer = undefined;
-          reject(new GroupCommitTimeout(options.queueTimeoutMs));
+          reject(new BatchQueueTimeout(options.queueTimeoutMs));
         }, options.queueTimeoutMs),
       };
       entry.timer!.unref();

@@ -1,8 +1,9 @@
-// The group commit's mechanics with a stand-in for the database: a lone write goes at once, later writes queue
-// while statements run and go together, batches are capped, a failed batch is retried member by member, a shared
-// failure is not, each member gets its own result, and a queued write's wait is bounded.
+// Statement batching's mechanics (the group commit of creates, the batched session read) with a stand-in for the
+// database: a lone item goes at once, later items queue while statements run and go together, each answered with its
+// own result, batches are capped, a failed batch is retried member by member, a shared failure is not, and a queued
+// item's wait is bounded.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { groupCommit, GroupCommitTimeout, type GroupCommitOptions } from '../../src/db/group-commit.js';
+import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from '../../src/db/batching.js';
 
 interface Statement {
   items: string[];
@@ -10,19 +11,19 @@ interface Statement {
 }
 
 /**
- * A database whose statements end when the test says so; `statements` lists them in the order they were sent. A
- * statement that ends well answers `<item> stored` for each of its items.
+ * A database whose statements end when the test says so, each item's result being its own text in capitals;
+ * `statements` lists them in the order they were sent.
  */
-function fakeDatabase(options: Partial<GroupCommitOptions<string, string>> = {}) {
+function fakeDatabase(options: Partial<BatchingOptions<string, string>> = {}) {
   const statements: Statement[] = [];
   const send = (items: string[]) =>
     new Promise<string[]>((resolve, reject) => {
       statements.push({
         items,
-        finish: (error) => (error === undefined ? resolve(items.map((item) => `${item} stored`)) : reject(error)),
+        finish: (error) => (error === undefined ? resolve(items.map((item) => item.toUpperCase())) : reject(error)),
       });
     });
-  const store = groupCommit<string, string>({
+  const store = batchedStatements<string, string>({
     one: async (item) => (await send([item]))[0]!,
     many: (items) => send(items),
     maxBatch: 10,
@@ -41,24 +42,31 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Each item's outcome: its result, or the message of the error it got. */
 function outcomes(stores: Array<Promise<string>>): Promise<string[]> {
-  return Promise.all(stores.map((stored) => stored.catch((error: Error) => error.message)));
+  return Promise.all(
+    stores.map((stored) =>
+      stored.then(
+        (result) => result,
+        (error: Error) => error.message,
+      ),
+    ),
+  );
 }
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('group commit', () => {
-  it('sends a lone write at once, in a statement of its own', async () => {
+describe('statement batching', () => {
+  it('sends a lone item at once, in a statement of its own', async () => {
     const { statements, store } = fakeDatabase();
     const stored = store('a');
     await settle();
     expect(statements.map((statement) => statement.items)).toEqual([['a']]);
     statements[0]!.finish();
-    await expect(stored).resolves.toBe('a stored');
+    await expect(stored).resolves.toBe('A');
   });
 
-  it('queues writes while a statement runs and sends them together when it ends, each answered with its own result after its commit', async () => {
+  it('queues items while a statement runs and sends them together when it ends, each answered with its own result once it ended', async () => {
     const { statements, store } = fakeDatabase();
     const first = store('a');
     await settle();
@@ -72,7 +80,7 @@ describe('group commit', () => {
     expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd']]);
     expect(answered).toBe(false);
     statements[1]!.finish();
-    expect(await outcomes([first, ...later])).toEqual(['a stored', 'b stored', 'c stored', 'd stored']);
+    expect(await outcomes([first, ...later])).toEqual(['A', 'B', 'C', 'D']);
   });
 
   it('runs up to maxInFlight statements at once', async () => {
@@ -90,7 +98,7 @@ describe('group commit', () => {
     expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b'], ['c', 'd']]);
   });
 
-  it('puts at most maxBatch writes in one statement', async () => {
+  it('puts at most maxBatch items in one statement', async () => {
     const { statements, store } = fakeDatabase({ maxBatch: 3 });
     store('a');
     await settle();
@@ -116,7 +124,7 @@ describe('group commit', () => {
     statements[2]!.finish();
     statements[3]!.finish(new Error('c violates a foreign key'));
     statements[4]!.finish();
-    expect(await outcomes(batch)).toEqual(['b stored', 'c violates a foreign key', 'd stored']);
+    expect(await outcomes(batch)).toEqual(['B', 'c violates a foreign key', 'D']);
   });
 
   it('fails every member of a batch with a shared failure (the database unreachable), without retrying them', async () => {
@@ -133,7 +141,7 @@ describe('group commit', () => {
     expect(await batch).toEqual(['connection refused', 'connection refused']);
   });
 
-  it('gives up on a write that waited in the queue too long, and never sends it', async () => {
+  it('gives up on an item that waited in the queue too long, and never sends it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { statements, store } = fakeDatabase({ queueTimeoutMs: 2_000 });
     const first = store('a');
@@ -142,12 +150,12 @@ describe('group commit', () => {
     store('b').catch((error: unknown) => (failure = error));
     vi.advanceTimersByTime(2_000);
     await settle();
-    expect(failure).toBeInstanceOf(GroupCommitTimeout);
+    expect(failure).toBeInstanceOf(BatchQueueTimeout);
     statements[0]!.finish();
     await first;
     await settle();
     expect(statements.map((statement) => statement.items)).toEqual([['a']]);
-    // The slot was handed on: the next write goes at once.
+    // The slot was handed on: the next item goes at once.
     store('c');
     await settle();
     expect(statements.map((statement) => statement.items)).toEqual([['a'], ['c']]);
