@@ -33,7 +33,7 @@ export function asPrepared<Query extends Knex.QueryBuilder | Knex.Raw>(name: str
  * Runs a statement written in PostgreSQL's own form (`$1` placeholders, text fixed) as the named prepared statement
  * `name`, on the pool's connection or the transaction's, without building a Knex query per call: on the session read,
  * the query builder, its option cloning and its runner cost as much CPU as pricing the cart. Knex still emits its
- * `query` and `query-error` events and prefixes errors with the statement, as for any query.
+ * `query`, `query-error` and `query-response` events and prefixes errors with the statement, as for any query.
  */
 export async function runPrepared<Row>(db: Db, name: string, sql: string, bindings: unknown[]): Promise<Row[]> {
   const client = db.client as Knex.Client & {
@@ -41,7 +41,10 @@ export async function runPrepared<Row>(db: Db, name: string, sql: string, bindin
   };
   const connection: unknown = await client.acquireConnection();
   try {
-    return (await client.query(connection, { method: 'raw', sql, bindings, options: { name } })).response.rows;
+    const query = { method: 'raw', sql, bindings, options: { name } };
+    const { rows } = (await client.query(connection, query)).response;
+    client.emit('query-response', rows, query);
+    return rows;
   } finally {
     await client.releaseConnection(connection);
   }

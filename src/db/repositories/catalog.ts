@@ -1,7 +1,7 @@
 // Catalogue queries. Rows come back in storage terms (minor units); src/domain/catalog.ts shapes them for the API.
 import type { components } from '../../../codegen/types.js';
 import type { Knex } from 'knex';
-import { asPrepared, type Db } from '../knex.js';
+import { asPrepared, runPrepared, type Db } from '../knex.js';
 import { keyRecordColumn, type IdempotencyRecord } from './idempotency.js';
 import { promotionsByCode, promotionsOf, type PromotionRow } from './promotions.js';
 import type { Promotion } from '../../domain/promotions.js';
@@ -227,24 +227,26 @@ export interface NewCartReads {
   keyRecord?: IdempotencyRecord | undefined;
 }
 
-/**
- * The region (that id, or the default), the variants the references name priced in it, the promotions among `codes`
- * (canonical form) and, under an Idempotency-Key, the key's record: one prepared statement, so creating a cart costs
- * this round trip and the insert.
- */
-export async function findNewCartReads(
+/** Under an Idempotency-Key, the key whose record the create's read brings. */
+export interface KeyToRead {
+  scope: string;
+  key: string;
+}
+
+/** The create's read as a query (see findNewCartReads). */
+function newCartReadsQuery(
   db: Db,
-  regionId: string | undefined,
+  regionId: string | null,
   refs: VariantReferences,
   codes: string[],
-  key?: { scope: string; key: string },
-): Promise<NewCartReads> {
-  const region = regionQuery(db, regionId);
+  key: KeyToRead | undefined,
+) {
+  const region = regionQuery(db, regionId ?? undefined);
   // json_agg keeps an order only when told; the ordinal says it, and is dropped from the rows it aggregates.
   const variants = purchasableVariants(db, refs, db.raw('(select id from region)')).select({
     ordinal: db.raw(`row_number() over (order by ${PURCHASABLE_ORDER.join(', ')})`),
   });
-  const query = db.with('region', region).select({
+  return db.with('region', region).select({
     region: db.raw('(select row_to_json(region) from region)'),
     variants: db.raw(
       `(select coalesce(jsonb_agg(to_jsonb(candidate) - 'ordinal' order by candidate.ordinal), '[]') from ? as candidate)`,
@@ -255,12 +257,73 @@ export async function findNewCartReads(
     ]),
     ...(key ? { key_record: keyRecordColumn(db, key.scope, key.key) } : {}),
   });
-  const [row] = (await asPrepared(key ? 'new_cart_reads_with_key' : 'new_cart_reads', query)) as Array<{
+}
+
+/** The create read's arguments in the order its text binds them. */
+function newCartReadsBindings(
+  regionId: string | null,
+  refs: VariantReferences,
+  codes: string[],
+  key: KeyToRead | undefined,
+): unknown[] {
+  return [
+    regionId,
+    regionId,
+    1, // the region query's limit
+    refs.variantIds,
+    refs.skus,
+    refs.productHandles,
+    codes,
+    ...(key ? [key.scope, key.key] : []),
+  ];
+}
+
+const newCartReadsTexts = new WeakMap<Db, Map<boolean, string>>();
+
+/**
+ * The create read's text in PostgreSQL's own form, compiled from the query once per database and kind (with or
+ * without a key): building and compiling it on every create was a third of the garbage a create made. Compiled with
+ * a distinct marker for each argument, so that a query whose bindings ever come in another order fails at once.
+ */
+function newCartReadsText(db: Db, withKey: boolean): string {
+  let texts = newCartReadsTexts.get(db);
+  if (!texts) newCartReadsTexts.set(db, (texts = new Map()));
+  let text = texts.get(withKey);
+  if (text === undefined) {
+    const refs = { variantIds: ['ids'], skus: ['skus'], productHandles: ['handles'] };
+    const key = withKey ? { scope: 'scope', key: 'key' } : undefined;
+    const compiled = newCartReadsQuery(db, 'region', refs, ['codes'], key).toSQL().toNative();
+    if (JSON.stringify(compiled.bindings) !== JSON.stringify(newCartReadsBindings('region', refs, ['codes'], key)))
+      throw new Error(`the create's read binds ${JSON.stringify(compiled.bindings)}, not in the expected order`);
+    text = compiled.sql;
+    texts.set(withKey, text);
+  }
+  return text;
+}
+
+/**
+ * The region (that id, or the default), the variants the references name priced in it, the promotions among `codes`
+ * (canonical form) and, under an Idempotency-Key, the key's record: one prepared statement of fixed text, so creating
+ * a cart costs this round trip and the insert.
+ */
+export async function findNewCartReads(
+  db: Db,
+  regionId: string | undefined,
+  refs: VariantReferences,
+  codes: string[],
+  key?: KeyToRead,
+): Promise<NewCartReads> {
+  const [row] = await runPrepared<{
     region: RegionRow | null;
     variants: PurchasableVariantRow[];
     promotions: PromotionRow[];
     key_record?: IdempotencyRecord | null;
-  }>;
+  }>(
+    db,
+    key ? 'new_cart_reads_with_key' : 'new_cart_reads',
+    newCartReadsText(db, key !== undefined),
+    newCartReadsBindings(regionId ?? null, refs, codes, key),
+  );
   return {
     region: row?.region ?? undefined,
     variants: row?.variants ?? [],
