@@ -264,7 +264,7 @@ function sessionNotFound(id: string): NotFound {
 }
 
 /** Lines whose variant is no longer sold in the region are left out and reported, rather than priced at zero. */
-function priceableLines(rows: carts.CartLineRow[]): {
+function priceableLines(rows: ReadonlyArray<Readonly<carts.CartLineRow>>): {
   lines: Array<LineToPrice & { id: string }>;
   messages: SessionMessage[];
 } {

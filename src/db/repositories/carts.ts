@@ -248,12 +248,15 @@ const CART_COLUMNS = [
   'fulfillment_details',
 ] as const;
 
-/** A stored cart with everything it is presented from, as findRegion, findPromotions and findOrderBySession give it. */
+/**
+ * A stored cart with everything it is presented from, as findRegion, findPromotions and findOrderBySession give it.
+ * Read-only: requests reading the same session in one batched statement share its parsed row.
+ */
 export interface StoredSession {
-  cart: CartRow;
+  cart: Readonly<CartRow>;
   /** Its lines in order, each with its variant's current title and price in the cart's region. */
-  lines: CartLineRow[];
-  region: RegionRow | undefined;
+  lines: ReadonlyArray<Readonly<CartLineRow>>;
+  region: Readonly<RegionRow> | undefined;
   /** The stored promotions among the cart's codes (canonical form), keyed by code. */
   promotions: Map<string, Promotion>;
   /** The order a completed session became (looked up for completed sessions only). */
