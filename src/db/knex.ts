@@ -81,7 +81,7 @@ export interface DatabaseOptions {
 }
 
 /** How long a query may wait for a connection (or for a place in a batched statement, src/db/batching.ts). */
-export const FAIL_FAST_MS = 2_000;
+const FAIL_FAST_MS = 2_000;
 /** How much longer than the server's statement timeout the driver waits for a reply before giving the socket up. */
 const REPLY_GRACE_MS = 1_000;
 

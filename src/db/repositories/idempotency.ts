@@ -50,7 +50,7 @@ const RECORD_COLUMNS = `scope, key, request_hash, state, status_code, response_b
  * the table) has it replaced; any other record (another request stored its answer first) is left alone and the key
  * is not returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins.
  */
-export function answerConflict(replaced: string): string {
+function answerConflict(replaced: string): string {
   return `on conflict (scope, key) do update
     set request_hash = excluded.request_hash, state = excluded.state, status_code = excluded.status_code,
       response_body = excluded.response_body, api_version = excluded.api_version, created_at = excluded.created_at,
