@@ -1,11 +1,16 @@
 // Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep, checked without
-// recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors).
+// recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors). A JSON body
+// read before Koa (session creates, src/http/session-creates.ts) is read by the same reader with the same limits.
+import type { IncomingMessage } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
+import coBody from 'co-body';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
 
 export const BODY_LIMIT = '100kb';
 const MAX_DEPTH = 32;
+/** Bodies are decoded as UTF-8 whatever charset they name. */
+const ENCODING = 'utf-8';
 
 export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
@@ -18,13 +23,19 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
+/** Why a parsed body is refused, if it is. */
+function depthError(parsed: unknown): BadRequest | undefined {
+  if (!exceedsDepth(parsed)) return undefined;
+  return new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
+}
+
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
 export function parseBodies(): AppMiddleware {
   const parse = bodyParser({
     enableTypes: ['json', 'form'],
     jsonLimit: BODY_LIMIT,
     formLimit: BODY_LIMIT,
-    encoding: 'utf-8',
+    encoding: ENCODING,
   }) as unknown as AppMiddleware;
   return async (ctx, next) => {
     let parsed = false;
@@ -35,10 +46,19 @@ export function parseBodies(): AppMiddleware {
     } catch (error) {
       ctx.state.bodyError = error;
     }
-    if (parsed && exceedsDepth(ctx.request.body))
-      ctx.state.bodyError = new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, {
-        param: 'body',
-      });
+    // Only a parsed body is measured, so this never hides an error the parser recorded.
+    if (parsed) ctx.state.bodyError = depthError(ctx.request.body);
     await next();
   };
+}
+
+/**
+ * A JSON body, read as parseBodies reads one (co-body's JSON reader, which @koa/bodyparser calls, with the same limit
+ * and encoding: strict, so an object or an array; `{}` when empty); throws what parseBodies would record.
+ */
+export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const parsed: unknown = await coBody.json(req, { limit: BODY_LIMIT, encoding: ENCODING });
+  const refused = depthError(parsed);
+  if (refused) throw refused;
+  return parsed;
 }

@@ -74,7 +74,8 @@ function canonicalParam(operation: Operation, param: string): string {
   );
 }
 
-function validationFailed(operation: Operation, errors: ErrorObject[]): never {
+/** The 400 for what the contract's validators found wrong with a request (also thrown by src/http/session-creates.ts). */
+export function validationFailed(operation: Operation, errors: ErrorObject[]): never {
   const problem = firstProblem(errors);
   const param = canonicalParam(operation, problem.param);
   throw new BadRequest(VALIDATION_REASONS[problem.kind], problem.message.replace(problem.param, param), { param });

@@ -1,7 +1,7 @@
 // The Koa application: what every request gets (a request id and log line, security headers, `no-store` unless a
 // step says otherwise), then the pipeline of its surface (src/http/surfaces.ts). In front of it, cached reads, checkout
-// session reads and cached MCP tool calls are answered without Koa, with the same steps (src/http/fast-reads.ts,
-// src/http/session-reads.ts, src/mcp/cached-calls.ts).
+// session reads and creates, and cached MCP tool calls are answered without Koa, with the same steps
+// (src/http/fast-reads.ts, src/http/session-reads.ts, src/http/session-creates.ts, src/mcp/cached-calls.ts).
 import Koa from 'koa';
 import { noStoreByDefault, type CacheableOperation } from './caching.js';
 import type { AppState } from './context.js';
@@ -12,6 +12,7 @@ import { cachedReadsFirst } from './fast-reads.js';
 import type { RequestListener } from './lean.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
+import { sessionCreatesFirst } from './session-creates.js';
 import { sessionReadsFirst } from './session-reads.js';
 import { routeToSurfaces, type SurfaceParts } from './surfaces.js';
 
@@ -31,8 +32,8 @@ function createApp(parts: SurfaceParts): Koa<AppState> {
 }
 
 /**
- * The HTTP server's request listener: cached reads, checkout session reads and cached MCP tool calls first, everything
- * else (and every request those could not answer) through Koa.
+ * The HTTP server's request listener: cached reads, checkout session reads and creates, and cached MCP tool calls
+ * first, everything else (and every request those could not answer) through Koa.
  */
 export function createRequestListener(
   parts: SurfaceParts,
@@ -43,6 +44,7 @@ export function createRequestListener(
   const { deps, limiter, contract } = parts;
   const lean = { log: deps.log, limiter, app, lifecycle: deps.lifecycle };
   const general = cachedToolCallsFirst({ ...lean, deps, servers: mcpServers }, app.callback());
-  const sessions = sessionReadsFirst({ ...lean, deps, contract }, general);
+  const creates = sessionCreatesFirst({ ...lean, deps, contract }, general);
+  const sessions = sessionReadsFirst({ ...lean, deps, contract }, creates);
   return cachedReadsFirst({ ...lean, deps, contract, cacheable }, sessions);
 }

@@ -1,5 +1,6 @@
-// Holding a path answered before Koa (cached reads, src/http/fast-reads.ts; cached MCP tool calls,
-// src/mcp/cached-calls.ts) equal to the general chain: a request's status, every header but Date and a generated
+// Holding a path answered before Koa (cached reads, src/http/fast-reads.ts; checkout session reads and creates,
+// src/http/session-reads.ts and src/http/session-creates.ts; cached MCP tool calls, src/mcp/cached-calls.ts) equal to
+// the general chain: a request's status, every header but Date and a generated
 // request id, its body and its log line, and whether Koa answered it (Koa's createContext is counted).
 import { Writable } from 'node:stream';
 import Koa from 'koa';
