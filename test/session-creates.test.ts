@@ -6,7 +6,18 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serverUrl } from './support/database.js';
-import { expectSame, probeLeanPaths, type Answer, type Init } from './support/lean-paths.js';
+import {
+  childLoggersDuring,
+  drainingOnceCounted,
+  expectSame,
+  pathSender,
+  probeLeanPaths,
+  whileDraining,
+  whilePostgresCut,
+  type Answer,
+  type Init,
+  type Request,
+} from './support/lean-paths.js';
 import { startServiceBehindProxy, type ServiceBehindProxy } from './support/outage.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -14,13 +25,8 @@ import { startTestService, type TestService } from './support/service.js';
 const lean = vi.hoisted(() => ({ on: true }));
 vi.mock('../src/http/session-creates.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../src/http/session-creates.js')>();
-  return {
-    ...actual,
-    sessionCreatesFirst: (...[parts, general]: Parameters<typeof actual.sessionCreatesFirst>) => {
-      const first = actual.sessionCreatesFirst(parts, general);
-      return ((req, res) => (lean.on ? first : general)(req, res)) satisfies typeof general;
-    },
-  };
+  const { switchable } = await import('./support/lean-paths.js');
+  return { ...actual, sessionCreatesFirst: switchable(lean, actual.sessionCreatesFirst) };
 });
 
 const LIMIT = 4;
@@ -53,22 +59,8 @@ function withoutNewIds(answer: Answer): Answer {
   return { ...answer, body };
 }
 
-/** Sends the request by the chosen path, from `address`. */
-async function sendBy(path: 'lean' | 'general', service: TestService, url: string, init: Init, address: string) {
-  lean.on = path === 'lean';
-  try {
-    return withoutNewIds(await probe.send(service, url, init, address));
-  } finally {
-    lean.on = true;
-  }
-}
-
-/** The same request by the general chain and by the lean path, each from a fresh address. */
-async function bothPaths(url: string, init: () => Init, service = api): Promise<{ general: Answer; second: Answer }> {
-  const general = await sendBy('general', service, url, init(), newAddress());
-  const second = await sendBy('lean', service, url, init(), newAddress());
-  return { general, second };
-}
+const { sendBy, bothPaths } = pathSender(probe, lean, () => api, withoutNewIds);
+const { sendBy: sendAsSent } = pathSender(probe, lean, () => api);
 
 /** A create's request: a JSON body (the session above unless given) and these headers. */
 function post(body: string | Uint8Array = SESSION, headers: Record<string, string> = {}): Init {
@@ -182,7 +174,7 @@ describe('a session create is answered before Koa exactly as the general chain a
       () => post(json({ items: [{ id: 'variant_01tongue2pack', quantity: 100_000 }] })),
       400,
     ],
-  ])('%s', async (_name, url, init: () => Init, status) => {
+  ])('%s', async (_name, url, init: Request, status) => {
     const { general, second } = await bothPaths(url, init);
     expect([general.status, general.viaKoa, second.viaKoa]).toEqual([status, true, false]);
     expect(general.logged).toBeDefined();
@@ -210,14 +202,8 @@ describe('a session create is answered before Koa exactly as the general chain a
   ] as const)('a key first used by the %s path replays by the %s path', async (first, then) => {
     const key = newKey();
     // Bodies as sent, their ids too: the replay answers the very session the first request created.
-    const send = async (path: 'lean' | 'general') => {
-      lean.on = path === 'lean';
-      try {
-        return await probe.send(api, '/checkout_sessions', post(SESSION, { 'Idempotency-Key': key }), newAddress());
-      } finally {
-        lean.on = true;
-      }
-    };
+    const send = (path: 'lean' | 'general') =>
+      sendAsSent(path, api, '/checkout_sessions', post(SESSION, { 'Idempotency-Key': key }), newAddress());
     const created = await send(first);
     const replayed = await send(then);
     expect([created.viaKoa, replayed.viaKoa]).toEqual([first === 'general', then === 'general']);
@@ -264,46 +250,30 @@ describe('a session create is answered before Koa exactly as the general chain a
       () => post(SESSION, { 'API-Version': 'soon' }),
     ],
     ['a create with a body over 100 kB', () => post(json({ ...ITEMS, pad: 'x'.repeat(110_000) }))],
-  ])('the 429 of an address over its limit: %s', async (_name, init: () => Init) => {
+  ])('the 429 of an address over its limit: %s', async (_name, init: Request) => {
     const address = newAddress();
     for (let sent = 0; sent < LIMIT; sent++)
       expect((await probe.send(api, '/checkout_sessions/cart_nothing_here', {}, address)).status).toBe(404);
-    const second = await sendBy('lean', api, '/checkout_sessions', init(), address);
-    const general = await sendBy('general', api, '/checkout_sessions', init(), address);
+    const second = await sendBy('lean', api, '/checkout_sessions', init, address);
+    const general = await sendBy('general', api, '/checkout_sessions', init, address);
     expect([second.status, second.viaKoa, general.status, general.viaKoa]).toEqual([429, false, 429, true]);
     expectSame(second, general);
   });
 
   it('a drain that begins while the session is created: Connection: close, as the general chain’s last step sets it', async () => {
-    const { rateLimiter } = api.service.deps;
-    const startDrain = <T>(counted: T) => {
-      api.service.deps.lifecycle.draining = true;
-      return counted;
-    };
-    const count = rateLimiter.count.bind(rateLimiter);
-    const consume = rateLimiter.consume.bind(rateLimiter);
-    const counting = vi
-      .spyOn(rateLimiter, 'count')
-      .mockImplementation(async (...keys) => startDrain(await count(...keys)));
-    const consuming = vi
-      .spyOn(rateLimiter, 'consume')
-      .mockImplementation(async (...args) => startDrain(await consume(...args)));
-    try {
-      const general = await sendBy('general', api, '/checkout_sessions', post(), newAddress());
-      api.service.deps.lifecycle.draining = false;
-      const second = await sendBy('lean', api, '/checkout_sessions', post(), newAddress());
-      expect([general.status, general.viaKoa, second.viaKoa, second.headers.connection]).toEqual([
-        201,
-        true,
-        false,
-        'close',
-      ]);
-      expectSame(second, general);
-    } finally {
-      counting.mockRestore();
-      consuming.mockRestore();
-      api.service.deps.lifecycle.draining = false;
-    }
+    const general = await drainingOnceCounted(api, () =>
+      sendBy('general', api, '/checkout_sessions', post(), newAddress()),
+    );
+    const second = await drainingOnceCounted(api, () =>
+      sendBy('lean', api, '/checkout_sessions', post(), newAddress()),
+    );
+    expect([general.status, general.viaKoa, second.viaKoa, second.headers.connection]).toEqual([
+      201,
+      true,
+      false,
+      'close',
+    ]);
+    expectSame(second, general);
   });
 });
 
@@ -366,7 +336,7 @@ describe('what the lean path leaves to the general chain', () => {
       () => ({ method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: SESSION }),
       405,
     ],
-  ])('%s', async (_name, url, init: () => Init, status) => {
+  ])('%s', async (_name, url, init: Request, status) => {
     const { general, second } = await bothPaths(url, init);
     expect([general.status, general.viaKoa, second.viaKoa]).toEqual([status, true, true]);
     expectSame(second, general);
@@ -393,27 +363,19 @@ describe('what the lean path leaves to the general chain', () => {
   });
 
   it('while draining, so that every response carries Connection: close', async () => {
-    api.service.deps.lifecycle.draining = true;
-    try {
-      const answer = await sendBy('lean', api, '/checkout_sessions', post(), newAddress());
-      expect([answer.viaKoa, answer.status, answer.headers.connection]).toEqual([true, 201, 'close']);
-    } finally {
-      api.service.deps.lifecycle.draining = false;
-    }
+    const answer = await whileDraining(api, () => sendBy('lean', api, '/checkout_sessions', post(), newAddress()));
+    expect([answer.viaKoa, answer.status, answer.headers.connection]).toEqual([true, 201, 'close']);
   });
 });
 
 describe('logging', () => {
   it('makes no pino child logger per request', async () => {
-    const child = vi.spyOn(api.service.deps.log, 'child');
-    try {
-      const { second } = await bothPaths('/checkout_sessions', () => post());
+    const children = await childLoggersDuring(api, async () => {
+      const created = await bothPaths('/checkout_sessions', () => post());
       const refused = await bothPaths('/checkout_sessions', () => post('{'));
-      expect([second.status, refused.second.status]).toEqual([201, 400]);
-      expect(child).not.toHaveBeenCalled();
-    } finally {
-      child.mockRestore();
-    }
+      expect([created.second.status, refused.second.status]).toEqual([201, 400]);
+    });
+    expect(children).toBe(0);
   });
 });
 
@@ -429,15 +391,10 @@ describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
   it.each([
     ['a create', () => post()],
     ['a create with an Idempotency-Key', () => post(SESSION, { 'Idempotency-Key': newKey() })],
-  ])('the 503 service_unavailable, with its Retry-After: %s', async (_name, init: () => Init) => {
-    await outage.proxy.cut();
-    try {
-      const { general, second } = await bothPaths('/checkout_sessions', init, outage.api);
-      expect([general.status, general.viaKoa, second.viaKoa]).toEqual([503, true, false]);
-      expect(general.headers['retry-after']).toBeDefined();
-      expectSame(second, general);
-    } finally {
-      await outage.proxy.restore();
-    }
+  ])('the 503 service_unavailable, with its Retry-After: %s', async (_name, init: Request) => {
+    const { general, second } = await whilePostgresCut(outage, () => bothPaths('/checkout_sessions', init, outage.api));
+    expect([general.status, general.viaKoa, second.viaKoa]).toEqual([503, true, false]);
+    expect(general.headers['retry-after']).toBeDefined();
+    expectSame(second, general);
   });
 });

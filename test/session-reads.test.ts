@@ -7,7 +7,16 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
 import { serverUrl } from './support/database.js';
-import { expectSame, probeLeanPaths, type Answer, type Init } from './support/lean-paths.js';
+import {
+  childLoggersDuring,
+  drainingOnceCounted,
+  expectSame,
+  pathSender,
+  probeLeanPaths,
+  whileDraining,
+  whilePostgresCut,
+  type Init,
+} from './support/lean-paths.js';
 import { startServiceBehindProxy, type ServiceBehindProxy } from './support/outage.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -16,13 +25,8 @@ import { startTestService, type TestService } from './support/service.js';
 const lean = vi.hoisted(() => ({ on: true }));
 vi.mock('../src/http/session-reads.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../src/http/session-reads.js')>();
-  return {
-    ...actual,
-    sessionReadsFirst: (...[parts, general]: Parameters<typeof actual.sessionReadsFirst>) => {
-      const first = actual.sessionReadsFirst(parts, general);
-      return ((req, res) => (lean.on ? first : general)(req, res)) satisfies typeof general;
-    },
-  };
+  const { switchable } = await import('./support/lean-paths.js');
+  return { ...actual, sessionReadsFirst: switchable(lean, actual.sessionReadsFirst) };
 });
 
 const LIMIT = 4;
@@ -90,22 +94,7 @@ afterAll(async () => {
   probe.restore();
 });
 
-/** Sends the request by the chosen path, from `address`. */
-async function sendBy(path: 'lean' | 'general', service: TestService, url: string, init: Init, address: string) {
-  lean.on = path === 'lean';
-  try {
-    return await probe.send(service, url, init, address);
-  } finally {
-    lean.on = true;
-  }
-}
-
-/** The same request by the general chain and by the lean path, each from a fresh address. */
-async function bothPaths(url: string, init: Init = {}, service = api): Promise<{ general: Answer; second: Answer }> {
-  const general = await sendBy('general', service, url, init, newAddress());
-  const second = await sendBy('lean', service, url, init, newAddress());
-  return { general, second };
-}
+const { sendBy, bothPaths } = pathSender(probe, lean, () => api);
 
 const session =
   (id: () => string, spelling = 'checkout_sessions') =>
@@ -153,30 +142,11 @@ describe('a session read is answered before Koa exactly as the general chain ans
   });
 
   it('a drain that begins while the session is read: Connection: close, as the general chain’s last step sets it', async () => {
-    const { rateLimiter } = api.service.deps;
-    const startDrain = <T>(counted: T) => {
-      api.service.deps.lifecycle.draining = true;
-      return counted;
-    };
-    const count = rateLimiter.count.bind(rateLimiter);
-    const consume = rateLimiter.consume.bind(rateLimiter);
-    const counting = vi
-      .spyOn(rateLimiter, 'count')
-      .mockImplementation(async (...keys) => startDrain(await count(...keys)));
-    const consuming = vi
-      .spyOn(rateLimiter, 'consume')
-      .mockImplementation(async (...args) => startDrain(await consume(...args)));
-    try {
-      const general = await sendBy('general', api, `/checkout_sessions/${ready}`, {}, newAddress());
-      api.service.deps.lifecycle.draining = false;
-      const second = await sendBy('lean', api, `/checkout_sessions/${ready}`, {}, newAddress());
-      expect([general.viaKoa, second.viaKoa, second.headers.connection]).toEqual([true, false, 'close']);
-      expectSame(second, general);
-    } finally {
-      counting.mockRestore();
-      consuming.mockRestore();
-      api.service.deps.lifecycle.draining = false;
-    }
+    const url = `/checkout_sessions/${ready}`;
+    const general = await drainingOnceCounted(api, () => sendBy('general', api, url, {}, newAddress()));
+    const second = await drainingOnceCounted(api, () => sendBy('lean', api, url, {}, newAddress()));
+    expect([general.viaKoa, second.viaKoa, second.headers.connection]).toEqual([true, false, 'close']);
+    expectSame(second, general);
   });
 });
 
@@ -238,26 +208,18 @@ describe('what the lean path leaves to the general chain', () => {
   });
 
   it('while draining, so that every response carries Connection: close', async () => {
-    api.service.deps.lifecycle.draining = true;
-    try {
-      const answer = await sendBy('lean', api, `/checkout_sessions/${ready}`, {}, newAddress());
-      expect([answer.viaKoa, answer.status, answer.headers.connection]).toEqual([true, 200, 'close']);
-    } finally {
-      api.service.deps.lifecycle.draining = false;
-    }
+    const answer = await whileDraining(api, () => sendBy('lean', api, `/checkout_sessions/${ready}`, {}, newAddress()));
+    expect([answer.viaKoa, answer.status, answer.headers.connection]).toEqual([true, 200, 'close']);
   });
 });
 
 describe('logging', () => {
   it('makes no pino child logger per request', async () => {
-    const child = vi.spyOn(api.service.deps.log, 'child');
-    try {
+    const children = await childLoggersDuring(api, async () => {
       await bothPaths(`/checkout_sessions/${ready}`);
       await bothPaths('/checkout_sessions/cart_nothing_here');
-      expect(child).not.toHaveBeenCalled();
-    } finally {
-      child.mockRestore();
-    }
+    });
+    expect(children).toBe(0);
   });
 });
 
@@ -271,14 +233,11 @@ describe.skipIf(!serverUrl)('with PostgreSQL unreachable', () => {
   });
 
   it('the 503 service_unavailable, with its Retry-After', async () => {
-    await outage.proxy.cut();
-    try {
-      const { general, second } = await bothPaths('/checkout_sessions/cart_anything', {}, outage.api);
-      expect([general.status, general.viaKoa, second.viaKoa]).toEqual([503, true, false]);
-      expect(general.headers['retry-after']).toBeDefined();
-      expectSame(second, general);
-    } finally {
-      await outage.proxy.restore();
-    }
+    const { general, second } = await whilePostgresCut(outage, () =>
+      bothPaths('/checkout_sessions/cart_anything', {}, outage.api),
+    );
+    expect([general.status, general.viaKoa, second.viaKoa]).toEqual([503, true, false]);
+    expect(general.headers['retry-after']).toBeDefined();
+    expectSame(second, general);
   });
 });
