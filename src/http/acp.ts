@@ -7,11 +7,12 @@ import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js'
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
 import { agentUrls, findActiveGrant } from '../services/oauth.js';
 import { runIdempotently, type ProtocolResponse } from '../services/protocol-idempotency.js';
-import { supportedCurrencies } from '../services/protocol-sessions.js';
+import { createProtocolSession, supportedCurrencies } from '../services/protocol-sessions.js';
 import type { AppContext } from './context.js';
 import {
   jsonResponse,
   matchProtocolRoute,
+  plannedCreate,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
@@ -151,7 +152,7 @@ function idempotencyKey(ctx: AppContext): string {
 }
 
 export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
-  const operations = createAcpOperations(deps);
+  const { create, operations } = createAcpOperations(deps);
 
   async function serveCheckout(ctx: AppContext): Promise<void> {
     const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
@@ -165,14 +166,18 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       : { kind: 'absent' as const };
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
     const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
-    const outcome = await runIdempotently(deps, scope, async (db) => {
-      try {
-        return await operations[route.op](db, call);
-      } catch (error) {
-        if (error instanceof ProtocolError && error.status < 500) return renderError(error);
-        throw error;
-      }
-    });
+    const { op } = route;
+    const outcome =
+      op === 'create'
+        ? await createProtocolSession(deps, scope, plannedCreate(() => create(call), renderError))
+        : await runIdempotently(deps, scope, async (db) => {
+            try {
+              return await operations[op](db, call);
+            } catch (error) {
+              if (error instanceof ProtocolError && error.status < 500) return renderError(error);
+              throw error;
+            }
+          });
     switch (outcome.kind) {
       case 'ran':
         return sendProtocolResponse(ctx, outcome.response);

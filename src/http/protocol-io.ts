@@ -8,6 +8,7 @@ import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../
 import { isDecodable } from './errors.js';
 import { MCP_BODY_LIMIT, parseJson, readBody } from '../mcp/transport.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { CreatePlan, ProtocolCreate } from '../services/protocol-sessions.js';
 
 /** An error answered in a binding's own shape: status and code are the protocol's (rendered by src/http/ucp.ts, acp.ts). */
 export class ProtocolError extends Error {
@@ -143,4 +144,27 @@ export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLi
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
 export async function rateLimit(ctx: AppContext, deps: Deps): Promise<void> {
   await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
+}
+
+/** A binding's rendering of its protocol errors. */
+export type ErrorRenderer = (error: ProtocolError) => ProtocolResponse;
+
+/** Runs an operation whose protocol errors below 500 are answers (stored under the key), rendered by the binding. */
+export function answering<Answer>(operation: () => Answer, render: ErrorRenderer): Answer | ProtocolResponse {
+  try {
+    return operation();
+  } catch (error) {
+    if (error instanceof ProtocolError && error.status < 500) return render(error);
+    throw error;
+  }
+}
+
+/** A create as the bindings plan it, its protocol errors (below 500) answered in the binding's shape. */
+export function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolCreate {
+  const planned = answering(plan, render);
+  if (!('input' in planned)) return { refused: planned };
+  return {
+    input: planned.input,
+    respond: (outcome) => answering(() => planned.respond(outcome), render),
+  };
 }

@@ -15,6 +15,7 @@ import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { runIdempotently } from '../services/protocol-idempotency.js';
+import { createProtocolSession } from '../services/protocol-sessions.js';
 import {
   createProfileResolver,
   negotiate,
@@ -27,6 +28,7 @@ import {
   isUuid,
   jsonResponse,
   matchProtocolRoute,
+  plannedCreate,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
@@ -180,22 +182,26 @@ export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
 
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
-  const operations = createUcpOperations(deps);
+  const { create, operations } = createUcpOperations(deps);
   const profiles = createProfileResolver(deps.config.protocols);
   const { baseUrl } = deps.config;
+  const render = (error: ProtocolError) => renderError(error, baseUrl);
   return async ({ profileUrl, op, id, body, idempotency }) => {
     const negotiation = await negotiateWith(deps, profiles, profileUrl);
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
     const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
-    const outcome = await runIdempotently(deps, scope, async (db) => {
-      try {
-        return await operations[op](db, call);
-      } catch (error) {
-        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
-        throw error;
-      }
-    });
+    const outcome =
+      op === 'create'
+        ? await createProtocolSession(deps, scope, plannedCreate(() => create(call), render))
+        : await runIdempotently(deps, scope, async (db) => {
+            try {
+              return await operations[op](db, call);
+            } catch (error) {
+              if (error instanceof ProtocolError && error.status < 500) return render(error);
+              throw error;
+            }
+          });
     switch (outcome.kind) {
       case 'ran':
         return { response: outcome.response, replayed: false };

@@ -107,7 +107,20 @@ interface CartToStore {
  * the key already had an answer: nothing was stored.
  */
 async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<boolean> {
-  const bindings: Knex.RawBinding[] = [
+  const bindings = newCartBindings(cart, lines);
+  const statement = answer
+    ? asPrepared(
+        'insert_cart_answering_key',
+        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
+      )
+    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
+  const { rows } = (await statement) as { rows: unknown[] };
+  return rows.length === 1;
+}
+
+/** The bindings of newCartAndLines, in its order. */
+function newCartBindings(cart: NewCartRow, lines: NewLine[]): Knex.RawBinding[] {
+  return [
     cart.id,
     cart.region_id,
     cart.status,
@@ -122,13 +135,33 @@ async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Prom
     lines.map((line) => line.variant_id),
     lines.map((line) => line.quantity),
   ];
-  const statement = answer
-    ? asPrepared(
-        'insert_cart_answering_key',
-        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
-      )
-    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
-  const { rows } = (await statement) as { rows: unknown[] };
+}
+
+/** A statement that claims a key with its answer, returning a row only when the key took it (as INSERT_ANSWER). */
+export interface KeyClaim {
+  /** The prepared statement's name: one per claim text. */
+  name: string;
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/**
+ * A cart and its lines stored by the statement that claims their key (in its own table, with its own answer), in one
+ * round trip of fixed text: the cart only if the key took the answer. False when it did not: nothing was stored.
+ */
+export async function insertCartClaimingKey(
+  db: Db,
+  claim: KeyClaim,
+  cart: NewCartRow,
+  lines: NewLine[],
+): Promise<boolean> {
+  const sql = `with claimed as (
+  ${claim.sql}
+), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
+  const { rows } = (await asPrepared(
+    claim.name,
+    db.raw(sql, [...claim.bindings, ...newCartBindings(cart, lines)]),
+  )) as { rows: unknown[] };
   return rows.length === 1;
 }
 
