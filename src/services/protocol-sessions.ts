@@ -10,13 +10,12 @@ import {
   type RegionRow,
 } from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
+import type { ProtocolAnswer } from '../db/repositories/protocol-idempotency.js';
 import {
-  insertAnswer,
-  INSERT_PROTOCOL_ANSWER,
-  protocolAnswerBindings,
-  type ProtocolAnswer,
-} from '../db/repositories/protocol-idempotency.js';
-import { readProtocolCreate, type ProtocolCreateReads } from '../db/repositories/protocol-sessions.js';
+  readProtocolCreate,
+  storeProtocolCreate,
+  type ProtocolCreateReads,
+} from '../db/repositories/protocol-sessions.js';
 import { promotionsOf } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import { MAX_QUANTITY } from '../domain/cart-items.js';
@@ -279,21 +278,18 @@ function newSession(deps: Deps, input: NewProtocolSession, region: RegionRow, re
   return { cart, lines: rows.map(({ id, variant_id, quantity }) => ({ id, variant_id, quantity })), session };
 }
 
-/** Stores a new cart with its key's answer (one statement), or alone, group-committed with others. */
-async function storeSession(
+/**
+ * Stores a create's answer with what it created (if anything), in one statement: under a key through the protocol
+ * creates' group commit, without one the cart alone through the carts' (an answer nobody can replay is not stored).
+ */
+async function storeCreate(
   db: Db,
-  cart: Parameters<typeof carts.insertCart>[1],
-  lines: carts.NewLine[],
+  created: { cart: carts.NewCartRow; lines: carts.NewLine[] } | undefined,
   answer: ProtocolAnswer | undefined,
 ): Promise<boolean> {
   try {
-    if (!answer) return await carts.insertCart(db, cart, lines);
-    const claim = {
-      name: 'insert_cart_answering_protocol_key',
-      sql: INSERT_PROTOCOL_ANSWER,
-      bindings: protocolAnswerBindings(answer),
-    };
-    return await carts.insertCartClaimingKey(db, claim, cart, lines);
+    if (answer) return await storeProtocolCreate(db, { answer, created });
+    return created ? await carts.insertCart(db, created.cart, created.lines) : true;
   } catch (error) {
     // A variant deleted since the read: read again, and the line is answered as not found.
     if (carts.isMissingVariant(error)) return false;
@@ -301,19 +297,14 @@ async function storeSession(
   }
 }
 
-/** Stores an answer that created nothing (without a key, there is nothing to store). */
-async function storeAnswerOnly(db: Db, answer: ProtocolAnswer | undefined): Promise<boolean> {
-  return answer ? insertAnswer(db, answer) : true;
-}
-
 function answerCreate(deps: Deps, create: ProtocolCreate, reads: ProtocolCreateReads): CreateAnswer {
   const { db } = deps;
-  if (!create.input) return { response: create.refused, store: (answer) => storeAnswerOnly(db, answer) };
+  if (!create.input) return { response: create.refused, store: (answer) => storeCreate(db, undefined, answer) };
   const { input, respond } = create;
   const region = 'currency' in input.market ? reads.region : requireRegion(reads.region, undefined);
   const answerOnly = (outcome: CreateOutcome) => ({
     response: respond(outcome),
-    store: (answer: ProtocolAnswer | undefined) => storeAnswerOnly(db, answer),
+    store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer),
   });
   if (!region) return answerOnly({ kind: 'unsupported_currency', currencies: reads.currencies });
   const built = newSession(deps, input, region, reads);
@@ -321,7 +312,7 @@ function answerCreate(deps: Deps, create: ProtocolCreate, reads: ProtocolCreateR
   const { cart, lines, session } = built;
   return {
     response: respond({ kind: 'created', session, countryServed: reads.countryServed }),
-    store: (answer) => storeSession(db, cart, lines, answer),
+    store: (answer) => storeCreate(db, { cart, lines }, answer),
   };
 }
 

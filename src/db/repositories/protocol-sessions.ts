@@ -1,9 +1,24 @@
 // The one read of an ACP or UCP create: the market's region, the requested variants priced in it, the promotions the
 // codes name, and the key's record. One statement of fixed text, run as a named prepared statement, so that a create
-// costs this round trip and the write that stores the session with its answer (see protocol-idempotency.ts).
-import { runPrepared, type Db } from '../knex.js';
+// costs this round trip and the write that stores the session with its answer (storeProtocolCreate).
+import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
+import {
+  insertCartClaimingKey,
+  NEW_CARTS_AND_LINES,
+  newCartsAndLinesBindings,
+  type NewCartRow,
+  type NewLine,
+} from './carts.js';
 import type { RegionRow } from './catalog.js';
-import type { StoredAnswer } from './protocol-idempotency.js';
+import {
+  insertAnswer,
+  INSERT_PROTOCOL_ANSWER,
+  INSERT_PROTOCOL_ANSWERS,
+  protocolAnswerBindings,
+  protocolAnswerRecord,
+  type ProtocolAnswer,
+  type StoredAnswer,
+} from './protocol-idempotency.js';
 import type { PromotionRow } from './promotions.js';
 
 /** A requested variant with what the session shows of it, its stock and its price in the region (null: not sold there). */
@@ -102,4 +117,63 @@ export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Pr
     promotions: row!.promotions,
     record: row!.record ?? undefined,
   };
+}
+
+/** A create's answer under its key, and the session it reports, if it created one. */
+export interface ProtocolCreateToStore {
+  answer: ProtocolAnswer;
+  created: { cart: NewCartRow; lines: NewLine[] } | undefined;
+}
+
+async function storeOne(db: Db, { answer, created }: ProtocolCreateToStore): Promise<boolean> {
+  if (!created) return insertAnswer(db, answer);
+  const claim = {
+    name: 'insert_cart_answering_protocol_key',
+    sql: INSERT_PROTOCOL_ANSWER,
+    bindings: protocolAnswerBindings(answer),
+  };
+  return insertCartClaimingKey(db, claim, created.cart, created.lines);
+}
+
+/** Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer. */
+const STORE_PROTOCOL_CREATES = `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`;
+
+const keyOf = ({ answer }: ProtocolCreateToStore) => `${answer.scope}\n${answer.key}`;
+
+async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolean[]> {
+  // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it, they
+  // read its answer again). In key order, so two statements claiming the same keys take their locks in that order.
+  const firsts = new Map<string, ProtocolCreateToStore>();
+  for (const item of batch) if (!firsts.has(keyOf(item))) firsts.set(keyOf(item), item);
+  const sent = [...firsts.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
+  const { rows } = (await asPrepared(
+    'store_protocol_creates',
+    db.raw(STORE_PROTOCOL_CREATES, [
+      JSON.stringify(sent.map(({ answer }) => protocolAnswerRecord(answer))),
+      ...newCartsAndLinesBindings(sessions),
+    ]),
+  )) as { rows: Array<{ scope: string; key: string }> };
+  const stored = new Set(rows.map((row) => `${row.scope}\n${row.key}`));
+  return batch.map((item) => firsts.get(keyOf(item)) === item && stored.has(keyOf(item)));
+}
+
+/** As carts.ts's group commit of new carts, for the protocol creates under a key. */
+const MAX_STORES_IN_FLIGHT = 2;
+const MAX_CREATES_PER_STATEMENT = 16;
+const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => ({
+  one: (item) => storeOne(db, item),
+  many: (batch) => storeMany(db, batch),
+  maxBatch: MAX_CREATES_PER_STATEMENT,
+  maxInFlight: MAX_STORES_IN_FLIGHT,
+}));
+
+/**
+ * Stores a create's answer under its key with the session it reports (if any), in one statement: the session only if
+ * the key took the answer; false when another request's answer holds the key (nothing stored). Concurrent creates
+ * share a statement and a commit (group commit, src/db/batching.ts); a batch that fails is retried item by item, so
+ * each gets the outcome and the error it would get alone.
+ */
+export function storeProtocolCreate(db: Db, item: ProtocolCreateToStore): Promise<boolean> {
+  return createStore(db)(item);
 }
