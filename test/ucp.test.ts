@@ -145,6 +145,17 @@ describe('UCP negotiation', () => {
     }
   });
 
+  it('fetches a profile once for the requests that name it while it is not yet cached, and keeps it', async () => {
+    const profile = profiles.url(`/full.json?fresh=${randomUUID()}`);
+    const fetched = () => profiles.fetches.get('/full.json') ?? 0;
+    const before = fetched();
+    const send = () => create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profile));
+    const answers = await Promise.all(Array.from({ length: 6 }, send));
+    expect(answers.map((answer) => answer.response.status)).toEqual(Array(6).fill(201));
+    expect((await send()).response.status).toBe(201);
+    expect(fetched() - before).toBe(1);
+  });
+
   it('U-N3: a profile without checkout is a 200 capabilities_incompatible error_response and creates nothing', async () => {
     const before = await cartCount(api);
     const { response, body } = await create(
@@ -798,34 +809,42 @@ describe('UCP creates in one read and one write', () => {
     await db('protocol_idempotency').insert(record(Date.now() - 1_000, 'in_flight'));
     const inFlight = await create(body, { ...headers, 'Request-Id': randomUUID() });
     expect([inFlight.response.status, inFlight.body.code]).toEqual([503, 'idempotency_in_flight']);
-    await db('protocol_idempotency').where({ scope, key }).update({ created_at: new Date(Date.now() - 61_000) });
+    await db('protocol_idempotency')
+      .where({ scope, key })
+      .update({ created_at: new Date(Date.now() - 61_000) });
     const takenOver = await create(body, { ...headers, 'Request-Id': randomUUID() });
     expect(takenOver.response.status).toBe(201);
     expect(takenOver.body.id).not.toBe(afterExpiry.body.id);
     expect(await recordOf(key)).toMatchObject({ state: 'completed', response_body: takenOver.text });
   });
 
-  it.skipIf(!serverUrl)('two instances: concurrent creates under one key store one checkout, and each replays it', async () => {
-    const other = await startTestService({ env: PROTOCOL_ENV, database: api.database });
-    try {
-      const before = await cartCount(api);
-      const headers = ucpHeaders(full);
-      const send = (instance: TestService) =>
-        protocolFetch(instance, '/ucp/checkout-sessions', {
-          method: 'POST',
-          headers: { ...headers, 'Request-Id': randomUUID() },
-          body,
-        });
-      const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => send(index % 2 ? other : api)));
-      expect(answers.map((answer) => answer.response.status)).toEqual(Array(8).fill(201));
-      expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
-      expect(answers.filter((answer) => !answer.response.headers.get('idempotent-replayed'))).toHaveLength(1);
-      expect(await cartCount(api)).toBe(before + 1);
-      const [fromA, fromB] = [await send(api), await send(other)];
-      expect([fromA.text, fromB.text]).toEqual([answers[0]!.text, answers[0]!.text]);
-      expect([fromA, fromB].map((answer) => answer.response.headers.get('idempotent-replayed'))).toEqual(['true', 'true']);
-    } finally {
-      await other.close();
-    }
-  });
+  it.skipIf(!serverUrl)(
+    'two instances: concurrent creates under one key store one checkout, and each replays it',
+    async () => {
+      const other = await startTestService({ env: PROTOCOL_ENV, database: api.database });
+      try {
+        const before = await cartCount(api);
+        const headers = ucpHeaders(full);
+        const send = (instance: TestService) =>
+          protocolFetch(instance, '/ucp/checkout-sessions', {
+            method: 'POST',
+            headers: { ...headers, 'Request-Id': randomUUID() },
+            body,
+          });
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => send(index % 2 ? other : api)));
+        expect(answers.map((answer) => answer.response.status)).toEqual(Array(8).fill(201));
+        expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+        expect(answers.filter((answer) => !answer.response.headers.get('idempotent-replayed'))).toHaveLength(1);
+        expect(await cartCount(api)).toBe(before + 1);
+        const [fromA, fromB] = [await send(api), await send(other)];
+        expect([fromA.text, fromB.text]).toEqual([answers[0]!.text, answers[0]!.text]);
+        expect([fromA, fromB].map((answer) => answer.response.headers.get('idempotent-replayed'))).toEqual([
+          'true',
+          'true',
+        ]);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });

@@ -169,7 +169,11 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     const { op } = route;
     const outcome =
       op === 'create'
-        ? await createProtocolSession(deps, scope, plannedCreate(() => create(call), renderError))
+        ? await createProtocolSession(
+            deps,
+            scope,
+            plannedCreate(() => create(call), renderError),
+          )
         : await runIdempotently(deps, scope, async (db) => {
             try {
               return await operations[op](db, call);

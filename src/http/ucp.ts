@@ -193,7 +193,11 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
     const outcome =
       op === 'create'
-        ? await createProtocolSession(deps, scope, plannedCreate(() => create(call), render))
+        ? await createProtocolSession(
+            deps,
+            scope,
+            plannedCreate(() => create(call), render),
+          )
         : await runIdempotently(deps, scope, async (db) => {
             try {
               return await operations[op](db, call);

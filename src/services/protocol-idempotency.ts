@@ -139,7 +139,9 @@ export interface CreateAnswer {
 export async function createIdempotently<Reads>(
   deps: Deps,
   call: IdempotentCall | undefined,
-  read: (key: Pick<IdempotentCall, 'scope' | 'key'> | undefined) => Promise<{ reads: Reads; record?: repo.StoredAnswer }>,
+  read: (
+    key: Pick<IdempotentCall, 'scope' | 'key'> | undefined,
+  ) => Promise<{ reads: Reads; record?: repo.StoredAnswer }>,
   answer: (reads: Reads) => CreateAnswer,
 ): Promise<IdempotentOutcome> {
   const hash = call && jcsHash(call.body);
