@@ -1,21 +1,22 @@
 // The ACP 2026-04-17 REST binding at /acp and its discovery document at /.well-known/acp.json (3.B of the design).
 // Checks in order: route, bearer token (this service's OAuth, scope cart:write), API-Version, Idempotency-Key on POST,
 // body, then the idempotency claim, after which every answer below 500 is stored under the key (scope: the client).
+import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
 import { agentUrls, findActiveGrant } from '../services/oauth.js';
-import { runIdempotently, type ProtocolResponse } from '../services/protocol-idempotency.js';
-import { createProtocolSession, supportedCurrencies } from '../services/protocol-sessions.js';
+import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import { supportedCurrencies } from '../services/protocol-sessions.js';
 import type { AppContext } from './context.js';
 import {
   jsonResponse,
   matchProtocolRoute,
-  plannedCreate,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
+  runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
   type ProtocolRoute,
@@ -167,21 +168,8 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
     const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
     const { op } = route;
-    const outcome =
-      op === 'create'
-        ? await createProtocolSession(
-            deps,
-            scope,
-            plannedCreate(() => create(call), renderError),
-          )
-        : await runIdempotently(deps, scope, async (db) => {
-            try {
-              return await operations[op](db, call);
-            } catch (error) {
-              if (error instanceof ProtocolError && error.status < 500) return renderError(error);
-              throw error;
-            }
-          });
+    const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
+    const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':
         return sendProtocolResponse(ctx, outcome.response);
