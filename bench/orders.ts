@@ -125,6 +125,7 @@ async function paidDeliveries(baseUrl: string, stripe: FakeStripe, count: number
     return {
       sessionId: checkout.params.get('client_reference_id')!,
       eventId: String(event.id),
+      checkoutReference: checkout.id,
       delivery: signedDelivery(event),
     };
   });

@@ -1,6 +1,7 @@
 // Orders, their lines, processor events and processor checkouts.
 import type { OrderStatus, Quote, ReviewReason, StockRow } from '../../domain/orders.js';
-import { asPrepared, type Db } from '../knex.js';
+import { asPrepared, runPrepared, type Db } from '../knex.js';
+import type { CartRow } from './carts.js';
 
 export type Processor = 'stripe' | 'test';
 
@@ -67,6 +68,97 @@ export async function recordEvent(
       .returning('event_id'),
   );
   return inserted.length > 0;
+}
+
+/**
+ * The first statement of a payment's transaction, in PostgreSQL's own form (runPrepared): the event recorded, then,
+ * only if it was new, the session locked, the quote sent to the processor under $6 read, and, only if the session can
+ * still become an order, its variants locked in id order (those of $7, or else of the quote sent). Each step depends
+ * on the one before (the locks are taken in the order the separate statements took them: session, then stock by id,
+ * so concurrent orders sharing variants cannot deadlock), in one round trip instead of four.
+ */
+const PAYMENT_CLAIM = `with event as (
+  insert into processor_events (processor, event_id, type, received_at)
+  values ($1, $2, $3, $4)
+  on conflict (processor, event_id) do nothing
+  returning event_id
+), cart as (
+  select id, status, client_id, buyer_email from carts
+  where id = $5 and exists (select from event)
+  for update
+), sent as (
+  select quote from processor_checkouts
+  where processor = $1 and reference = $6 and session_id = $5 and exists (select from cart)
+), stock as (
+  select id, manage_inventory, allow_backorder, inventory_quantity from variants
+  where id = any(coalesce($7::text[],
+      array(select line->>'variantId' from sent, jsonb_array_elements(sent.quote->'lines') as line)))
+    and exists (select from cart where status in ('ready_for_payment', 'canceled'))
+  order by id
+  for update
+)
+select exists (select from event) as recorded, cart.id, cart.status, cart.client_id, cart.buyer_email,
+  (select quote from sent) as quote_sent,
+  (select coalesce(json_agg(stock), '[]') from stock) as stock
+from (values (1)) as one left join cart on true`;
+
+export interface PaymentToClaim {
+  processor: Processor;
+  eventId: string;
+  eventType: string;
+  at: Date;
+  sessionId: string;
+  /** The processor's checkout the buyer paid through, whose stored quote is read. */
+  checkoutReference: string | undefined;
+  /** The variants to lock when the quote is known already (otherwise those of the quote sent). */
+  variantIds: string[] | undefined;
+}
+
+export type PaymentClaim =
+  /** The event was handled before: nothing was read or locked. */
+  | { recorded: false }
+  | {
+      recorded: true;
+      /** The session, locked until the transaction ends; undefined when there is none. */
+      cart: Pick<CartRow, 'id' | 'status' | 'client_id' | 'buyer_email'> | undefined;
+      /** The quote sent to the processor under `checkoutReference`, if there is one. */
+      quoteSent: Quote | undefined;
+      /** The variants locked (in a session that can still become an order). */
+      stock: StockRow[];
+    };
+
+interface PaymentClaimRow {
+  recorded: boolean;
+  id: string | null;
+  status: CartRow['status'] | null;
+  client_id: string | null;
+  buyer_email: string | null;
+  quote_sent: Quote | null;
+  stock: StockRow[];
+}
+
+/**
+ * Records a processor event once and, if it is new, locks what its payment changes (PAYMENT_CLAIM). Inside the
+ * payment's transaction: the locks last until it ends.
+ */
+export async function claimPayment(db: Db, payment: PaymentToClaim): Promise<PaymentClaim> {
+  const [row] = await runPrepared<PaymentClaimRow>(db, 'claim_payment', PAYMENT_CLAIM, [
+    payment.processor,
+    payment.eventId,
+    payment.eventType,
+    payment.at,
+    payment.sessionId,
+    payment.checkoutReference ?? null,
+    payment.variantIds ?? null,
+  ]);
+  if (!row!.recorded) return { recorded: false };
+  const { id, status, client_id, buyer_email, quote_sent, stock } = row!;
+  return {
+    recorded: true,
+    cart: id === null || status === null ? undefined : { id, status, client_id, buyer_email },
+    quoteSent: quote_sent ?? undefined,
+    stock,
+  };
 }
 
 /**
@@ -233,20 +325,6 @@ export async function latestProcessorCheckout(
     .where({ processor, session_id: sessionId })
     .orderBy('created_at', 'desc')
     .first()) as ProcessorCheckoutRow | undefined;
-}
-
-/** The quote the processor was asked to charge under `reference` for this session. */
-export async function findQuoteSent(
-  db: Db,
-  processor: Processor,
-  sessionId: string,
-  reference: string,
-): Promise<Quote | undefined> {
-  const row = (await asPrepared(
-    'find_quote_sent',
-    db('processor_checkouts').where({ processor, session_id: sessionId, reference }).first('quote'),
-  )) as { quote: Quote } | undefined;
-  return row?.quote;
 }
 
 export async function saveProcessorCheckout(db: Db, row: ProcessorCheckoutRow): Promise<void> {
