@@ -17,15 +17,21 @@ interface Statement {
 export interface OrderTransaction {
   /** BEGIN to COMMIT, as the service sent them. */
   statements: Statement[];
-  /** The values this order made for itself (event, order, lines, receipt and payment ids, its session): fresh in each replay. */
+  /**
+   * The values this order made for itself (event, session, order, lines, receipt, payment and processor checkout ids):
+   * fresh in each replay.
+   */
   fresh: string[];
   /** The session the order completed: each replay completes a copy of it. */
   sessionId: string;
+  /** The processor checkout it was paid through (whose quote the transaction reads): each replay reads a copy. */
+  checkoutReference: string;
 }
 
 export interface PlacedOrder {
   sessionId: string;
   eventId: string;
+  checkoutReference: string;
 }
 
 interface QueryEvent {
@@ -53,7 +59,7 @@ export async function captureOrderTransaction(
   };
   db.on('query', keep);
   try {
-    const { sessionId, eventId } = await place(service.url);
+    const { sessionId, eventId, checkoutReference } = await place(service.url);
     db.off('query', keep);
     const statements = [...byTransaction.values()].find((candidate) =>
       candidate.some(({ sql }) => /\binsert into "?orders"?[\s(]/i.test(sql)),
@@ -70,9 +76,11 @@ export async function captureOrderTransaction(
         order.order_number!,
         order.permalink_token!,
         order.payment_reference!,
+        checkoutReference,
         ...lineIds,
       ],
       sessionId,
+      checkoutReference,
     };
   } finally {
     db.off('query', keep);
@@ -122,8 +130,17 @@ export function replayScript(transaction: OrderTransaction): { script: string; v
   return { script: ['\\set k :k + 1', ...statements, ''].join('\n'), variables };
 }
 
-/** Copies of the captured session, ready for payment, one for each replay: `<id>_<client>_<k>` for k in (from, to]. */
-async function copySessions(databaseUrl: string, sessionId: string, clients: number, from: number, to: number) {
+/**
+ * Copies of the captured session, ready for payment, and of its processor checkout, one for each replay:
+ * `<id>_<client>_<k>` for k in (from, to].
+ */
+async function copySessions(
+  databaseUrl: string,
+  transaction: OrderTransaction,
+  clients: number,
+  from: number,
+  to: number,
+) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -133,7 +150,15 @@ async function copySessions(databaseUrl: string, sessionId: string, clients: num
          'id', c.id || '_' || client || '_' || k, 'status', 'ready_for_payment', 'completed_at', null))).*
        from carts c, generate_series(0, $2::int - 1) client, generate_series($3::int + 1, $4::int) k
        where c.id = $1`,
-      [sessionId, clients, from, to],
+      [transaction.sessionId, clients, from, to],
+    );
+    await client.query(
+      `insert into processor_checkouts
+       select (jsonb_populate_record(pc, jsonb_build_object(
+         'session_id', pc.session_id || '_' || client || '_' || k, 'reference', pc.reference || '_' || client || '_' || k))).*
+       from processor_checkouts pc, generate_series(0, $3::int - 1) client, generate_series($4::int + 1, $5::int) k
+       where pc.session_id = $1 and pc.reference = $2`,
+      [transaction.sessionId, transaction.checkoutReference, clients, from, to],
     );
   } finally {
     await client.end();
@@ -150,7 +175,7 @@ export async function replayOrders(
   settings: { clients: number; transactionsPerClient: number; round: number },
 ): Promise<PgbenchFigures> {
   const from = settings.round * settings.transactionsPerClient;
-  await copySessions(databaseUrl, transaction.sessionId, settings.clients, from, from + settings.transactionsPerClient);
+  await copySessions(databaseUrl, transaction, settings.clients, from, from + settings.transactionsPerClient);
   const { script, variables } = replayScript(transaction);
   return runScript(databaseUrl, script, { ...variables, k: String(from) }, settings);
 }
@@ -164,6 +189,7 @@ export async function removeReplayedOrders(databaseUrl: string, transaction: Ord
   try {
     await client.query('delete from order_line_items where order_id like $1', [like(orderId!)]);
     await client.query('delete from orders where id like $1', [like(orderId!)]);
+    await client.query('delete from processor_checkouts where session_id like $1', [like(sessionId!)]);
     await client.query('delete from carts where id like $1', [like(sessionId!)]);
     await client.query('delete from processor_events where event_id like $1', [like(eventId!)]);
   } finally {

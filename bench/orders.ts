@@ -2,7 +2,10 @@
 // distinct paid sessions, 32 at a time, to the built service on PostgreSQL (a fresh database, dropped at the end, or
 // DATABASE_URL), against its ceiling in the same round: pgbench replaying the transaction the service runs for one
 // order (captured from the service, bench/order-transaction.ts) with as many clients. Stripe is the local fake the tests
-// use: nothing leaves the machine. A benchmark, not a test: it reports and exits 0 unless the harness itself fails.
+// use: nothing leaves the machine. The sessions and their Stripe checkouts are made through a second instance on the
+// same database, so that the measured one takes deliveries only: its CPU figures and its profile are the webhook's
+// alone, with nothing of making the sessions left over (their garbage, their pay pages) to be collected in a round.
+// A benchmark, not a test: it reports and exits 0 unless the harness itself fails.
 //   npm run bench:orders -- [--orders 640] [--connections 32] [--rounds 3] [--cpu-prof (a V8 profile of the service in
 //   bench/profiles/)]
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -122,6 +125,7 @@ async function paidDeliveries(baseUrl: string, stripe: FakeStripe, count: number
     return {
       sessionId: checkout.params.get('client_reference_id')!,
       eventId: String(event.id),
+      checkoutReference: checkout.id,
       delivery: signedDelivery(event),
     };
   });
@@ -178,6 +182,7 @@ async function main(): Promise<void> {
   const paymentsEnv = { ...stripe.env, PAYMENTS_MODE: 'stripe' };
   let transaction: OrderTransaction | undefined;
   let service: ServerProcess | undefined;
+  let preparer: ServerProcess | undefined;
   let restoreStock: (() => Promise<void>) | undefined;
   if (values['cpu-prof']) mkdirSync(`${root}/bench/profiles`, { recursive: true });
   try {
@@ -196,8 +201,14 @@ async function main(): Promise<void> {
       cpuProfileDir: values['cpu-prof'] ? `${root}/bench/profiles` : undefined,
       env: paymentsEnv,
     });
+    preparer = await startServiceProcess({
+      root,
+      databaseEnv: database.env,
+      logFile: `${root}/bench/orders-preparer.log`,
+      env: paymentsEnv,
+    });
     const deliveries = async (count: number) =>
-      (await paidDeliveries(service!.url, stripe, count)).map((paid) => paid.delivery);
+      (await paidDeliveries(preparer!.url, stripe, count)).map((paid) => paid.delivery);
     await deliver(service, await deliveries(WARMUP_ORDERS), databaseUrl);
 
     const rounds: Round[] = [];
@@ -250,6 +261,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await service?.stop();
+    await preparer?.stop();
     await stripe.close();
     if (transaction && database.kind === 'given') await removeReplayedOrders(databaseUrl, transaction);
     await restoreStock?.();

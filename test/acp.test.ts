@@ -372,3 +372,54 @@ describe('ACP idempotency', () => {
     ]);
   });
 });
+
+describe('ACP creates in one read and one write', () => {
+  it('shows the buyer and fulfillment details as a read of the stored session does, whatever order they were sent in', async () => {
+    const created = await create({
+      ...BASIC,
+      buyer: { phone_number: '+15550100', last_name: 'Lovelace', first_name: 'Ada', email: 'ada@example.com' },
+      fulfillment_details: {
+        phone_number: '+15550100',
+        name: 'Ada Lovelace',
+        address: {
+          postal_code: '94103',
+          name: 'Ada Lovelace',
+          line_one: '1 Analytical Way',
+          city: 'San Francisco',
+          state: 'CA',
+          country: 'US',
+        },
+      },
+    });
+    expect(created.response.status).toBe(201);
+    const read = await protocolFetch(api, `/acp/checkout_sessions/${created.body.id}`, {
+      headers: { ...bearer(token), 'API-Version': '2026-04-17' },
+    });
+    expect(read.text).toBe(created.text);
+  });
+
+  it('stores an answer that created nothing under its key, and replays it', async () => {
+    const before = await cartCount(api);
+    const key = nextKey();
+    const body = { ...BASIC, currency: 'chf' };
+    const refused = await create(body, { 'Idempotency-Key': key });
+    expect([refused.response.status, refused.body.code]).toEqual([400, 'unsupported_currency']);
+    expect(refused.body.message).toContain('usd, eur, gbp, cad, jpy');
+    const replay = await create(body, { 'Idempotency-Key': key });
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(refused.text);
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('concurrent creates under their own keys are each stored with their answer, which each replays', async () => {
+    const before = await cartCount(api);
+    const keys = Array.from({ length: 12 }, nextKey);
+    const answers = await Promise.all(keys.map((key) => create(BASIC, { 'Idempotency-Key': key })));
+    expect(answers.map((answer) => answer.response.status)).toEqual(keys.map(() => 201));
+    expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(keys.length);
+    expect(await cartCount(api)).toBe(before + keys.length);
+    const replays = await Promise.all(keys.map((key) => create(BASIC, { 'Idempotency-Key': key })));
+    expect(replays.map((replay) => replay.text)).toEqual(answers.map((answer) => answer.text));
+    expect(await cartCount(api)).toBe(before + keys.length);
+  });
+});

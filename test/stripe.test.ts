@@ -163,7 +163,7 @@ describe('Stripe webhooks', () => {
     });
   });
 
-  it('makes the order in 5 statements: the quote sent, the event, the session and stock locked, then one write', async () => {
+  it('makes the order in 2 statements: the event recorded with the session, the quote sent and the stock locked, then one write', async () => {
     const session = await createSession({
       items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }],
       promo_codes: ['10OFF'],
@@ -193,7 +193,7 @@ describe('Stripe webhooks', () => {
       );
       expect(delivered.body.result).toBe('order_created');
     });
-    expect(statements).toBe(5);
+    expect(statements).toBe(2);
 
     // Everything the one write does.
     expect(await stockOf()).toEqual({ [TWO_PACK]: stockBefore[TWO_PACK]! - 2, [TRAVEL]: stockBefore[TRAVEL]! - 1 });
@@ -241,6 +241,43 @@ describe('Stripe webhooks', () => {
     expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({
       review_reasons: ['amount_mismatch'],
       total: checkout.amountTotal,
+    });
+  });
+
+  it('charges the quote Stripe was sent, not the session as priced now', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    const prices = () => db()('variant_prices').where({ variant_id: TRAVEL });
+    const before = (await prices().select('region_id', 'amount')) as Array<{ region_id: string; amount: number }>;
+    await prices().increment('amount', 500);
+    try {
+      const delivered = await deliver(
+        signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+      );
+      expect(delivered.body.result).toBe('order_created');
+    } finally {
+      for (const { region_id, amount } of before)
+        await db()('variant_prices').where({ variant_id: TRAVEL, region_id }).update({ amount });
+    }
+    expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({
+      status: 'paid',
+      review_reasons: [],
+      total: checkout.amountTotal,
+    });
+  });
+
+  it('prices the session now when the checkout paid is not one this store recorded, and takes its stock', async () => {
+    const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }] });
+    const checkout = await checkoutFor(session.id);
+    await db()('processor_checkouts').where({ session_id: session.id }).delete();
+    const stock = async () => (await db()('variants').where({ id: TWO_PACK }).first()).inventory_quantity as number;
+    const stockBefore = await stock();
+    const delivered = await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+    expect(delivered.body.result).toBe('order_created');
+    expect(await stock()).toBe(stockBefore - 3);
+    expect((await db()('orders').where({ session_id: session.id }))[0]).toMatchObject({
+      status: 'paid',
+      total: minor(session.totals.total.amount),
     });
   });
 

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentToken, bearer } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { ucpTotalsProblems } from '../src/conformance/invariants.js';
+import { serverUrl } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 import { protocolBodyProblems } from '../src/protocols/responses.js';
+import { jcsHash } from '../src/services/protocol-idempotency.js';
 import {
   cartCount,
   PROTOCOL_BASE_URL,
@@ -141,6 +143,17 @@ describe('UCP negotiation', () => {
       expect(body.content).toEqual(expect.any(String));
       expect(body.continue_url).toBe(`${PROTOCOL_BASE_URL}/`);
     }
+  });
+
+  it('fetches a profile once for the requests that name it while it is not yet cached, and keeps it', async () => {
+    const profile = profiles.url(`/full.json?fresh=${randomUUID()}`);
+    const fetched = () => profiles.fetches.get('/full.json') ?? 0;
+    const before = fetched();
+    const send = () => create({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] }, ucpHeaders(profile));
+    const answers = await Promise.all(Array.from({ length: 6 }, send));
+    expect(answers.map((answer) => answer.response.status)).toEqual(Array(6).fill(201));
+    expect((await send()).response.status).toBe(201);
+    expect(fetched() - before).toBe(1);
   });
 
   it('U-N3: a profile without checkout is a 200 capabilities_incompatible error_response and creates nothing', async () => {
@@ -731,4 +744,107 @@ describe('UCP idempotency', () => {
       .first();
     expect(record).toMatchObject({ state: 'completed', status_code: 201, response_body: created.text });
   });
+});
+
+describe('UCP creates in one read and one write', () => {
+  const body = json({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] });
+  const recordOf = (key: string) =>
+    api.service.deps.db('protocol_idempotency').where('key', key).first() as Promise<Record<string, any> | undefined>;
+
+  it('a create that fails stores neither the checkout nor a record for its key', async () => {
+    const before = await cartCount(api);
+    const headers = ucpHeaders(full);
+    const db = api.service.deps.db;
+    await db.raw(
+      `create function fail_line_insert() returns trigger language plpgsql as $$ begin raise exception 'injected'; end $$`,
+    );
+    await db.raw(
+      'create trigger fail_line_insert before insert on cart_line_items for each row execute function fail_line_insert()',
+    );
+    try {
+      const failed = await create(body, headers);
+      expect([failed.response.status, failed.body.code]).toEqual([500, 'internal_error']);
+    } finally {
+      await db.raw('drop trigger fail_line_insert on cart_line_items');
+      await db.raw('drop function fail_line_insert()');
+    }
+    expect(await cartCount(api)).toBe(before);
+    expect(await recordOf(headers['Idempotency-Key']!)).toBeUndefined();
+  });
+
+  it('shows the buyer as a read of the stored checkout does, whatever order its fields were sent in', async () => {
+    const created = await create({
+      line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
+      buyer: { phone_number: '+15550100', last_name: 'Lovelace', email: 'ada@example.com', first_name: 'Ada' },
+    });
+    expect(created.response.status).toBe(201);
+    const read = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, { headers: ucpHeaders(full) });
+    expect(read.text).toBe(created.text);
+  });
+
+  it("takes over an expired record of its key; an earlier release's in-flight record is in flight for a minute", async () => {
+    const db = api.service.deps.db;
+    const headers = ucpHeaders(full);
+    const key = headers['Idempotency-Key']!;
+    const scope = `ucp|${full}|POST /ucp/checkout-sessions`;
+    const record = (created: number, state: 'in_flight' | 'completed') => ({
+      scope,
+      key,
+      // An expired record's request does not matter; an in-flight one is this very request.
+      request_hash: state === 'completed' ? 'another request' : jcsHash(JSON.parse(body)),
+      state,
+      status_code: state === 'completed' ? 201 : null,
+      response_body: state === 'completed' ? '{"id":"cart_old"}' : null,
+      response_headers: state === 'completed' ? '{}' : null,
+      created_at: new Date(created),
+      expires_at: new Date(created + 48 * 3600_000),
+    });
+    await db('protocol_idempotency').insert(record(Date.now() - 49 * 3600_000, 'completed'));
+    const afterExpiry = await create(body, headers);
+    expect(afterExpiry.response.status).toBe(201);
+    expect(afterExpiry.response.headers.get('idempotent-replayed')).toBeNull();
+    expect(await recordOf(key)).toMatchObject({ state: 'completed', response_body: afterExpiry.text });
+
+    await db('protocol_idempotency').where({ scope, key }).delete();
+    await db('protocol_idempotency').insert(record(Date.now() - 1_000, 'in_flight'));
+    const inFlight = await create(body, { ...headers, 'Request-Id': randomUUID() });
+    expect([inFlight.response.status, inFlight.body.code]).toEqual([503, 'idempotency_in_flight']);
+    await db('protocol_idempotency')
+      .where({ scope, key })
+      .update({ created_at: new Date(Date.now() - 61_000) });
+    const takenOver = await create(body, { ...headers, 'Request-Id': randomUUID() });
+    expect(takenOver.response.status).toBe(201);
+    expect(takenOver.body.id).not.toBe(afterExpiry.body.id);
+    expect(await recordOf(key)).toMatchObject({ state: 'completed', response_body: takenOver.text });
+  });
+
+  it.skipIf(!serverUrl)(
+    'two instances: concurrent creates under one key store one checkout, and each replays it',
+    async () => {
+      const other = await startTestService({ env: PROTOCOL_ENV, database: api.database });
+      try {
+        const before = await cartCount(api);
+        const headers = ucpHeaders(full);
+        const send = (instance: TestService) =>
+          protocolFetch(instance, '/ucp/checkout-sessions', {
+            method: 'POST',
+            headers: { ...headers, 'Request-Id': randomUUID() },
+            body,
+          });
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => send(index % 2 ? other : api)));
+        expect(answers.map((answer) => answer.response.status)).toEqual(Array(8).fill(201));
+        expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+        expect(answers.filter((answer) => !answer.response.headers.get('idempotent-replayed'))).toHaveLength(1);
+        expect(await cartCount(api)).toBe(before + 1);
+        const [fromA, fromB] = [await send(api), await send(other)];
+        expect([fromA.text, fromB.text]).toEqual([answers[0]!.text, answers[0]!.text]);
+        expect([fromA, fromB].map((answer) => answer.response.headers.get('idempotent-replayed'))).toEqual([
+          'true',
+          'true',
+        ]);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });

@@ -1,12 +1,13 @@
 // The ACP 2026-04-17 REST binding at /acp and its discovery document at /.well-known/acp.json (3.B of the design).
 // Checks in order: route, bearer token (this service's OAuth, scope cart:write), API-Version, Idempotency-Key on POST,
 // body, then the idempotency claim, after which every answer below 500 is stored under the key (scope: the client).
+import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
 import { agentUrls, findActiveGrant } from '../services/oauth.js';
-import { runIdempotently, type ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import type { AppContext } from './context.js';
 import {
@@ -15,6 +16,7 @@ import {
   ProtocolError,
   protocolErrorOf,
   rateLimit,
+  runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
   type ProtocolRoute,
@@ -151,7 +153,7 @@ function idempotencyKey(ctx: AppContext): string {
 }
 
 export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
-  const operations = createAcpOperations(deps);
+  const { create, operations } = createAcpOperations(deps);
 
   async function serveCheckout(ctx: AppContext): Promise<void> {
     const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
@@ -165,14 +167,9 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
       : { kind: 'absent' as const };
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
     const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
-    const outcome = await runIdempotently(deps, scope, async (db) => {
-      try {
-        return await operations[route.op](db, call);
-      } catch (error) {
-        if (error instanceof ProtocolError && error.status < 500) return renderError(error);
-        throw error;
-      }
-    });
+    const { op } = route;
+    const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
+    const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':
         return sendProtocolResponse(ctx, outcome.response);

@@ -7,7 +7,14 @@ import type { AppContext } from './context.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { MCP_BODY_LIMIT, parseJson, readBody } from '../mcp/transport.js';
-import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { Db } from '../db/knex.js';
+import {
+  runIdempotently,
+  type IdempotentCall,
+  type IdempotentOutcome,
+  type ProtocolResponse,
+} from '../services/protocol-idempotency.js';
+import { createProtocolSession, type CreatePlan, type ProtocolCreate } from '../services/protocol-sessions.js';
 
 /** An error answered in a binding's own shape: status and code are the protocol's (rendered by src/http/ucp.ts, acp.ts). */
 export class ProtocolError extends Error {
@@ -143,4 +150,54 @@ export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLi
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
 export async function rateLimit(ctx: AppContext, deps: Deps): Promise<void> {
   await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
+}
+
+/** A binding's rendering of its protocol errors. */
+export type ErrorRenderer = (error: ProtocolError) => ProtocolResponse;
+
+/** A protocol error below 500 is an answer (stored under the key), rendered by the binding; anything else is thrown. */
+function answerOf(error: unknown, render: ErrorRenderer): ProtocolResponse {
+  if (error instanceof ProtocolError && error.status < 500) return render(error);
+  throw error;
+}
+
+function answering<Answer>(operation: () => Answer, render: ErrorRenderer): Answer | ProtocolResponse {
+  try {
+    return operation();
+  } catch (error) {
+    return answerOf(error, render);
+  }
+}
+
+/** A create as the bindings plan it, its protocol errors answered in the binding's shape. */
+function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolCreate {
+  const planned = answering(plan, render);
+  if (!('input' in planned)) return { refused: planned };
+  return {
+    input: planned.input,
+    respond: (outcome) => answering(() => planned.respond(outcome), render),
+  };
+}
+
+/** A binding's operation: a create's plan, or any other operation run in the transaction that records its answer. */
+export type ProtocolOperation = { create: () => CreatePlan } | { run: (db: Db) => Promise<ProtocolResponse> };
+
+/**
+ * Runs a binding's operation under the request's key (if any): a create in one read and one write
+ * (createProtocolSession), any other in one transaction (runIdempotently). Protocol errors below 500 are answers.
+ */
+export function runProtocolOperation(
+  deps: Deps,
+  call: IdempotentCall | undefined,
+  operation: ProtocolOperation,
+  render: ErrorRenderer,
+): Promise<IdempotentOutcome> {
+  if ('create' in operation) return createProtocolSession(deps, call, plannedCreate(operation.create, render));
+  return runIdempotently(deps, call, async (db) => {
+    try {
+      return await operation.run(db);
+    } catch (error) {
+      return answerOf(error, render);
+    }
+  });
 }

@@ -1,6 +1,7 @@
 // The UCP 2026-04-08 REST binding at /ucp and its business profile at /.well-known/ucp (3.A of the design). The checks
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
+import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import {
   ucpErrorResponse,
@@ -14,7 +15,6 @@ import { createUcpOperations, type UcpCall, type UcpOperation } from '../handler
 import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
-import { runIdempotently } from '../services/protocol-idempotency.js';
 import {
   createProfileResolver,
   negotiate,
@@ -30,6 +30,7 @@ import {
   ProtocolError,
   protocolErrorOf,
   rateLimit,
+  runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
   type ProtocolRoute,
@@ -180,22 +181,17 @@ export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
 
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
-  const operations = createUcpOperations(deps);
+  const { create, operations } = createUcpOperations(deps);
   const profiles = createProfileResolver(deps.config.protocols);
   const { baseUrl } = deps.config;
+  const render = (error: ProtocolError) => renderError(error, baseUrl);
   return async ({ profileUrl, op, id, body, idempotency }) => {
     const negotiation = await negotiateWith(deps, profiles, profileUrl);
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
     const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
-    const outcome = await runIdempotently(deps, scope, async (db) => {
-      try {
-        return await operations[op](db, call);
-      } catch (error) {
-        if (error instanceof ProtocolError && error.status < 500) return renderError(error, baseUrl);
-        throw error;
-      }
-    });
+    const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
+    const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':
         return { response: outcome.response, replayed: false };

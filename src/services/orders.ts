@@ -17,6 +17,7 @@ import {
   statusAfterRefund,
   type Quote,
   type ReviewReason,
+  type StockRow,
 } from '../domain/orders.js';
 import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
@@ -54,32 +55,48 @@ export function unknownSession(id: string): NotFound {
   return new NotFound(`No checkout session with id ${id}.`, { param: 'id' });
 }
 
-/** The quote the payment is for: what the processor was asked to charge, or the session as priced now. */
-async function quoteFor(deps: Deps, report: PaymentReport): Promise<Quote> {
-  if (report.quote) return report.quote;
-  if (report.checkoutReference) {
-    const sent = await orders.findQuoteSent(deps.db, report.processor, report.sessionId, report.checkoutReference);
-    if (sent) return sent;
-  }
-  const found = await carts.findCartWithLines(deps.db, report.sessionId);
-  if (!found || found.cart.status === 'open') throw unknownSession(report.sessionId);
-  return quoteCart(deps, found).quote;
+/**
+ * The session as priced now, for a payment whose quote is not known (a processor checkout this store has no record
+ * of): read on the transaction's connection, its variants then locked as PAYMENT_CLAIM locks a known quote's.
+ */
+async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<{ quote: Quote; stock: StockRow[] }> {
+  const found = await carts.findCartWithLines(trx, sessionId);
+  if (!found) throw unknownSession(sessionId);
+  const { quote } = quoteCart(deps, found);
+  return {
+    quote,
+    stock: await orders.lockStock(
+      trx,
+      quote.lines.map((line) => line.variantId),
+    ),
+  };
 }
 
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
-  // Priced before the transaction: pricing reads through the pool, and a transaction must not wait on a
-  // second connection. A session's lines never change once it is a session, so nothing can slip in between.
-  const quote = await quoteFor(deps, report);
   const at = new Date(deps.now());
-  const outcome = await deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
-    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at)))
-      return { kind: 'duplicate' };
-    const cart = await carts.findCartForUpdate(trx, report.sessionId);
+  const result = await deps.db.transaction(async (trx): Promise<{ outcome: PaymentOutcome; quote?: Quote }> => {
+    // The event, the session's lock, the quote sent to the processor and the stock's locks: one round trip.
+    const claim = await orders.claimPayment(trx, {
+      processor: report.processor,
+      eventId: report.eventId,
+      eventType: report.eventType,
+      at,
+      sessionId: report.sessionId,
+      checkoutReference: report.quote ? undefined : report.checkoutReference,
+      variantIds: report.quote?.lines.map((line) => line.variantId),
+    });
+    if (!claim.recorded) return { outcome: { kind: 'duplicate' } };
+    const { cart } = claim;
     if (!cart || cart.status === 'open') throw unknownSession(report.sessionId);
     if (cart.status === 'completed') {
       const existing = await orders.findOrderBySession(trx, cart.id);
-      return { kind: 'existing', order: existing!.order };
+      return { outcome: { kind: 'existing', order: existing!.order } };
     }
+    // The quote the payment is for: what the processor was asked to charge, or the session as priced now.
+    const known = report.quote ?? claim.quoteSent;
+    const { quote, stock: locked } = known
+      ? { quote: known, stock: claim.stock }
+      : await priceNow(trx, deps, report.sessionId);
 
     const reasons: ReviewReason[] = paymentProblems(quote, {
       amountPaid: report.amountPaid,
@@ -87,13 +104,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     });
     // Money was taken for a session cancelled meanwhile: keep it as an order for a person to resolve, never lose it.
     if (cart.status === 'canceled') reasons.push('session_canceled');
-    const stock = planStock(
-      quote.lines,
-      await orders.lockStock(
-        trx,
-        quote.lines.map((line) => line.variantId),
-      ),
-    );
+    const stock = planStock(quote.lines, locked);
     if (stock.short) reasons.push('insufficient_stock');
 
     const unnumbered: Omit<OrderRow, 'order_number'> = {
@@ -127,9 +138,10 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
       }),
     };
     await tellAgent(trx, deps, order, 'order.created');
-    return { kind: 'created', order };
+    return { outcome: { kind: 'created', order }, quote };
   });
-  if (outcome.kind === 'created' && outcome.order.review_reasons.length) {
+  const { outcome, quote } = result;
+  if (outcome.kind === 'created' && quote && outcome.order.review_reasons.length) {
     deps.log.warn(
       {
         order: outcome.order.id,

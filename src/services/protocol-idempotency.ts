@@ -43,6 +43,29 @@ export function jcsHash(body: unknown): string {
     .digest('hex');
 }
 
+/** A key's record as read, by a claim (a row) or by a create's read (JSON: timestamps as text). */
+type ReadRecord = Pick<
+  repo.ProtocolIdempotencyRecord,
+  'request_hash' | 'state' | 'status_code' | 'response_body' | 'response_headers'
+> & { created_at: Date | string; expires_at: Date | string };
+
+/** What a key's record answers a request with this hash: its answer, or `stale` when the request may take it over. */
+function decide(
+  record: ReadRecord,
+  hash: string,
+  now: number,
+): { kind: 'stale' } | Exclude<IdempotentOutcome, { kind: 'ran' }> {
+  const expired = new Date(record.expires_at).getTime() <= now;
+  const abandoned = record.state === 'in_flight' && new Date(record.created_at).getTime() + ABANDONED_AFTER_MS <= now;
+  if (expired || abandoned) return { kind: 'stale' };
+  if (record.request_hash !== hash) return { kind: 'conflict' };
+  if (record.state === 'in_flight') return { kind: 'in_flight' };
+  return {
+    kind: 'replayed',
+    response: { status: record.status_code!, body: record.response_body!, headers: record.response_headers ?? {} },
+  };
+}
+
 type Claim =
   | { kind: 'run'; record: Pick<repo.ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'> }
   | Exclude<IdempotentOutcome, { kind: 'ran' }>;
@@ -61,23 +84,9 @@ async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Cl
       return { kind: 'run', record };
     const existing = await repo.findRecord(deps.db, call.scope, call.key);
     if (!existing) continue; // removed between our insert and read: try again
-    const expired = new Date(existing.expires_at).getTime() <= now;
-    const abandoned =
-      existing.state === 'in_flight' && new Date(existing.created_at).getTime() + ABANDONED_AFTER_MS <= now;
-    if (expired || abandoned) {
-      await repo.deleteRecord(deps.db, existing);
-      continue;
-    }
-    if (existing.request_hash !== hash) return { kind: 'conflict' };
-    if (existing.state === 'in_flight') return { kind: 'in_flight' };
-    return {
-      kind: 'replayed',
-      response: {
-        status: existing.status_code!,
-        body: existing.response_body!,
-        headers: existing.response_headers ?? {},
-      },
-    };
+    const decided = decide(existing, hash, now);
+    if (decided.kind !== 'stale') return decided;
+    await repo.deleteRecord(deps.db, existing);
   }
 }
 
@@ -106,5 +115,54 @@ export async function runIdempotently(
       .deleteRecord(deps.db, claimed.record, true)
       .catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release an idempotency key'));
     throw error;
+  }
+}
+
+/** A create's answer, and how to store it with what it created, from what the create's read brought. */
+export interface CreateAnswer {
+  response: ProtocolResponse;
+  /**
+   * Stores what the answer reports with the key's `answer` (none without a key), in one statement: true once stored;
+   * false when nothing was stored (another request's answer holds the key, or what was read changed meanwhile), so
+   * the create reads and answers again.
+   */
+  store(answer: repo.ProtocolAnswer | undefined): Promise<boolean>;
+}
+
+/**
+ * Runs a create in two statements and no transaction: `read` brings the key's record with whatever the create needs,
+ * and the answer is stored with the session it reports in one statement. A replay, a conflict or a request still in
+ * flight (a record of an earlier release) answers from the record, as `runIdempotently` does; a stale record is taken
+ * over. Two requests under one key both run; the first to store its answer wins, and the other, reading again,
+ * replays it (or conflicts): exactly one session is stored.
+ */
+export async function createIdempotently<Reads>(
+  deps: Deps,
+  call: IdempotentCall | undefined,
+  read: (
+    key: Pick<IdempotentCall, 'scope' | 'key'> | undefined,
+  ) => Promise<{ reads: Reads; record?: repo.StoredAnswer }>,
+  answer: (reads: Reads) => CreateAnswer,
+): Promise<IdempotentOutcome> {
+  const hash = call && jcsHash(call.body);
+  for (;;) {
+    const { reads, record } = await read(call && { scope: call.scope, key: call.key });
+    const now = deps.now();
+    if (call && record) {
+      const decided = decide(record, hash!, now);
+      if (decided.kind !== 'stale') return decided;
+    }
+    const { response, store } = answer(reads);
+    if (response.status >= 500) return { kind: 'ran', response };
+    const stored = call && {
+      scope: call.scope,
+      key: call.key,
+      requestHash: hash!,
+      response,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
+      replaces: record?.created_at ?? null,
+    };
+    if (await store(stored)) return { kind: 'ran', response };
   }
 }

@@ -1,7 +1,7 @@
 // Checkout sessions as the ACP and UCP bindings use them: one session store (a session is a legacy checkout session,
 // a cart in `ready_for_payment`, `canceled` or `completed`), read, created and changed here, priced by the checkout
 // module. Every function takes the `db` to work in: the bindings run each change in one transaction with the write
-// that records its answer under the request's idempotency key.
+// that records its answer under the request's idempotency key; a create is one read and one write (createProtocolSession).
 import { isStorableText } from '../domain/text.js';
 import {
   listRegionsWithCountries,
@@ -10,13 +10,29 @@ import {
   type RegionRow,
 } from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
+import type { ProtocolAnswer } from '../db/repositories/protocol-idempotency.js';
+import {
+  readProtocolCreate,
+  storeProtocolCreate,
+  type ProtocolCreateReads,
+} from '../db/repositories/protocol-sessions.js';
+import { promotionsOf } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import { MAX_QUANTITY } from '../domain/cart-items.js';
 import { checkoutUrlFor } from '../domain/checkout-session.js';
 import { newId } from '../domain/ids.js';
+import { canonicalCodes } from '../domain/promotions.js';
 import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
+import { requireRegion } from './catalog.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
+import {
+  createIdempotently,
+  type CreateAnswer,
+  type IdempotentCall,
+  type IdempotentOutcome,
+  type ProtocolResponse,
+} from './protocol-idempotency.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -36,11 +52,22 @@ export interface LineProblem {
   content: string;
 }
 
-interface ResolvedLine {
-  variant: PurchasableVariantRow;
+/** What resolving a line needs of its variant. */
+type LineVariant = Pick<
+  PurchasableVariantRow,
+  'id' | 'price_amount' | 'manage_inventory' | 'allow_backorder' | 'inventory_quantity'
+>;
+
+interface ResolvedLine<Variant extends LineVariant = PurchasableVariantRow> {
+  variant: Variant;
   quantity: number;
   lineId?: string;
   first: RequestedProtocolLine;
+}
+
+/** The variants a request can name: only `variant_…` ids name items. */
+function requestedVariantIds(requested: RequestedProtocolLine[]): string[] {
+  return [...new Set(requested.map((line) => line.itemId).filter((id) => id.startsWith('variant_')))];
 }
 
 /**
@@ -52,13 +79,22 @@ export async function resolveProtocolLines(
   requested: RequestedProtocolLine[],
   region: RegionRow,
 ): Promise<{ lines: ResolvedLine[]; problems: LineProblem[] }> {
-  const variantIds = [...new Set(requested.map((line) => line.itemId).filter((id) => id.startsWith('variant_')))];
+  const variantIds = requestedVariantIds(requested);
   const candidates = variantIds.length
     ? await findPurchasableVariants(db, { variantIds, skus: [], productHandles: [] }, region.id)
     : [];
+  return resolveAgainst(requested, candidates, region);
+}
+
+/** resolveProtocolLines over the candidates read (the variants among the requested ids, priced in the region). */
+function resolveAgainst<Variant extends LineVariant>(
+  requested: RequestedProtocolLine[],
+  candidates: Variant[],
+  region: RegionRow,
+): { lines: Array<ResolvedLine<Variant>>; problems: LineProblem[] } {
   const byId = new Map(candidates.map((variant) => [variant.id, variant]));
   const problems: LineProblem[] = [];
-  const merged = new Map<string, ResolvedLine>();
+  const merged = new Map<string, ResolvedLine<Variant>>();
   for (const line of requested) {
     const variant = byId.get(line.itemId);
     if (!variant) {
@@ -98,18 +134,6 @@ export async function resolveProtocolLines(
   return { lines: [...merged.values()], problems };
 }
 
-/** The region serving an ISO 3166-1 alpha-2 country (case-insensitive), if any. */
-export async function regionForCountry(db: Db, country: string): Promise<string | undefined> {
-  const { countries } = await listRegionsWithCountries(db);
-  return countries.find((row) => row.iso_2.toLowerCase() === country.toLowerCase())?.region_id;
-}
-
-/** The region whose currency this is (each currency has exactly one region). */
-export async function regionForCurrency(db: Db, currency: string): Promise<string | undefined> {
-  const { regions } = await listRegionsWithCountries(db);
-  return regions.find((region) => region.currency_code === currency.toLowerCase())?.id;
-}
-
 export async function supportedCurrencies(db: Db): Promise<string[]> {
   const { regions } = await listRegionsWithCountries(db);
   return regions.map((region) => region.currency_code);
@@ -135,6 +159,11 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
+  return protocolSessionOf(deps, found);
+}
+
+/** A session as read (or as just stored) in the protocols' terms. */
+function protocolSessionOf(deps: Deps, found: carts.StoredSession): ProtocolSession {
   const { cart, lines: allLines, order: paid } = found;
   const current = priceStoredCart(deps, found);
   // A paid session shows what was charged: the order's lines and amounts, never recomputed.
@@ -168,40 +197,155 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   );
 }
 
-export interface NewProtocolSession {
-  regionId: string;
+/** UCP names the buyer's country (none, or one no region serves: the default region); ACP a currency. */
+export type ProtocolMarket = { country: string | undefined } | { currency: string };
+
+export interface NewProtocolSession<Market extends ProtocolMarket = ProtocolMarket> {
+  market: Market;
   lines: RequestedProtocolLine[];
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
 }
 
-export type CreateOutcome =
-  { kind: 'created'; session: ProtocolSession } | { kind: 'rejected'; problems: LineProblem[] };
+export type CreateOutcome<Market extends ProtocolMarket = ProtocolMarket> =
+  | { kind: 'created'; session: ProtocolSession; countryServed: boolean }
+  /** A line cannot be bought: nothing is stored, and every failing line is reported. */
+  | { kind: 'rejected'; problems: LineProblem[] }
+  /** No region sells in the requested currency. */
+  | (Market extends { currency: string } ? { kind: 'unsupported_currency'; currencies: string[] } : never);
 
-/** Creates a session, unless a line cannot be bought (then nothing is stored and every failing line is reported). */
-export async function createProtocolSession(deps: Deps, db: Db, input: NewProtocolSession): Promise<CreateOutcome> {
-  const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === input.regionId)!;
-  const { lines, problems } = await resolveProtocolLines(db, input.lines, region);
-  if (problems.length) return { kind: 'rejected', problems };
+/** A create as a binding asks for it: the session to create, and its answer to each outcome. */
+export interface CreatePlan<Market extends ProtocolMarket = ProtocolMarket> {
+  input: NewProtocolSession<Market>;
+  respond(outcome: CreateOutcome<Market>): ProtocolResponse;
+}
+
+/**
+ * A create request as a binding understood it: the plan (its protocol errors rendered as answers), or the answer it
+ * was refused with before anything was read (an invalid body).
+ */
+export type ProtocolCreate = CreatePlan | { input?: undefined; refused: ProtocolResponse };
+
+/**
+ * jsonb keeps an object's keys ordered shorter first, then bytewise, whatever order they were sent in: a session built
+ * from what was just stored shows its jsonb columns as a read of them would.
+ */
+function asJsonb(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asJsonb);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value).map(([key, member]) => [key, Buffer.from(key), asJsonb(member)] as const);
+  entries.sort(([, a], [, b]) => a.length - b.length || Buffer.compare(a, b));
+  return Object.fromEntries(entries.map(([key, , member]) => [key, member]));
+}
+
+/** The cart a create stores, its lines, and the session as a read of them shows it. */
+function newSession(deps: Deps, input: NewProtocolSession, region: RegionRow, reads: ProtocolCreateReads) {
+  const { lines, problems } = resolveAgainst(input.lines, reads.variants, region);
+  if (problems.length) return { problems };
   const now = new Date(deps.now());
+  const { buyer_email, buyer_details } = buyerColumns(input.buyer);
   const cart = {
     id: newId('cart'),
     region_id: region.id,
     status: 'ready_for_payment' as const,
     client_id: null,
     promo_codes: input.codes,
-    ...buyerColumns(input.buyer),
-    fulfillment_details: input.fulfillmentDetails ?? null,
+    buyer_email,
+    buyer_details: asJsonb(buyer_details) as Record<string, string> | null,
+    fulfillment_details: asJsonb(input.fulfillmentDetails ?? null),
     created_at: now,
     updated_at: now,
   };
-  await carts.insertCart(
-    db,
-    cart,
-    lines.map((line) => ({ id: newId('cali'), variant_id: line.variant.id, quantity: line.quantity })),
+  const rows = lines.map(({ variant, quantity }) => ({
+    id: newId('cali'),
+    variant_id: variant.id,
+    quantity,
+    title: variant.title,
+    product_title: variant.product_title,
+    price_amount: variant.price_amount,
+    product_id: variant.product_id,
+    sku: variant.sku,
+    thumbnail: variant.thumbnail,
+  }));
+  const session = protocolSessionOf(deps, {
+    cart: { ...cart, canceled_at: null, completed_at: null },
+    lines: rows,
+    region,
+    promotions: promotionsOf(reads.promotions),
+    order: undefined,
+  });
+  return { cart, lines: rows.map(({ id, variant_id, quantity }) => ({ id, variant_id, quantity })), session };
+}
+
+/**
+ * Stores a create's answer with what it created (if anything), in one statement: under a key through the protocol
+ * creates' group commit, without one the cart alone through the carts' (an answer nobody can replay is not stored).
+ */
+async function storeCreate(
+  db: Db,
+  created: { cart: carts.NewCartRow; lines: carts.NewLine[] } | undefined,
+  answer: ProtocolAnswer | undefined,
+): Promise<boolean> {
+  try {
+    if (answer) return await storeProtocolCreate(db, { answer, created });
+    return created ? await carts.insertCart(db, created.cart, created.lines) : true;
+  } catch (error) {
+    // A variant deleted since the read: read again, and the line is answered as not found.
+    if (carts.isMissingVariant(error)) return false;
+    throw error;
+  }
+}
+
+function answerCreate(deps: Deps, create: ProtocolCreate, reads: ProtocolCreateReads): CreateAnswer {
+  const { db } = deps;
+  if (!create.input) return { response: create.refused, store: (answer) => storeCreate(db, undefined, answer) };
+  const { input, respond } = create;
+  const region = 'currency' in input.market ? reads.region : requireRegion(reads.region, undefined);
+  const answerOnly = (outcome: CreateOutcome) => ({
+    response: respond(outcome),
+    store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer),
+  });
+  if (!region) return answerOnly({ kind: 'unsupported_currency', currencies: reads.currencies });
+  const built = newSession(deps, input, region, reads);
+  if (built.problems) return answerOnly({ kind: 'rejected', problems: built.problems });
+  const { cart, lines, session } = built;
+  return {
+    response: respond({ kind: 'created', session, countryServed: reads.countryServed }),
+    store: (answer) => storeCreate(db, { cart, lines }, answer),
+  };
+}
+
+const NOTHING_TO_READ = { country: null, currency: null, variantIds: [], codes: [] };
+
+/**
+ * Creates a session exactly once per key (createIdempotently): one statement reads what the create needs with the
+ * key's record, the session is built and priced from it, and one statement stores the cart, its lines and the answer
+ * (or the answer alone, when nothing could be created). Without a key the cart goes through the group commit.
+ */
+export function createProtocolSession(
+  deps: Deps,
+  call: IdempotentCall | undefined,
+  create: ProtocolCreate,
+): Promise<IdempotentOutcome> {
+  const { input } = create;
+  const query = input
+    ? {
+        country: 'country' in input.market ? input.market.country?.toLowerCase() || null : null,
+        currency: 'currency' in input.market ? input.market.currency.toLowerCase() : null,
+        variantIds: requestedVariantIds(input.lines),
+        codes: canonicalCodes(input.codes),
+      }
+    : NOTHING_TO_READ;
+  return createIdempotently(
+    deps,
+    call,
+    async (key) => {
+      const reads = await readProtocolCreate(deps.db, { ...query, key });
+      return { reads, record: reads.record };
+    },
+    (reads) => answerCreate(deps, create, reads),
   );
-  return { kind: 'created', session: (await loadProtocolSession(deps, db, cart.id))! };
 }
 
 /** What an update changes; an absent field is left as it is. */

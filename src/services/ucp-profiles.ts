@@ -136,19 +136,24 @@ export type ProfileResolver = (url: string) => Promise<ProfileResult>;
 
 /** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version. */
 export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
-  const cache = new LRUCache<string, ProfileResult>({ max: 1_000 });
+  // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
+  // load would otherwise fetch one profile once per connection).
+  const cache = new LRUCache<string, ProfileResult>({
+    max: 1_000,
+    fetchMethod: async (url, _stale, { options }) => {
+      const fetched = await fetchProfile(url);
+      options.ttl = fetched.ttl;
+      return fetched.result;
+    },
+  });
   return async (url) => {
     const parsed = new URL(url);
     const insecureAllowed = config.insecureProfileHosts.includes(parsed.hostname.toLowerCase());
     if (parsed.protocol !== 'https:' && !insecureAllowed) {
       return failure({ status: 400, code: 'invalid_profile_url' }, `The platform profile URL must be https: ${url}.`);
     }
-    let result = cache.get(url);
-    if (!result) {
-      const fetched = await fetchProfile(url);
-      result = fetched.result;
-      cache.set(url, result, { ttl: fetched.ttl });
-    }
+    // fetchProfile answers every failure as a result: the fetch always resolves with one.
+    const result = (await cache.fetch(url))!;
     if (result.ok && result.profile.ucp.version !== UCP_VERSION) {
       return failure(
         { status: 422, code: 'version_unsupported' },

@@ -94,7 +94,7 @@ const NEW_CART_AND_LINES_ANSWERING_KEY = `with claimed as (
   ${INSERT_ANSWER}
 ), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
 
-type NewCartRow = Omit<CartRow, 'canceled_at' | 'completed_at'>;
+export type NewCartRow = Omit<CartRow, 'canceled_at' | 'completed_at'>;
 
 interface CartToStore {
   cart: NewCartRow;
@@ -107,7 +107,20 @@ interface CartToStore {
  * the key already had an answer: nothing was stored.
  */
 async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<boolean> {
-  const bindings: Knex.RawBinding[] = [
+  const bindings = newCartBindings(cart, lines);
+  const statement = answer
+    ? asPrepared(
+        'insert_cart_answering_key',
+        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
+      )
+    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
+  const { rows } = (await statement) as { rows: unknown[] };
+  return rows.length === 1;
+}
+
+/** The bindings of newCartAndLines, in its order. */
+function newCartBindings(cart: NewCartRow, lines: NewLine[]): Knex.RawBinding[] {
+  return [
     cart.id,
     cart.region_id,
     cart.status,
@@ -122,26 +135,42 @@ async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Prom
     lines.map((line) => line.variant_id),
     lines.map((line) => line.quantity),
   ];
-  const statement = answer
-    ? asPrepared(
-        'insert_cart_answering_key',
-        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
-      )
-    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
-  const { rows } = (await statement) as { rows: unknown[] };
+}
+
+/** A statement that claims a key with its answer, returning a row only when the key took it (as INSERT_ANSWER). */
+export interface KeyClaim {
+  /** The prepared statement's name: one per claim text. */
+  name: string;
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/**
+ * A cart and its lines stored by the statement that claims their key (in its own table, with its own answer), in one
+ * round trip of fixed text: the cart only if the key took the answer. False when it did not: nothing was stored.
+ */
+export async function insertCartClaimingKey(
+  db: Db,
+  claim: KeyClaim,
+  cart: NewCartRow,
+  lines: NewLine[],
+): Promise<boolean> {
+  const sql = `with claimed as (
+  ${claim.sql}
+), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
+  const { rows } = (await asPrepared(
+    claim.name,
+    db.raw(sql, [...claim.bindings, ...newCartBindings(cart, lines)]),
+  )) as { rows: unknown[] };
   return rows.length === 1;
 }
 
 /**
- * Many carts, their lines and their keys' answers in one statement: three JSON arrays of records, so the text stays
- * the same whatever the batch holds (one plan per connection). A cart under a key is inserted only if its key took
- * the answer (as in NEW_CART_AND_LINES_ANSWERING_KEY); the statement returns the ids of the carts it stored.
+ * Carts and their lines from two JSON arrays of records (cartRecords, lineRecords, bound in that order), as the CTEs
+ * `new_carts` (returning the ids it stored) and `new_lines`: a cart under a key is inserted only if its key is among
+ * the (scope, key) rows of the CTE `claimed`, the statement's claim of the batch's keys.
  */
-const NEW_CARTS_LINES_AND_ANSWERS = `with answers as (
-  select * from ${ANSWERS_RECORDSET}
-), claimed as (
-  ${INSERT_ANSWERS}
-), new_carts as (
+export const NEW_CARTS_AND_LINES = `new_carts as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
                      buyer_details, fulfillment_details)
   select id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
@@ -156,7 +185,35 @@ const NEW_CARTS_LINES_AND_ANSWERS = `with answers as (
   select id, cart_id, variant_id, quantity, position
   from jsonb_to_recordset(?::jsonb) as line (id text, cart_id text, variant_id text, quantity int, position int)
   where line.cart_id in (select id from new_carts)
-) select id from new_carts`;
+)`;
+
+/** The bindings of NEW_CARTS_AND_LINES: each cart under its key (if any), as JSON arrays of records. */
+export function newCartsAndLinesBindings(
+  batch: Array<{ cart: NewCartRow; lines: NewLine[]; key: { scope: string; key: string } | undefined }>,
+): [string, string] {
+  const cartRecords = batch.map(({ cart, key }) => ({
+    ...cart,
+    buyer_details: cart.buyer_details ?? null,
+    fulfillment_details: cart.fulfillment_details ?? null,
+    key_scope: key?.scope ?? null,
+    key: key?.key ?? null,
+  }));
+  const lineRecords = batch.flatMap(({ cart, lines }) =>
+    lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
+  );
+  return [JSON.stringify(cartRecords), JSON.stringify(lineRecords)];
+}
+
+/**
+ * Many carts, their lines and their keys' answers in one statement: three JSON arrays of records, so the text stays
+ * the same whatever the batch holds (one plan per connection). A cart under a key is inserted only if its key took
+ * the answer (as in NEW_CART_AND_LINES_ANSWERING_KEY); the statement returns the ids of the carts it stored.
+ */
+const NEW_CARTS_LINES_AND_ANSWERS = `with answers as (
+  select * from ${ANSWERS_RECORDSET}
+), claimed as (
+  ${INSERT_ANSWERS}
+), ${NEW_CARTS_AND_LINES} select id from new_carts`;
 
 const keyOf = (answer: KeyAnswer) => `${answer.scope}\n${answer.key}`;
 
@@ -170,27 +227,14 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]>
     keys.add(keyOf(answer));
     return true;
   });
-  const cartRecords = sent.map(({ cart, answer }) => ({
-    ...cart,
-    buyer_details: cart.buyer_details ?? null,
-    fulfillment_details: cart.fulfillment_details ?? null,
-    key_scope: answer?.scope ?? null,
-    key: answer?.key ?? null,
-  }));
-  const lineRecords = sent.flatMap(({ cart, lines }) =>
-    lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
-  );
   const answers = sent
     .flatMap(({ answer }) => (answer ? [answer] : []))
     .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
     .map(answerRecord);
+  const carts = newCartsAndLinesBindings(sent.map(({ cart, lines, answer }) => ({ cart, lines, key: answer })));
   const { rows } = (await asPrepared(
     'insert_carts',
-    db.raw(NEW_CARTS_LINES_AND_ANSWERS, [
-      JSON.stringify(answers),
-      JSON.stringify(cartRecords),
-      JSON.stringify(lineRecords),
-    ]),
+    db.raw(NEW_CARTS_LINES_AND_ANSWERS, [JSON.stringify(answers), ...carts]),
   )) as { rows: Array<{ id: string }> };
   const stored = new Set(rows.map((row) => row.id));
   return batch.map(({ cart }) => stored.has(cart.id));

@@ -1,6 +1,7 @@
 // Idempotency records of the ACP/UCP bindings. The (scope, key) primary key decides, across every instance, which
 // request runs; the answer is kept as the exact bytes sent.
-import type { Db } from '../knex.js';
+import type { Knex } from 'knex';
+import { asPrepared, type Db } from '../knex.js';
 
 export interface ProtocolIdempotencyRecord {
   scope: string;
@@ -60,4 +61,97 @@ export async function completeRecord(
       response_headers: JSON.stringify(response.headers),
     });
   return updated === 1;
+}
+
+/** A key's record as a create's read brings it (timestamps as JSON gives them). */
+export type StoredAnswer = Omit<ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at' | 'expires_at'> & {
+  created_at: string;
+  expires_at: string;
+};
+
+/** A key's answer, stored with the change it describes, kept until `expiresAt`. */
+export interface ProtocolAnswer {
+  scope: string;
+  key: string;
+  requestHash: string;
+  response: { status: number; body: string; headers: Record<string, string> };
+  /** When the request stored it: its record's creation time. */
+  createdAt: Date;
+  expiresAt: Date;
+  /** The creation time of the stale record the request read and takes over, or null when it read none. */
+  replaces: string | null;
+}
+
+/**
+ * Stores a key's completed answer: a key with no record takes it; a key whose record is the stale one the request
+ * read (created at `replaces`) has it replaced; any other record (another request answered first) is left alone, and
+ * nothing is returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins.
+ */
+function answerConflict(replaced: string): string {
+  return `on conflict (scope, key) do update
+    set request_hash = excluded.request_hash, state = excluded.state, status_code = excluded.status_code,
+      response_body = excluded.response_body, response_headers = excluded.response_headers,
+      created_at = excluded.created_at, expires_at = excluded.expires_at
+    where record.created_at = ${replaced}
+  returning record.scope, record.key`;
+}
+
+const COLUMNS = 'scope, key, request_hash, state, status_code, response_body, response_headers, created_at, expires_at';
+
+/** Stores one key's answer, as answerConflict says (bindings: protocolAnswerBindings). */
+export const INSERT_PROTOCOL_ANSWER = `insert into protocol_idempotency as record (${COLUMNS})
+  values (?, ?, ?, 'completed', ?, ?, ?::jsonb, ?, ?)
+  ${answerConflict('?::timestamptz')}`;
+
+/**
+ * INSERT_PROTOCOL_ANSWER for many answers, from a JSON array of protocolAnswerRecord bound at `?`: the CTEs `answers`
+ * and `claimed` (the (scope, key) of each answer stored). The answers must name distinct keys.
+ */
+export const INSERT_PROTOCOL_ANSWERS = `answers as (
+  select * from jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text, status_code int,
+    response_body text, response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz)
+), claimed as (
+  insert into protocol_idempotency as record (${COLUMNS})
+  select scope, key, request_hash, 'completed', status_code, response_body, response_headers, created_at, expires_at
+  from answers
+  ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}
+)`;
+
+/** An answer as a record of INSERT_PROTOCOL_ANSWERS's array. */
+export function protocolAnswerRecord(answer: ProtocolAnswer) {
+  return {
+    scope: answer.scope,
+    key: answer.key,
+    request_hash: answer.requestHash,
+    status_code: answer.response.status,
+    response_body: answer.response.body,
+    response_headers: answer.response.headers,
+    created_at: answer.createdAt,
+    expires_at: answer.expiresAt,
+    replaces: answer.replaces,
+  };
+}
+
+/** The bindings of INSERT_PROTOCOL_ANSWER, in its order. */
+export function protocolAnswerBindings(answer: ProtocolAnswer): Knex.RawBinding[] {
+  return [
+    answer.scope,
+    answer.key,
+    answer.requestHash,
+    answer.response.status,
+    answer.response.body,
+    JSON.stringify(answer.response.headers),
+    answer.createdAt,
+    answer.expiresAt,
+    answer.replaces,
+  ];
+}
+
+/** Stores an answer that changed nothing else (INSERT_PROTOCOL_ANSWER); false when another request's answer holds the key. */
+export async function insertAnswer(db: Db, answer: ProtocolAnswer): Promise<boolean> {
+  const { rows } = (await asPrepared(
+    'insert_protocol_answer',
+    db.raw(INSERT_PROTOCOL_ANSWER, protocolAnswerBindings(answer)),
+  )) as { rows: unknown[] };
+  return rows.length === 1;
 }

@@ -131,28 +131,32 @@ export function createAcpOperations(deps: Deps) {
         )
       : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
 
-  async function create(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+  /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
+  function create(call: AcpCall): sessions.CreatePlan<{ currency: string }> {
     const input = validatedSession('acp.create', call.body);
-    const regionId = await sessions.regionForCurrency(db, input.currency!);
-    if (!regionId)
-      throw new ProtocolError(
-        400,
-        'unsupported_currency',
-        `This store does not sell in ${input.currency}; use one of ${(await sessions.supportedCurrencies(db)).join(', ')}.`,
-        { param: '$.currency' },
-      );
-    const outcome = await sessions.createProtocolSession(deps, db, {
-      regionId,
-      lines: requestedLines(input.line_items!),
-      codes: codesOf(input) ?? [],
-      buyer: buyerOf(input.buyer),
-      fulfillmentDetails: input.fulfillment_details,
-    });
-    if (outcome.kind === 'rejected') {
-      const [first] = outcome.problems;
-      throw new ProtocolError(400, LINE_ERROR_CODES[first!.code], first!.content, { param: first!.path });
-    }
-    return present(201, outcome.session);
+    return {
+      input: {
+        market: { currency: input.currency! },
+        lines: requestedLines(input.line_items!),
+        codes: codesOf(input) ?? [],
+        buyer: buyerOf(input.buyer),
+        fulfillmentDetails: input.fulfillment_details,
+      },
+      respond(outcome) {
+        if (outcome.kind === 'unsupported_currency')
+          throw new ProtocolError(
+            400,
+            'unsupported_currency',
+            `This store does not sell in ${input.currency}; use one of ${outcome.currencies.join(', ')}.`,
+            { param: '$.currency' },
+          );
+        if (outcome.kind === 'rejected') {
+          const [first] = outcome.problems;
+          throw new ProtocolError(400, LINE_ERROR_CODES[first!.code], first!.content, { param: first!.path });
+        }
+        return present(201, outcome.session);
+      },
+    };
   }
 
   async function retrieve(db: Db, call: AcpCall): Promise<ProtocolResponse> {
@@ -216,12 +220,11 @@ export function createAcpOperations(deps: Deps) {
     return present(200, outcome.session);
   }
 
-  const operations: Record<AcpOperation, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = {
-    create,
+  const operations: Record<Exclude<AcpOperation, 'create'>, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = {
     retrieve,
     update,
     complete,
     cancel,
   };
-  return operations;
+  return { create, operations };
 }

@@ -13,7 +13,6 @@ import {
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
-import { resolveRegion } from '../../services/catalog.js';
 import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
@@ -129,32 +128,37 @@ export function createUcpOperations(deps: Deps) {
       `Checkout ${session.id} is ${session.state} and can no longer change.`,
     );
 
-  async function create(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+  /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
+  function create(call: UcpCall): sessions.CreatePlan<{ country: string | undefined }> {
     const input = validated('ucp.create', call.body);
-    const notes: UcpMessage[] = [];
     const country = input.context?.address_country;
-    let regionId = country ? await sessions.regionForCountry(db, country) : undefined;
-    if (country && !regionId) {
-      notes.push(
-        ucpMessage({
-          type: 'info',
-          code: 'market_defaulted',
-          path: '$.context.address_country',
-          content: `This store does not sell to ${country}; prices are in the default market.`,
-        }),
-      );
-    }
-    regionId ??= (await resolveRegion(db, undefined)).id;
     const discounts = discountCodes(input, call);
-    const outcome = await sessions.createProtocolSession(deps, db, {
-      regionId,
-      lines: requestedLines(input),
-      codes: discounts.codes ?? [],
-      buyer: buyerOf(input),
-    });
-    if (outcome.kind === 'rejected')
-      return jsonResponse(200, ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl));
-    return checkout(201, outcome.session, call, [...discounts.notes, ...notes]);
+    return {
+      input: {
+        market: { country },
+        lines: requestedLines(input),
+        codes: discounts.codes ?? [],
+        buyer: buyerOf(input),
+      },
+      respond(outcome) {
+        if (outcome.kind === 'rejected')
+          return jsonResponse(
+            200,
+            ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl),
+          );
+        const notes = [...discounts.notes];
+        if (country && !outcome.countryServed)
+          notes.push(
+            ucpMessage({
+              type: 'info',
+              code: 'market_defaulted',
+              path: '$.context.address_country',
+              content: `This store does not sell to ${country}; prices are in the default market.`,
+            }),
+          );
+        return checkout(201, outcome.session, call, notes);
+      },
+    };
   }
 
   async function get(db: Db, call: UcpCall): Promise<ProtocolResponse> {
@@ -197,12 +201,11 @@ export function createUcpOperations(deps: Deps) {
     return checkout(200, outcome.session, call);
   }
 
-  const operations: Record<UcpOperation, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = {
-    create,
+  const operations: Record<Exclude<UcpOperation, 'create'>, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = {
     get,
     update,
     complete,
     cancel,
   };
-  return operations;
+  return { create, operations };
 }

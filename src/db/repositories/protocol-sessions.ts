@@ -1,0 +1,179 @@
+// The one read of an ACP or UCP create: the market's region, the requested variants priced in it, the promotions the
+// codes name, and the key's record. One statement of fixed text, run as a named prepared statement, so that a create
+// costs this round trip and the write that stores the session with its answer (storeProtocolCreate).
+import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
+import {
+  insertCartClaimingKey,
+  NEW_CARTS_AND_LINES,
+  newCartsAndLinesBindings,
+  type NewCartRow,
+  type NewLine,
+} from './carts.js';
+import type { RegionRow } from './catalog.js';
+import {
+  insertAnswer,
+  INSERT_PROTOCOL_ANSWER,
+  INSERT_PROTOCOL_ANSWERS,
+  protocolAnswerBindings,
+  protocolAnswerRecord,
+  type ProtocolAnswer,
+  type StoredAnswer,
+} from './protocol-idempotency.js';
+import type { PromotionRow } from './promotions.js';
+
+/** A requested variant with what the session shows of it, its stock and its price in the region (null: not sold there). */
+export interface ProtocolVariantRow {
+  id: string;
+  sku: string | null;
+  title: string;
+  product_id: string;
+  product_title: string;
+  thumbnail: string | null;
+  manage_inventory: boolean;
+  allow_backorder: boolean;
+  inventory_quantity: number;
+  price_amount: number | null;
+}
+
+export interface ProtocolCreateReads {
+  /** The market's region; none for a currency no region sells in (or a store without a default region). */
+  region: RegionRow | undefined;
+  /** Whether the requested country (lower case) is one a region serves. */
+  countryServed: boolean;
+  /** Every region's currency, in rank order (what an unsupported currency is answered with). */
+  currencies: string[];
+  variants: ProtocolVariantRow[];
+  promotions: PromotionRow[];
+  /** The key's record, if it has one (timestamps as JSON gives them). */
+  record: StoredAnswer | undefined;
+}
+
+export interface ProtocolCreateQuery {
+  /** UCP: the buyer's country, lower case: its region, else the default one (also when absent). */
+  country: string | null;
+  /** ACP: the currency, lower case: the region selling in it, and no other. Takes precedence over `country`. */
+  currency: string | null;
+  variantIds: string[];
+  /** Promotion codes in their canonical form. */
+  codes: string[];
+  key: { scope: string; key: string } | undefined;
+}
+
+// The arrays are read through sub-selects so that PostgreSQL keeps one generic plan (see carts.ts SESSION_READ).
+// The country is matched as catalog.ts's listRegionsWithCountries did in JavaScript: the first by region and name.
+const PROTOCOL_CREATE_READ = `with chosen as (
+  select case when $2::text is null
+    then coalesce(
+      (select region_id from region_countries where lower(iso_2) = $1::text order by region_id, display_name limit 1),
+      (select id from regions where is_default))
+    else (select id from regions where currency_code = $2::text order by rank limit 1)
+  end as id
+), region as (
+  select id, name, currency_code, is_default, tax_rate_bps, shipping_amount, free_shipping_threshold
+  from regions where id = (select id from chosen)
+)
+select
+  (select row_to_json(region) from region) as region,
+  exists (select from region_countries where lower(iso_2) = $1::text) as country_served,
+  array(select currency_code from regions order by rank) as currencies,
+  (select coalesce(json_agg(json_build_object(
+      'id', v.id, 'sku', v.sku, 'title', v.title, 'product_id', v.product_id, 'product_title', p.title,
+      'thumbnail', p.thumbnail, 'manage_inventory', v.manage_inventory, 'allow_backorder', v.allow_backorder,
+      'inventory_quantity', v.inventory_quantity, 'price_amount', vp.amount)), '[]')
+    from variants v
+    join products p on p.id = v.product_id
+    left join variant_prices vp on vp.variant_id = v.id and vp.region_id = (select id from chosen)
+    where v.id = any((select $3::text[])::text[])) as variants,
+  (select coalesce(json_agg(promotion), '[]') from promotions as promotion
+    where promotion.code = any((select $4::text[])::text[])) as promotions,
+  (select row_to_json(record) from (
+    select request_hash, state, status_code, response_body, response_headers, created_at, expires_at
+    from protocol_idempotency where scope = $5::text and key = $6::text
+  ) as record) as record`;
+
+interface ReadRow {
+  region: RegionRow | null;
+  country_served: boolean;
+  currencies: string[];
+  variants: ProtocolVariantRow[];
+  promotions: PromotionRow[];
+  record: StoredAnswer | null;
+}
+
+export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Promise<ProtocolCreateReads> {
+  const [row] = await runPrepared<ReadRow>(db, 'protocol_create_read', PROTOCOL_CREATE_READ, [
+    query.country,
+    query.currency,
+    query.variantIds,
+    query.codes,
+    query.key?.scope ?? null,
+    query.key?.key ?? null,
+  ]);
+  return {
+    region: row!.region ?? undefined,
+    countryServed: row!.country_served,
+    currencies: row!.currencies,
+    variants: row!.variants,
+    promotions: row!.promotions,
+    record: row!.record ?? undefined,
+  };
+}
+
+/** A create's answer under its key, and the session it reports, if it created one. */
+export interface ProtocolCreateToStore {
+  answer: ProtocolAnswer;
+  created: { cart: NewCartRow; lines: NewLine[] } | undefined;
+}
+
+async function storeOne(db: Db, { answer, created }: ProtocolCreateToStore): Promise<boolean> {
+  if (!created) return insertAnswer(db, answer);
+  const claim = {
+    name: 'insert_cart_answering_protocol_key',
+    sql: INSERT_PROTOCOL_ANSWER,
+    bindings: protocolAnswerBindings(answer),
+  };
+  return insertCartClaimingKey(db, claim, created.cart, created.lines);
+}
+
+/** Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer. */
+const STORE_PROTOCOL_CREATES = `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`;
+
+const keyOf = ({ answer }: ProtocolCreateToStore) => `${answer.scope}\n${answer.key}`;
+
+async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolean[]> {
+  // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it, they
+  // read its answer again). In key order, so two statements claiming the same keys take their locks in that order.
+  const firsts = new Map<string, ProtocolCreateToStore>();
+  for (const item of batch) if (!firsts.has(keyOf(item))) firsts.set(keyOf(item), item);
+  const sent = [...firsts.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
+  const { rows } = (await asPrepared(
+    'store_protocol_creates',
+    db.raw(STORE_PROTOCOL_CREATES, [
+      JSON.stringify(sent.map(({ answer }) => protocolAnswerRecord(answer))),
+      ...newCartsAndLinesBindings(sessions),
+    ]),
+  )) as { rows: Array<{ scope: string; key: string }> };
+  const stored = new Set(rows.map((row) => `${row.scope}\n${row.key}`));
+  return batch.map((item) => firsts.get(keyOf(item)) === item && stored.has(keyOf(item)));
+}
+
+/** As carts.ts's group commit of new carts, for the protocol creates under a key. */
+const MAX_STORES_IN_FLIGHT = 2;
+const MAX_CREATES_PER_STATEMENT = 16;
+const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => ({
+  one: (item) => storeOne(db, item),
+  many: (batch) => storeMany(db, batch),
+  maxBatch: MAX_CREATES_PER_STATEMENT,
+  maxInFlight: MAX_STORES_IN_FLIGHT,
+}));
+
+/**
+ * Stores a create's answer under its key with the session it reports (if any), in one statement: the session only if
+ * the key took the answer; false when another request's answer holds the key (nothing stored). Concurrent creates
+ * share a statement and a commit (group commit, src/db/batching.ts); a batch that fails is retried item by item, so
+ * each gets the outcome and the error it would get alone.
+ */
+export function storeProtocolCreate(db: Db, item: ProtocolCreateToStore): Promise<boolean> {
+  return createStore(db)(item);
+}
