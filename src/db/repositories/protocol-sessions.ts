@@ -138,14 +138,17 @@ async function storeOne(db: Db, { answer, created }: ProtocolCreateToStore): Pro
 /** Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer. */
 const STORE_PROTOCOL_CREATES = `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`;
 
-const keyOf = ({ answer }: ProtocolCreateToStore) => `${answer.scope}\n${answer.key}`;
+const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
 
 async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolean[]> {
   // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it, they
   // read its answer again). In key order, so two statements claiming the same keys take their locks in that order.
+  const keys = batch.map(({ answer }) => keyOf(answer.scope, answer.key));
   const firsts = new Map<string, ProtocolCreateToStore>();
-  for (const item of batch) if (!firsts.has(keyOf(item))) firsts.set(keyOf(item), item);
-  const sent = [...firsts.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  batch.forEach((item, index) => {
+    if (!firsts.has(keys[index]!)) firsts.set(keys[index]!, item);
+  });
+  const sent = [...firsts.keys()].sort().map((key) => firsts.get(key)!);
   const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
   const { rows } = (await asPrepared(
     'store_protocol_creates',
@@ -154,8 +157,8 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolea
       ...newCartsAndLinesBindings(sessions),
     ]),
   )) as { rows: Array<{ scope: string; key: string }> };
-  const stored = new Set(rows.map((row) => `${row.scope}\n${row.key}`));
-  return batch.map((item) => firsts.get(keyOf(item)) === item && stored.has(keyOf(item)));
+  const stored = new Set(rows.map((row) => keyOf(row.scope, row.key)));
+  return batch.map((item, index) => firsts.get(keys[index]!) === item && stored.has(keys[index]!));
 }
 
 /** As carts.ts's group commit of new carts, for the protocol creates under a key. */
