@@ -10,6 +10,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_READ } from '../src/db/repositories/carts.js';
 import {
+  findNewCartReads,
+  NEW_CART_READS,
+  type NewCartRead,
+  type VariantReferences,
+} from '../src/db/repositories/catalog.js';
+import {
   createTestDatabase,
   serverUrl,
   SESSION_READ_TABLES,
@@ -58,14 +64,17 @@ async function statementsOnBoth(
 const insertsDuring = (instances: TestService[], run: () => Promise<unknown>) =>
   statementsOnBoth(instances, ['carts'], run);
 
-/** Resolves once the instances have sent `count` session read statements (those still running included). */
-function sessionReadsSent(instances: TestService[]) {
+/** Resolves once the instances have sent `count` statements of this text (those still running included). */
+function statementsSent(instances: TestService[], text: string) {
   let sent = 0;
   const count = (query: { sql?: string }) => {
-    if (query.sql === SESSION_READ) sent++;
+    if (query.sql === text) sent++;
   };
   for (const api of instances) api.service.deps.db.on('query', count);
   return {
+    get sent() {
+      return sent;
+    },
     async reach(target: number) {
       while (sent < target) await new Promise((resolve) => setTimeout(resolve, 5));
     },
@@ -75,11 +84,11 @@ function sessionReadsSent(instances: TestService[]) {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once the instances have had `count` answers to statements reading `variants` (a create's one read). */
+/** Resolves once the instances have answered `count` creates' reads (a read statement answers every create it carries). */
 function readsAnswered(instances: TestService[]) {
   let answered = 0;
-  const count = (_response: unknown, query: { sql?: string }) => {
-    if (/\bvariants\b/.test(query.sql ?? '')) answered++;
+  const count = (_response: unknown, query: { sql?: string; bindings?: unknown[][] }) => {
+    if (query.sql === NEW_CART_READS) answered += query.bindings![0]!.length;
   };
   for (const api of instances) api.service.deps.db.on('query-response', count);
   return {
@@ -105,6 +114,32 @@ async function expectStoredAsAnswered(db: Knex, answers: Array<{ body: any }>, i
       sent.items.map((item) => [item.id, item.quantity ?? 1]),
     );
   }
+}
+
+/**
+ * Creates whose reads pick out different rows (regions, references of each kind, codes), and creates that fail or
+ * are told something on their own: an unknown region, an unknown item, an unknown code and one out of its dates.
+ */
+const MIXED = [
+  { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }], promo_codes: ['10OFF'] },
+  { region_id: 'reg_eu', items: [{ sku: 'TS-316L-2PK-TC' }], promo_codes: ['welcome5'] },
+  { region_id: 'reg_gb', items: [{ handle: 'tongue-scraper-2-pack', quantity: 3 }], coupon_code: '10off' },
+  { region_id: 'reg_jp', items: [{ variant_id: TRAVEL }, { id: TWO_PACK }], promo_codes: ['WELCOME5', 'LAUNCH50'] },
+  { region_id: 'reg_nowhere', items: [{ id: TWO_PACK }], promo_codes: ['10OFF'] },
+  { items: [{ id: TWO_PACK }, { id: 'variant_nope' }] },
+  { region_id: 'reg_ca', items: [{ id: TRAVEL, quantity: 4 }], promo_codes: ['NOPE', 'NEWYEAR27'] },
+];
+
+type Answer = Awaited<ReturnType<typeof create>>;
+
+/** An answer without what two identical creates are given differently (their ids, the request id). */
+function comparable({ status, body, headers }: Answer) {
+  const ids: string[] = [body.id, ...(body.line_items ?? []).map((line: any) => line.id), body.request_id];
+  let text = JSON.stringify(body);
+  ids.forEach((id, index) => {
+    if (id) text = text.replaceAll(id, `<id ${index}>`);
+  });
+  return { status, body: JSON.parse(text), replayed: headers.get('idempotent-replayed') };
 }
 
 /** A copy of the travel set, sold in the same regions, for a test to delete under a create's feet. */
@@ -140,14 +175,14 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
   });
 
   /**
-   * Holds every insert into carts (`exclusive`: reads go on) or every statement on carts (`access exclusive`) until
-   * `release`, which may run SQL of its own first.
+   * Holds every insert into carts (`exclusive`: reads go on) or every statement on carts (`access exclusive`), or on
+   * another `table`, until `release`, which may run SQL of its own first.
    */
-  async function holdCarts(mode: 'exclusive' | 'access exclusive' = 'exclusive') {
+  async function holdCarts(mode: 'exclusive' | 'access exclusive' = 'exclusive', table = 'carts') {
     const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
     await client.connect();
     await client.query('begin');
-    await client.query(`lock table carts in ${mode} mode`);
+    await client.query(`lock table ${table} in ${mode} mode`);
     return {
       async release(sql?: string) {
         if (sql) await client.query(sql);
@@ -155,6 +190,23 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
         await client.end();
       },
     };
+  }
+
+  /** Cancels every statement waiting on a lock, again and again, until `pending` settles; then answers it. */
+  async function cancelLockWaitersUntil<T>(pending: Promise<T>): Promise<T> {
+    let settled = false;
+    const settling = pending.finally(() => (settled = true));
+    const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await admin.connect();
+    while (!settled) {
+      await admin.query(
+        `select pg_cancel_backend(pid) from pg_stat_activity
+         where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+      );
+      await pause(20);
+    }
+    await admin.end();
+    return settling;
   }
 
   it('stores concurrent creates in fewer statements, each once, each answered with its own session and key', async () => {
@@ -274,7 +326,7 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
     const ids = [...expected.keys()];
     const count = 30;
     const targets = Array.from({ length: count }, (_, index) => ids[index % ids.length]!);
-    const sent = sessionReadsSent(instances);
+    const sent = statementsSent(instances, SESSION_READ);
     let answers: Array<Awaited<ReturnType<typeof read>>> = [];
     const statements = await statementsOnBoth(instances, SESSION_READ_TABLES, async () => {
       const held = await holdCarts('access exclusive');
@@ -302,30 +354,103 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
   it('answers every member of a read statement the database cancelled as it answers a lone read: 503', async () => {
     const { body: session } = await create(one, request(2));
     const held = await holdCarts('access exclusive');
-    const sent = sessionReadsSent([one]);
-    let settled = false;
-    const pending = Promise.all(Array.from({ length: 12 }, () => read(one, session.id))).finally(
-      () => (settled = true),
-    );
+    const sent = statementsSent([one], SESSION_READ);
+    const pending = Promise.all(Array.from({ length: 12 }, () => read(one, session.id)));
     await sent.reach(2);
     await pause(300);
     // Each statement waiting behind the lock is cancelled (a lone read's, then the batch's that queued meanwhile).
-    const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
-    await admin.connect();
-    while (!settled) {
-      await admin.query(
-        `select pg_cancel_backend(pid) from pg_stat_activity
-         where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-      );
-      await pause(20);
-    }
-    await admin.end();
+    const answers = await cancelLockWaitersUntil(pending);
     await held.release();
-    const answers = await pending;
     sent.stop();
 
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
     expect(new Set(answers.map((answer) => answer.body.code))).toEqual(new Set(['service_unavailable']));
+  });
+
+  /** Holds every create's read (they read promotions) behind a lock, so that the creates sent meanwhile share one. */
+  const holdCreateReads = () => holdCarts('access exclusive', 'promotions');
+
+  it('reads concurrent creates in fewer statements, each member with its own rows, keys and failures', async () => {
+    // A key stored before the batch: the same body replays it, another body conflicts with it.
+    const keyed = { items: [{ id: TRAVEL, quantity: 2 }], promo_codes: ['10OFF'] };
+    const stored = await create(two, keyed, 'mixed-stored');
+    expect(stored.status).toBe(201);
+    // Each create alone: what the same create must answer from a batch.
+    const alone: Array<ReturnType<typeof comparable>> = [];
+    for (const body of [...MIXED, keyed]) alone.push(comparable(await create(one, body)));
+
+    const fillers = [0, 1];
+    const members: Array<{ body: object; key?: string; expect: (answer: Answer) => void }> = [
+      ...MIXED.map((body, index) => ({
+        body,
+        expect: (answer: Answer) => expect(comparable(answer)).toEqual(alone[index]),
+      })),
+      {
+        body: keyed,
+        key: 'mixed-stored',
+        expect: (answer: Answer) => {
+          expect(answer.status).toBe(201);
+          expect(answer.headers.get('idempotent-replayed')).toBe('true');
+          expect(answer.body).toEqual(stored.body);
+        },
+      },
+      {
+        body: MIXED[0]!,
+        key: 'mixed-stored',
+        expect: (answer: Answer) =>
+          expect(answer).toMatchObject({ status: 422, body: { code: 'idempotency_conflict' } }),
+      },
+      {
+        body: keyed,
+        key: 'mixed-fresh',
+        expect: (answer: Answer) => expect(comparable(answer)).toEqual(alone.at(-1)),
+      },
+    ];
+    const sent = statementsSent(instances, NEW_CART_READS);
+    const held = await holdCreateReads();
+    // The first read on each instance waits behind the lock; the mixed creates queue for the next statement.
+    const first = Promise.all(fillers.map((index) => create(instances[index % 2]!, request(index))));
+    await sent.reach(fillers.length);
+    const pending = Promise.all(members.map((member, index) => create(instances[index % 2]!, member.body, member.key)));
+    await pause(300);
+    await held.release();
+    const [filled, answers] = await Promise.all([first, pending]);
+    sent.stop();
+
+    expect(filled.map((answer) => answer.status)).toEqual(fillers.map(() => 201));
+    members.forEach((member, index) => member.expect(answers[index]!));
+    // The mixed creates were read in one statement per instance (a replayed or conflicting key reads nothing more).
+    expect(sent.sent).toBe(fillers.length + instances.length);
+    // The fresh key holds its create's answer: the other instance replays it.
+    const fresh = members.findIndex((member) => member.key === 'mixed-fresh');
+    const replay = await create(instances[(fresh + 1) % 2]!, keyed, 'mixed-fresh');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(answers[fresh]!.body);
+  });
+
+  it('answers every member of a create read statement the database cancelled as it answers a lone create: 503', async () => {
+    const db = one.service.deps.db;
+    const cartsBefore = await db('carts').count({ n: '*' });
+    const held = await holdCreateReads();
+    const sent = statementsSent([one], NEW_CART_READS);
+    const pending = Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        create(one, request(index), index % 2 ? `cancelled-${index}` : undefined),
+      ),
+    );
+    await sent.reach(1);
+    await pause(300);
+    // Each read waiting behind the lock is cancelled (the lone read's, then the batch's that queued meanwhile).
+    const answers = await cancelLockWaitersUntil(pending);
+    await held.release();
+    sent.stop();
+
+    expect(sent.sent).toBeLessThan(answers.length);
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    expect(new Set(answers.map((answer) => answer.body.code))).toEqual(new Set(['service_unavailable']));
+    // Nothing was stored and no key was taken: each can be retried.
+    expect(await db('carts').count({ n: '*' })).toEqual(cartsBefore);
+    expect(await db('idempotency_keys').whereLike('key', 'cancelled-%')).toEqual([]);
   });
 });
 
@@ -350,6 +475,42 @@ describe('statement batching on either storage', () => {
       const replay = await create(api, request(index), `either-${index}`);
       expect(replay.body).toEqual(answers[index]!.body);
     }
+  });
+
+  it("reads the reads of creates made at once in one statement, each create's own rows as it reads them alone", async () => {
+    const db = api.service.deps.db;
+    const stored = await create(api, request(1), 'read-at-once');
+    const refs = (refs: Partial<VariantReferences>) => ({ variantIds: [], skus: [], productHandles: [], ...refs });
+    const key = (key: string) => ({ scope: 'createCheckoutSession', key });
+    const reads: NewCartRead[] = [
+      { regionId: undefined, refs: refs({ variantIds: [TWO_PACK, TRAVEL] }), codes: ['10OFF'] },
+      {
+        regionId: 'reg_eu',
+        refs: refs({ skus: ['TS-316L-2PK-TC'] }),
+        codes: ['WELCOME5', 'SPRING20'],
+        key: key('none'),
+      },
+      { regionId: 'reg_gb', refs: refs({ productHandles: ['tongue-scraper-2-pack'] }), codes: [] },
+      { regionId: 'reg_nowhere', refs: refs({ variantIds: [TRAVEL] }), codes: ['NOPE'] },
+      { regionId: 'reg_jp', refs: refs({ variantIds: ['variant_nope'], skus: ['TS-316L-2PK'] }), codes: [] },
+      { regionId: undefined, refs: refs({}), codes: ['LAUNCH50'], key: key('read-at-once') },
+    ];
+    const alone = [];
+    for (const read of reads) alone.push(await findNewCartReads(db, read));
+    expect(alone[5]!.keyRecord).toMatchObject({ state: 'completed', response_body: stored.body });
+
+    const sent = statementsSent([api], NEW_CART_READS);
+    const atOnce = await Promise.all(reads.map((read) => findNewCartReads(db, read)));
+    sent.stop();
+    expect(atOnce).toEqual(alone);
+    expect(sent.sent).toBe(1);
+  });
+
+  it('answers concurrent creates that read different rows each as it answers them alone', async () => {
+    const alone: Array<ReturnType<typeof comparable>> = [];
+    for (const body of MIXED) alone.push(comparable(await create(api, body)));
+    const answers = await Promise.all([...MIXED, ...MIXED].map((body) => create(api, body)));
+    expect(answers.map(comparable)).toEqual([...alone, ...alone]);
   });
 
   it('reads concurrent sessions each as its own, and a read after a write sees it', async () => {

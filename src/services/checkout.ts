@@ -133,13 +133,12 @@ const PUBLIC_SESSION = { status: 'ready_for_payment', client_id: null } as const
 /** The create's one read; under an Idempotency-Key, it brings the key's record too. */
 function readNewCart(deps: Deps, input: CreateRequest, key?: { scope: string; key: string }): Promise<NewCartReads> {
   // The region, the candidate variants and the promotions in one statement: the create is this and the insert.
-  return findNewCartReads(
-    deps.db,
-    input.region_id,
-    refsByKind(wellFormedReferences(input.items)),
-    canonicalCodes(requestedPromoCodes(input)),
+  return findNewCartReads(deps.db, {
+    regionId: input.region_id,
+    refs: refsByKind(wellFormedReferences(input.items)),
+    codes: canonicalCodes(requestedPromoCodes(input)),
     key,
-  );
+  });
 }
 
 /** A new cart priced from the create's read and ready to store: its cart, its lines, and the session as shown. */

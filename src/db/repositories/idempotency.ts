@@ -2,7 +2,6 @@
 // record is written by the statement that stores the session it answers, so a stored record always describes a
 // stored session and a failed create leaves none.
 import type { Knex } from 'knex';
-import type { Db } from '../knex.js';
 
 /** A key's record as the create's read brings it (timestamps as JSON gives them). */
 export interface IdempotencyRecord {
@@ -16,15 +15,12 @@ export interface IdempotencyRecord {
   expires_at: string;
 }
 
-/** The key's record as a column of the create's read ($1: scope, $2: key in its bindings), null when it has none. */
-export function keyRecordColumn(db: Db, scope: string, key: string): Knex.Raw {
-  return db.raw(
-    `(select row_to_json(record) from (
-      select request_hash, state, status_code, response_body, api_version, created_at, expires_at
-      from idempotency_keys where scope = ? and key = ?
-    ) as record)`,
-    [scope, key],
-  );
+/** The key's record as JSON, null when it has none: a column of the create's read (`scope`, `key`: SQL expressions). */
+export function keyRecordOf(scope: string, key: string): string {
+  return `(select row_to_json(record) from (
+    select request_hash, state, status_code, response_body, api_version, created_at, expires_at
+    from idempotency_keys where scope = ${scope} and key = ${key}
+  ) as record)`;
 }
 
 /** A key's answer, stored with the write it describes, kept until `expiresAt`. */
