@@ -76,6 +76,9 @@ describe('a cached tool call is answered before Koa exactly as the general chain
     ['the caller’s own request id', post(SEARCH, { 'X-Request-Id': 'trace-42.a:b' })],
     ['an unsafe request id, replaced', post(SEARCH, { 'X-Request-Id': 'no spaces allowed' })],
     ['no MCP-Protocol-Version and Accept: */*', post(SEARCH, { 'MCP-Protocol-Version': undefined, Accept: '*/*' })],
+    ['an Accept of several ranges, in capitals', post(SEARCH, { Accept: 'text/html, APPLICATION/JSON;q=0.5' })],
+    // The response's bytes are put together from the id's and the result's: both must be encoded as UTF-8.
+    ['a string id with characters to escape and to encode', post(call('search_products', {}, 'ü "7"\n'))],
   ])('%s', async (_name, init) => {
     const { general, second } = await bothPaths(init);
     expect([general.status, general.viaKoa, second.viaKoa]).toEqual([200, true, false]);

@@ -1,5 +1,6 @@
 // The Streamable HTTP rules of both MCP endpoints (protocol 2025-06-18), checked with raw HTTP: POST only, Origin,
 // MCP-Protocol-Version, version negotiation, no batches, body size, media types, Accept, statelessness, rate limits.
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpPath } from './support/mcp.js';
 import { PROTOCOL_ENV } from './support/protocols.js';
@@ -212,24 +213,65 @@ describe.each(PATHS)('%s', (path) => {
     });
   });
 
+  describe('a body in parts', () => {
+    /** POSTs `body` with its Content-Length in two writes, split after byte `split`, the second a moment later. */
+    function postInParts(body: Buffer, split: number): Promise<{ status: number; text: string }> {
+      return new Promise((resolve, reject) => {
+        const outgoing = request(
+          new URL(path, api.url),
+          {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', Accept: SDK_ACCEPT, 'Content-Length': body.length },
+          },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => resolve({ status: response.statusCode!, text }));
+          },
+        );
+        outgoing.on('error', reject);
+        outgoing.write(body.subarray(0, split));
+        setTimeout(() => outgoing.end(body.subarray(split)), 50);
+      });
+    }
+
+    it('reads it whole, a character split between the parts decoded as one', async () => {
+      const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'outil_é', arguments: {} } };
+      const body = Buffer.from(JSON.stringify(message));
+      // After the first of the two bytes of é.
+      const { status, text } = await postInParts(body, body.indexOf(Buffer.from('é')) + 1);
+      expect(status).toBe(200);
+      expect(JSON.parse(text).result.content[0].text).toContain('Unknown tool outil_é;');
+    });
+  });
+
   describe('media types', () => {
-    it.each([[undefined], ['*/*'], ['application/json'], ['application/*;q=0.9']])(
-      'serves Accept %j',
+    it.each([
+      [undefined],
+      ['*/*'],
+      ['application/json'],
+      ['application/*;q=0.9'],
+      ['APPLICATION/JSON'],
+      ['text/html, application/json;q=0.5'],
+      ['text/html,\tapplication/* ;q=0.1'],
+    ])('serves Accept %j', async (accept) => {
+      const response = await api.http(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
+        body: JSON.stringify(toolsList()),
+      });
+      expect(response.status).toBe(200);
+    });
+
+    it.each(['text/html', 'text/event-stream', 'application/jsonx', 'text/html;application/json', 'application/ json'])(
+      'answers Accept %s with 406',
       async (accept) => {
-        const response = await api.http(path, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) },
-          body: JSON.stringify(toolsList()),
-        });
-        expect(response.status).toBe(200);
+        const { status, body } = await post(path, toolsList(), { Accept: accept });
+        expect(status).toBe(406);
+        expect(body.error.code).toBe(-32000);
       },
     );
-
-    it.each(['text/html', 'text/event-stream'])('answers Accept %s with 406', async (accept) => {
-      const { status, body } = await post(path, toolsList(), { Accept: accept });
-      expect(status).toBe(406);
-      expect(body.error.code).toBe(-32000);
-    });
 
     it.each(['text/plain', 'application/x-www-form-urlencoded'])(
       'answers Content-Type %s with 415',

@@ -31,10 +31,10 @@ export interface McpServer {
   /** `log` is asked for only when something must be logged: most requests log nothing but their one line. */
   answer(message: object, log: () => Logger): Promise<Answer>;
   /**
-   * The response to a tools/call of a tool whose result the read cache holds for these arguments, as JSON text; for
+   * The response to a tools/call of a tool whose result the read cache holds for these arguments, as UTF-8 JSON; for
    * any other message, undefined (then `answer` must be asked). Present when a tool is cached.
    */
-  cachedAnswer?(message: object): string | undefined;
+  cachedAnswer?(message: object): Buffer | undefined;
 }
 
 interface Request {
@@ -60,8 +60,20 @@ function classify(message: Record<string, unknown>): Request | 'accepted' | 'inv
   return isResponse ? 'accepted' : 'invalid';
 }
 
+/** A response up to its result, which follows it, then `}`. */
+function responseHead(id: JsonRpcId): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+}
+
 function responseJson(id: JsonRpcId, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+  return `${responseHead(id)}${resultJson}}`;
+}
+
+const CLOSING_BRACE = Buffer.from('}');
+
+/** responseJson's bytes, from a result already encoded: the result is copied, never decoded or encoded again. */
+function responseBytes(id: JsonRpcId, result: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(responseHead(id)), result, CLOSING_BRACE]);
 }
 
 function response(id: JsonRpcId, resultJson: string): Answer {
@@ -101,14 +113,14 @@ export function createMcpServer(definition: McpServerDefinition): McpServer {
   }
 
   /** What callTool would answer, when it is a cached result: the same checks, then a lookup that never runs a tool. */
-  function cachedAnswer(message: object): string | undefined {
+  function cachedAnswer(message: object): Buffer | undefined {
     const request = classify(message as Record<string, unknown>);
     if (typeof request !== 'object' || request.method !== 'tools/call') return undefined;
     const { name: toolName, arguments: args } = request.params;
     const tool = typeof toolName === 'string' ? byName.get(toolName) : undefined;
     if (!tool?.cached || (args !== undefined && !isObject(args))) return undefined;
     const result = tool.cached(args);
-    return result === undefined ? undefined : responseJson(request.id, result);
+    return result === undefined ? undefined : responseBytes(request.id, result);
   }
 
   return {

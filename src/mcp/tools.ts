@@ -2,8 +2,9 @@
 // advertised output schema describes), the same JSON as a text block for clients that read only text, and plain-word
 // notes. A failure is an `isError` result naming the bad argument, never a transport error. A tool's arguments are
 // checked against its JSON Schema (the contract's) before it runs, so a value REST refuses never reaches a query.
-// A tool whose answer is the same for every caller may keep its results in the read cache, as JSON text: a repeated
-// call is then answered without running or serializing anything, and can be looked up without awaiting (`cached`).
+// A tool whose answer is the same for every caller may keep its results in the read cache, as JSON text and as its
+// UTF-8 bytes: a repeated call is then answered without running, serializing or encoding anything, and can be looked up
+// without awaiting (`cached`).
 import type { CallToolResult, Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { DomainError, NotFound } from '../domain/errors.js';
@@ -41,8 +42,17 @@ export interface Tool {
   readonly listing: ToolListing;
   /** The result as JSON text; `log` is asked for only when something must be logged. */
   call(args: unknown, log: () => Logger): Promise<string>;
-  /** A cached tool's result for these arguments as JSON text, when the read cache holds it (never runs the tool). */
-  cached?(args: unknown): string | undefined;
+  /**
+   * A cached tool's result for these arguments as UTF-8 JSON, when the read cache holds it (never runs the tool): the
+   * bytes a cached call sends, encoded once when the result was stored rather than on every answer.
+   */
+  cached?(args: unknown): Buffer | undefined;
+}
+
+/** A result kept in the read cache: its text for the general chain, its bytes for the cached-call path. */
+interface CachedResult {
+  text: string;
+  bytes: Buffer;
 }
 
 function text(value: string): { type: 'text'; text: string } {
@@ -128,6 +138,7 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCac
     return JSON.stringify(result);
   }
 
+  const storable = (text: string): CachedResult => ({ text, bytes: Buffer.from(text) });
   const cacheKey = (args: In) => `tools/call ${name} ${canonicalize(args)}`;
 
   return {
@@ -138,7 +149,8 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCac
       if (!checked.ok) return JSON.stringify(checked.result);
       const { value } = checked;
       try {
-        return await (readCache ? readCache.fetchValue(cacheKey(value), () => succeed(value)) : succeed(value));
+        if (!readCache) return await succeed(value);
+        return (await readCache.fetchValue(cacheKey(value), () => succeed(value).then(storable))).text;
       } catch (error) {
         return JSON.stringify(errorResult(error, erased, log));
       }
@@ -146,7 +158,7 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCac
     ...(readCache && {
       cached(args: unknown) {
         const checked = checkArguments(args);
-        return checked.ok ? readCache.peekValue<string>(cacheKey(checked.value)) : undefined;
+        return checked.ok ? readCache.peekValue<CachedResult>(cacheKey(checked.value))?.bytes : undefined;
       },
     }),
   };
