@@ -48,6 +48,14 @@ function post(message: unknown, headers: Record<string, string | undefined> = {}
   return { method: 'POST', headers: Object.fromEntries(merged), body: JSON.stringify(message) };
 }
 
+/** A POST of a search_products call whose arguments are this raw JSON text. */
+function searchWithText(argumentsText: string): Init {
+  return {
+    ...post(SEARCH),
+    body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_products","arguments":${argumentsText}}}`,
+  };
+}
+
 /**
  * The request by the general chain (the read cache emptied), then again once `fill` (by default the request itself,
  * from another address) has been answered, so the read cache holds what the lean path would serve.
@@ -92,6 +100,18 @@ describe('a cached tool call is answered before Koa exactly as the general chain
       post(call('search_products', { offset: 0, query: 'steel' })),
       post(call('search_products', { query: 'steel' })),
     );
+    expect([general.viaKoa, second.viaKoa]).toEqual([true, false]);
+    expectSame(second, general);
+  });
+
+  // The checked cache key is remembered by the arguments' text as parsed (src/mcp/tools.ts).
+  it.each([
+    ['an escaped character', '{"query":"st\\u0065el"}', '{"query":"steel"}'],
+    ['1.0 for 1 and -0 for 0', '{"limit":1.0,"offset":-0}', '{"limit":1,"offset":0}'],
+    ['a repeated key, the last one counting', '{"limit":50,"limit":1}', '{"limit":1}'],
+    ['keys in another order and a default spelt out', '{"offset":0,"limit":1}', '{"limit":1}'],
+  ])('arguments of the same meaning in other raw text share the entry: %s', async (_name, text, sibling) => {
+    const { general, second } = await bothPaths(searchWithText(text), searchWithText(sibling));
     expect([general.viaKoa, second.viaKoa]).toEqual([true, false]);
     expectSame(second, general);
   });
@@ -152,6 +172,29 @@ describe('what the lean path leaves to the general chain, with the tool’s resu
     const { general, second } = await bothPaths(init, post(SEARCH));
     expect([general.status, general.viaKoa, second.viaKoa]).toEqual([status, true, true]);
     expectSame(second, general);
+  });
+
+  // A hit is looked up by its arguments' text: none of these may be answered from the other's entry.
+  it.each([
+    [
+      'the same arguments to another tool',
+      post(call('get_product', { product: 'tongue-scraper-2-pack' })),
+      post(call('list_reviews', { product: 'tongue-scraper-2-pack' })),
+    ],
+    ['a string for a number', searchWithText('{"limit":"1"}'), searchWithText('{"limit":1}')],
+    ['a trailing space', searchWithText('{"query":"steel "}'), searchWithText('{"query":"steel"}')],
+    ['another case', searchWithText('{"query":"Steel"}'), searchWithText('{"query":"steel"}')],
+    [
+      'a number JSON cannot hold, by the largest offset',
+      searchWithText('{"offset":1e400}'),
+      searchWithText('{"offset":1e6}'),
+    ],
+  ])('arguments in raw text close to a cached call’s: %s', async (_name, init, sibling) => {
+    api.service.deps.readCache.clear();
+    const cached = await send(sibling);
+    expect(JSON.parse(cached.body).result.isError).toBeUndefined();
+    expect((await send(sibling)).viaKoa).toBe(false);
+    expect((await send(init)).viaKoa).toBe(true);
   });
 
   it('a failing call, whose result is never cached', async () => {

@@ -32,11 +32,17 @@ export interface LeanParts {
   lifecycle: Lifecycle;
 }
 
+/**
+ * A body in parts, sent one after another as one body: an answer put together from parts kept apart (a cached MCP
+ * result and the id of the call it answers) is never copied into one buffer to be sent.
+ */
+export type PayloadParts = ReadonlyArray<Buffer | string>;
+
 /** What a lean path answers once the request is counted and within its limit. */
 export interface LeanAnswer {
   status: number;
   /** Sent with its Content-Type and Content-Length (which stay on a HEAD, as RFC 9110 allows and Koa does). */
-  body?: { payload: Buffer | string; contentType: string };
+  body?: { payload: Buffer | string | PayloadParts; contentType: string };
 }
 
 export interface LeanRequest {
@@ -101,6 +107,25 @@ function collected(headers: string[], name: string): string | undefined {
   return undefined;
 }
 
+/** The payload's length in bytes, its parts' together. */
+function byteLength(payload: Buffer | string | PayloadParts): number {
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) return Buffer.byteLength(payload);
+  let length = 0;
+  for (const part of payload) length += Buffer.byteLength(part);
+  return length;
+}
+
+/**
+ * Sends the payload after the head writeHead staged: parts are written corked, so they leave in the one write the
+ * final `end` uncorks, as a single payload does.
+ */
+function send(res: ServerResponse, payload: Buffer | string | PayloadParts | undefined): void {
+  if (payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload)) return void res.end(payload);
+  res.cork();
+  for (let index = 0; index < payload.length - 1; index++) res.write(payload[index]);
+  res.end(payload[payload.length - 1]);
+}
+
 /** Answers a request with every step the general chain applies to it; `request.answer` says the rest. */
 export function leanResponder({
   log,
@@ -139,13 +164,13 @@ export function leanResponder({
       answer = { status: rendered.status, body: { payload: JSON.stringify(rendered.body), contentType: JSON_TYPE } };
     }
     const { status, body } = answer;
-    if (body) headers.push('Content-Type', body.contentType, 'Content-Length', String(Buffer.byteLength(body.payload)));
+    if (body) headers.push('Content-Type', body.contentType, 'Content-Length', String(byteLength(body.payload)));
     // Checked as the answer is sent, as the general chain's last step does: a drain may have begun while it was made.
     if (lifecycle.draining) headers.push('Connection', 'close');
     logRequest(log, requestId, req.method!, request.path, status, request.started);
     res.writeHead(status, headers);
     // Node sends no body for HEAD.
-    res.end(body?.payload);
+    send(res, body?.payload);
   }
 
   return (req, res, request) => {

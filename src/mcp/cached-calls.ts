@@ -3,9 +3,10 @@
 // accepts and whose result the read cache holds, is answered here: the transport's checks are the same functions
 // (src/mcp/transport.ts), the message is classified and the arguments validated by the same server (src/mcp/rpc.ts,
 // the contract's JSON Schemas on the shared Ajv), and the general chain's other steps are written once, lean, for this
-// path and cached reads alike (src/http/lean.ts). The result is kept as UTF-8 JSON, so a hit copies bytes: kept as a
+// path and cached reads alike (src/http/lean.ts). The result is kept as UTF-8 JSON, so a hit sends bytes: kept as a
 // string (concatenated with the id, then flattened, measured and encoded on every answer) it cost a cached call 2.3
-// times the REST read's time in writev, and Buffer.byteLength besides.
+// times the REST read's time in writev, and Buffer.byteLength besides. The bytes go out as they are stored, between
+// the id's part and the closing brace, not joined with them into a copy.
 // A request this path cannot answer exactly as the general chain would goes to it untouched but for its body, which
 // the general chain then takes from the same read (readMcpBody): while draining, on a retiring endpoint, a refused
 // Origin or header, a streamed body, anything but a cache hit. test/mcp-cached-calls.test.ts diffs both paths on the same requests.
@@ -42,8 +43,8 @@ export function cachedToolCallsFirst(parts: CachedCallParts, general: RequestLis
   ) {
     const started = performance.now();
     const parsed = parseMessage(await readMcpBody(req));
-    const bytes = parsed.ok ? server.cachedAnswer!(parsed.message) : undefined;
-    if (bytes === undefined) return general(req, res);
+    const parts = parsed.ok ? server.cachedAnswer!(parsed.message) : undefined;
+    if (parts === undefined) return general(req, res);
     respond(req, res, {
       path,
       shape: 'mcp',
@@ -51,7 +52,7 @@ export function cachedToolCallsFirst(parts: CachedCallParts, general: RequestLis
       started,
       answer: (headers) => {
         headers.push('Cache-Control', 'no-store');
-        return { status: 200, body: { payload: bytes, contentType: JSON_TYPE } };
+        return { status: 200, body: { payload: parts, contentType: JSON_TYPE } };
       },
     });
   }

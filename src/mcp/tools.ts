@@ -4,8 +4,9 @@
 // checked against its JSON Schema (the contract's) before it runs, so a value REST refuses never reaches a query.
 // A tool whose answer is the same for every caller may keep its results in the read cache, as JSON text and as its
 // UTF-8 bytes: a repeated call is then answered without running, serializing or encoding anything, and can be looked up
-// without awaiting (`cached`).
+// without awaiting (`cached`), nor checking its arguments again: the checked cache key is remembered by their text.
 import type { CallToolResult, Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { DomainError, NotFound } from '../domain/errors.js';
 import { unstorableTextAt } from '../domain/text.js';
@@ -48,6 +49,13 @@ export interface Tool {
    */
   cached?(args: unknown): Buffer | undefined;
 }
+
+/**
+ * How many arguments texts a cached tool remembers the checked cache key of, and how many characters (texts and keys)
+ * at most: a few common questions are asked over and over; a flood of distinct ones must not grow the process.
+ */
+const CHECKED_KEYS_MAX = 1_000;
+const CHECKED_KEYS_MAX_CHARACTERS = 256 * 1024;
 
 /** A result kept in the read cache: its text for the general chain, its bytes for the cached-call path. */
 interface CachedResult {
@@ -141,6 +149,29 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCac
   const storable = (text: string): CachedResult => ({ text, bytes: Buffer.from(text) });
   const cacheKey = (args: In) => `tools/call ${name} ${canonicalize(args)}`;
 
+  /**
+   * The cache key of arguments the tool accepts, remembered by their JSON text as parsed: a repeated question is not
+   * checked nor canonicalized again (each allocated ~1.3 kB per cached call). Equal texts are equal values, since
+   * JSON.stringify writes every string, key and key order as it is, except for numbers JSON cannot hold (1e400 parses
+   * as Infinity, written null): a text with null in it is never remembered. -0 is written 0, which every check and
+   * canonicalize take for 0 already. Arguments refused are not remembered: they are checked again on every call.
+   */
+  const checkedKeys = new LRUCache<string, string>({
+    max: CHECKED_KEYS_MAX,
+    maxSize: CHECKED_KEYS_MAX_CHARACTERS,
+    sizeCalculation: (checkedKey, argumentsText) => argumentsText.length + checkedKey.length,
+  });
+  function cachedKey(args: unknown): string | undefined {
+    const argumentsText = JSON.stringify(args ?? {});
+    const remembered = checkedKeys.get(argumentsText);
+    if (remembered !== undefined) return remembered;
+    const checked = checkArguments(args);
+    if (!checked.ok) return undefined;
+    const key = cacheKey(checked.value);
+    if (!argumentsText.includes('null')) checkedKeys.set(argumentsText, key);
+    return key;
+  }
+
   return {
     name,
     listing: { name, title, description, annotations, inputSchema, outputSchema } as ToolListing,
@@ -157,8 +188,8 @@ export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCac
     },
     ...(readCache && {
       cached(args: unknown) {
-        const checked = checkArguments(args);
-        return checked.ok ? readCache.peekValue<CachedResult>(cacheKey(checked.value))?.bytes : undefined;
+        const key = cachedKey(args);
+        return key === undefined ? undefined : readCache.peekValue<CachedResult>(key)?.bytes;
       },
     }),
   };
