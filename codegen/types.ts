@@ -4101,7 +4101,8 @@ export interface components {
          * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
          *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
          *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
-         *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
+         *     answer as a replay. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a
+         *     request of an earlier release, which held its key while it ran; no request of this release holds one.
          *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
          */
         IdempotencyKey: string;
@@ -4132,7 +4133,8 @@ export interface components {
         /**
          * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
          *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-         *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+         *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
+         *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
          */
         UcpIdempotencyKey: string;
         /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
@@ -4143,7 +4145,8 @@ export interface components {
          * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
          *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
          *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-         *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+         *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
+         *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
          */
         AcpIdempotencyKey: string;
         /** @description The session id (`cart_…`), the same on every surface. */
@@ -4548,7 +4551,8 @@ export interface operations {
                  * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
                  *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
                  *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
-                 *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
+                 *     answer as a replay. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a
+                 *     request of an earlier release, which held its key while it ran; no request of this release holds one.
                  *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4581,7 +4585,8 @@ export interface operations {
                  * @description Makes creation safe to retry. A retry with the same key and the same body (compared as parsed JSON) returns the
                  *     original status and body with `Idempotent-Replayed: true` and builds no second cart; the same key with a different
                  *     body is `422 idempotency_conflict`. Requests with the same key sent at once build one cart: the others return its
-                 *     answer as a replay, or `409 idempotency_in_flight` (retry after `Retry-After`) while a request still holds the key.
+                 *     answer as a replay. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a
+                 *     request of an earlier release, which held its key while it ran; no request of this release holds one.
                  *     Keys are kept 24 hours; failures are never stored, so a failed request can be retried with its key.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5250,7 +5255,8 @@ export interface operations {
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
                  *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
+                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5415,7 +5421,8 @@ export interface operations {
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
                  *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
+                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5460,7 +5467,8 @@ export interface operations {
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
                  *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
+                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5508,7 +5516,8 @@ export interface operations {
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
                  *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`. Answers below 500 are kept 48 hours.
+                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
+                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5572,7 +5581,8 @@ export interface operations {
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
                  *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
+                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5635,7 +5645,8 @@ export interface operations {
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
                  *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
+                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5676,7 +5687,8 @@ export interface operations {
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
                  *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
+                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5718,7 +5730,8 @@ export interface operations {
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
                  *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
+                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };

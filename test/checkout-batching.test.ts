@@ -6,7 +6,6 @@
 // after a write sees it, and a failed read statement fails each of its members as it fails a lone read. Statements
 // are held behind a table lock so that requests pile up deterministically.
 import type { Knex } from 'knex';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_READ } from '../src/db/repositories/carts.js';
 import {
@@ -23,6 +22,7 @@ import {
   type TestDatabase,
 } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
+import { cancelLockWaitersUntil, holdTable, pause, statementsSent } from './support/statements.js';
 
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
@@ -64,26 +64,6 @@ async function statementsOnBoth(
 const insertsDuring = (instances: TestService[], run: () => Promise<unknown>) =>
   statementsOnBoth(instances, ['carts'], run);
 
-/** Resolves once the instances have sent `count` statements of this text (those still running included). */
-function statementsSent(instances: TestService[], text: string) {
-  let sent = 0;
-  const count = (query: { sql?: string }) => {
-    if (query.sql === text) sent++;
-  };
-  for (const api of instances) api.service.deps.db.on('query', count);
-  return {
-    get sent() {
-      return sent;
-    },
-    async reach(target: number) {
-      while (sent < target) await new Promise((resolve) => setTimeout(resolve, 5));
-    },
-    stop: () => instances.forEach((api) => api.service.deps.db.off('query', count)),
-  };
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Resolves once the instances have answered `count` creates' reads (a read statement answers every create it carries). */
 function readsAnswered(instances: TestService[]) {
   let answered = 0;
@@ -93,7 +73,7 @@ function readsAnswered(instances: TestService[]) {
   for (const api of instances) api.service.deps.db.on('query-response', count);
   return {
     async reach(target: number) {
-      while (answered < target) await new Promise((resolve) => setTimeout(resolve, 5));
+      while (answered < target) await pause(5);
     },
     stop: () => instances.forEach((api) => api.service.deps.db.off('query-response', count)),
   };
@@ -178,36 +158,8 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
    * Holds every insert into carts (`exclusive`: reads go on) or every statement on carts (`access exclusive`), or on
    * another `table`, until `release`, which may run SQL of its own first.
    */
-  async function holdCarts(mode: 'exclusive' | 'access exclusive' = 'exclusive', table = 'carts') {
-    const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
-    await client.connect();
-    await client.query('begin');
-    await client.query(`lock table ${table} in ${mode} mode`);
-    return {
-      async release(sql?: string) {
-        if (sql) await client.query(sql);
-        await client.query('commit');
-        await client.end();
-      },
-    };
-  }
-
-  /** Cancels every statement waiting on a lock, again and again, until `pending` settles; then answers it. */
-  async function cancelLockWaitersUntil<T>(pending: Promise<T>): Promise<T> {
-    let settled = false;
-    const settling = pending.finally(() => (settled = true));
-    const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
-    await admin.connect();
-    while (!settled) {
-      await admin.query(
-        `select pg_cancel_backend(pid) from pg_stat_activity
-         where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-      );
-      await pause(20);
-    }
-    await admin.end();
-    return settling;
-  }
+  const holdCarts = (mode: 'exclusive' | 'access exclusive' = 'exclusive', table = 'carts') =>
+    holdTable(database, table, mode);
 
   it('stores concurrent creates in fewer statements, each once, each answered with its own session and key', async () => {
     const count = 24;
@@ -359,7 +311,7 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
     await sent.reach(2);
     await pause(300);
     // Each statement waiting behind the lock is cancelled (a lone read's, then the batch's that queued meanwhile).
-    const answers = await cancelLockWaitersUntil(pending);
+    const answers = await cancelLockWaitersUntil(database, pending);
     await held.release();
     sent.stop();
 
@@ -441,7 +393,7 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
     await sent.reach(1);
     await pause(300);
     // Each read waiting behind the lock is cancelled (the lone read's, then the batch's that queued meanwhile).
-    const answers = await cancelLockWaitersUntil(pending);
+    const answers = await cancelLockWaitersUntil(database, pending);
     await held.release();
     sent.stop();
 

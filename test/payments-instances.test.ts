@@ -75,6 +75,34 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     expect((await call(`${two.url}/checkout_sessions/${session.id}`)).body.status).toBe('completed');
   }, 120_000);
 
+  it('takes a payment while a create is storing lines of the same variant (no deadlock with creates)', async () => {
+    const session = (
+      await call(`${one.url}/checkout_sessions`, json({ items: [{ id: 'variant_01tonguetravel', quantity: 1 }] }))
+    ).body;
+    const page = await call(`${one.url}/pay/${session.id}`, { redirect: 'manual' });
+    const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
+    // The lock a create's line insert takes on its variant through the foreign key, held as a create in flight holds
+    // it. A payment locking that variant FOR UPDATE would wait for it (and, with a create holding another variant of
+    // the order the other way round, deadlock); FOR NO KEY UPDATE, all a stock decrement needs, does not conflict.
+    const create = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await create.connect();
+    await create.query('begin');
+    await create.query(`select from variants where id = 'variant_01tonguetravel' for key share`);
+    const delivery = call(
+      `${two.url}/webhooks/stripe`,
+      signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+    );
+    try {
+      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
+      const answer = await Promise.race([delivery, waited]);
+      expect(answer === 'waited' ? answer : answer.body.result).toBe('order_created');
+    } finally {
+      await create.query('rollback');
+      await create.end();
+      await delivery;
+    }
+  }, 60_000);
+
   it("delivers each agent order event once, whichever instance's outbox claims it", async () => {
     const client = (
       await call(`${one.url}/oauth/register`, json({ scope: 'cart:write orders:read', webhook_url: receiver.url }))

@@ -65,7 +65,9 @@ export function batchedPerDatabase<Item, Result>(
       batched = batchedStatements({
         ...options(db),
         queueTimeoutMs: FAIL_FAST_MS,
-        sharedFailure: isDatabaseUnavailable,
+        // A batch rolled back as a deadlock's victim or a serialization failure is retried member by member, as any
+        // failure the members may not share; only a database out of reach fails them all.
+        sharedFailure: (error) => isDatabaseUnavailable(error) && !isRolledBack(error),
       });
       batchers.set(db, batched);
     }
@@ -220,6 +222,15 @@ export function isRejectedInput(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('22');
 }
 
+/**
+ * A transaction PostgreSQL rolled back as a serialization failure (40001) or a deadlock's victim (40P01): the same
+ * request sent again can pass.
+ */
+function isRolledBack(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
 /** Postgres and driver errors that mean "the database cannot be reached right now" (transient), not a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -230,6 +241,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
       ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', '53300', '57014'].includes(code)
     )
       return true;
+    if (isRolledBack(error)) return true;
     if (code.startsWith('08') || code.startsWith('57P')) return true; // connection exceptions, operator intervention
   }
   return (

@@ -209,7 +209,11 @@ export interface Grant {
   scopes: string[];
 }
 
-/** The grant of an access token that is known, unexpired and unrevoked at `deps.now()`; read afresh on every request. */
+/**
+ * The grant of an access token that is known, unexpired and unrevoked at `deps.now()`; read afresh on every request
+ * (never cached, so a revocation is refused by the very next request), in a statement shared with the lookups of
+ * concurrent requests (repo.findToken).
+ */
 export async function findActiveGrant(deps: Deps, accessToken: string): Promise<Grant | undefined> {
   const token = await repo.findToken(deps.db, hashSecret(accessToken));
   if (!token) return undefined;

@@ -140,6 +140,9 @@ export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
   // load would otherwise fetch one profile once per connection).
   const cache = new LRUCache<string, ProfileResult>({
     max: 1_000,
+    // A fetch in flight whose entry is evicted (over a thousand profiles asked at once) still answers the requests
+    // waiting on it, rather than rejecting them: lru-cache aborts it otherwise.
+    ignoreFetchAbort: true,
     fetchMethod: async (url, _stale, { options }) => {
       const fetched = await fetchProfile(url);
       options.ttl = fetched.ttl;
@@ -152,7 +155,7 @@ export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
     if (parsed.protocol !== 'https:' && !insecureAllowed) {
       return failure({ status: 400, code: 'invalid_profile_url' }, `The platform profile URL must be https: ${url}.`);
     }
-    // fetchProfile answers every failure as a result: the fetch always resolves with one.
+    // fetchProfile answers every failure as a result, and an evicted fetch is not aborted: the fetch resolves with one.
     const result = (await cache.fetch(url))!;
     if (result.ok && result.profile.ucp.version !== UCP_VERSION) {
       return failure(

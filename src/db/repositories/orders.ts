@@ -75,7 +75,8 @@ export async function recordEvent(
  * only if it was new, the session locked, the quote sent to the processor under $6 read, and, only if the session can
  * still become an order, its variants locked in id order (those of $7, or else of the quote sent). Each step depends
  * on the one before (the locks are taken in the order the separate statements took them: session, then stock by id,
- * so concurrent orders sharing variants cannot deadlock), in one round trip instead of four.
+ * so concurrent orders sharing variants cannot deadlock), in one round trip instead of four. Stock is locked FOR NO KEY
+ * UPDATE (see lockStock).
  */
 const PAYMENT_CLAIM = `with event as (
   insert into processor_events (processor, event_id, type, received_at)
@@ -95,7 +96,7 @@ const PAYMENT_CLAIM = `with event as (
       array(select line->>'variantId' from sent, jsonb_array_elements(sent.quote->'lines') as line)))
     and exists (select from cart where status in ('ready_for_payment', 'canceled'))
   order by id
-  for update
+  for no key update
 )
 select exists (select from event) as recorded, cart.id, cart.status, cart.client_id, cart.buyer_email,
   (select quote from sent) as quote_sent,
@@ -289,14 +290,19 @@ export async function updateOrder(
   return row!;
 }
 
-/** The variants of a paid order, locked in id order (so concurrent orders sharing variants cannot deadlock). */
+/**
+ * The variants of a paid order, locked in id order (so concurrent orders sharing variants cannot deadlock) and FOR NO
+ * KEY UPDATE: the order changes their stock, never their key, and a create storing lines holds a FOR KEY SHARE lock on
+ * each line's variant (its foreign key), in the order of its items; FOR UPDATE would wait for those, and deadlock with a
+ * create holding the order's variants the other way round.
+ */
 export async function lockStock(db: Db, variantIds: string[]): Promise<StockRow[]> {
   return (await asPrepared(
     'lock_stock',
     db('variants')
       .where('id', '=', db.raw('any(?::text[])', [[...new Set(variantIds)].sort()]))
       .orderBy('id')
-      .forUpdate()
+      .forNoKeyUpdate()
       .select('id', 'manage_inventory', 'allow_backorder', 'inventory_quantity'),
   )) as StockRow[];
 }

@@ -14,7 +14,7 @@ export interface PromotionRow {
 }
 
 /** The promotions among `codes` (canonical form), as one array parameter so the text never changes. */
-export function promotionsByCode(db: Db, codes: string[]) {
+function promotionsByCode(db: Db, codes: string[]) {
   return db('promotions').whereRaw('code = any(?::text[])', [codes]);
 }
 

@@ -1,0 +1,57 @@
+// For tests of statement batching on PostgreSQL: hold a table behind a lock so that requests pile up deterministically,
+// count the statements of one text the instances send, and cancel the statements waiting on the lock.
+import pg from 'pg';
+import type { TestDatabase } from './database.js';
+import type { TestService } from './service.js';
+
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once the instances have sent `count` statements of this text (those still running included). */
+export function statementsSent(instances: TestService[], text: string) {
+  let sent = 0;
+  const count = (query: { sql?: string }) => {
+    if (query.sql === text) sent++;
+  };
+  for (const api of instances) api.service.deps.db.on('query', count);
+  return {
+    get sent() {
+      return sent;
+    },
+    async reach(target: number) {
+      while (sent < target) await pause(5);
+    },
+    stop: () => instances.forEach((api) => api.service.deps.db.off('query', count)),
+  };
+}
+
+/** Holds `table` in `mode` (`exclusive`: reads go on; `access exclusive`: every statement waits) until `release`, which may run SQL of its own first. */
+export async function holdTable(database: TestDatabase, table: string, mode: 'exclusive' | 'access exclusive') {
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  await client.query('begin');
+  await client.query(`lock table ${table} in ${mode} mode`);
+  return {
+    async release(sql?: string) {
+      if (sql) await client.query(sql);
+      await client.query('commit');
+      await client.end();
+    },
+  };
+}
+
+/** Cancels every statement waiting on a lock, again and again, until `pending` settles; then answers it. */
+export async function cancelLockWaitersUntil<T>(database: TestDatabase, pending: Promise<T>): Promise<T> {
+  let settled = false;
+  const settling = pending.finally(() => (settled = true));
+  const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await admin.connect();
+  while (!settled) {
+    await admin.query(
+      `select pg_cancel_backend(pid) from pg_stat_activity
+       where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+    );
+    await pause(20);
+  }
+  await admin.end();
+  return settling;
+}
