@@ -2,8 +2,8 @@
 // If-None-Match. In the process: one representation cache (deps.readCache) holds the serialized answer of each
 // operation the contract marks `x-cacheable`, keyed by the request's exact path and query, so a repeated read touches
 // neither the database nor the serializer and is still served while the database is briefly away. The same cache holds
-// the results of the catalog MCP server's read tools as JSON text (fetchValue), under the same 60 s rule, so a cached
-// tool call is answered without serializing (src/mcp/cached-calls.ts). Nothing else is cached: services always query
+// the results of the catalog MCP server's read tools as JSON text and its UTF-8 bytes (fetchValue), under the same
+// 60 s rule, so a cached tool call is answered without serializing or encoding (src/mcp/cached-calls.ts). Nothing else is cached: services always query
 // the database, so an answer is never older than its entry's lifetime.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';

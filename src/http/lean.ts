@@ -1,9 +1,10 @@
 // What every request answered before Koa gets, whichever path answers it (cached reads, src/http/fast-reads.ts;
-// checkout session reads, src/http/session-reads.ts; cached MCP tool calls, src/mcp/cached-calls.ts): the steps of the
-// general chain written once, lean. A request id and its one log line (no pino child unless an error is logged), the
-// security headers, the surface's own headers (CORS), the limit by address with its RateLimit-* headers, a failure (a
-// 429, or whatever the answer throws) in the surface's error shape, and `Connection: close` once draining. Koa's
-// context, koa-compose and a header write per `ctx.set` were most of a cached answer's cost (issue #15).
+// checkout session reads, src/http/session-reads.ts; checkout session creates, src/http/session-creates.ts; cached MCP
+// tool calls, src/mcp/cached-calls.ts): the steps of the general chain written once, lean. A request id and its one
+// log line (no pino child unless an error is logged), the security headers, the surface's own headers (CORS), the
+// limit by address with its RateLimit-* headers, a failure (a 429, or whatever the answer throws) in the surface's
+// error shape, and `Connection: close` once draining. Koa's context, koa-compose and a header write per `ctx.set` were
+// most of a cached answer's cost (issue #15).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ValidateFunction } from 'ajv';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
