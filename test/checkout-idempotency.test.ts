@@ -172,6 +172,11 @@ describe('Idempotency-Key', () => {
     const later = await create('key-expiry', { items: [{ id: 'variant_01tonguetravel' }] });
     expect(later.status).toBe(201);
     expect(later.body.id).not.toBe(first.body.id);
+    // The reused key's record is the new request's whole: its body replays, the old body now conflicts.
+    const replayed = await create('key-expiry', { items: [{ id: 'variant_01tonguetravel' }] });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.id).toBe(later.body.id);
+    expect((await create('key-expiry')).status).toBe(422);
   });
 
   it('rejects a key longer than 255 characters', async () => {
