@@ -44,16 +44,22 @@ const RECORD_COLUMNS = `scope, key, request_hash, state, status_code, response_b
  * The tail of the insert of a key's answer (a CTE of the repositories' combined writes): a key with no record takes
  * the answer; a key whose record is the stale one the request read (`replaced`, an expression of `record`, the row in
  * the table) has it replaced; any other record (another request stored its answer first) is left alone and the key
- * is not returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins.
+ * is not returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins. Every
+ * column of the record (`columns`, as listed in the insert) but its key is replaced; the protocols' records too.
  */
-function answerConflict(replaced: string): string {
+export function takeOverConflict(columns: string, replaced: string): string {
+  const replacing = columns
+    .split(',')
+    .map((column) => column.trim())
+    .filter((column) => column !== 'scope' && column !== 'key')
+    .map((column) => `${column} = excluded.${column}`);
   return `on conflict (scope, key) do update
-    set request_hash = excluded.request_hash, state = excluded.state, status_code = excluded.status_code,
-      response_body = excluded.response_body, api_version = excluded.api_version, created_at = excluded.created_at,
-      expires_at = excluded.expires_at
+    set ${replacing.join(', ')}
     where record.created_at = ${replaced}
   returning record.scope, record.key`;
 }
+
+const answerConflict = (replaced: string) => takeOverConflict(RECORD_COLUMNS, replaced);
 
 /** Inserts one key's answer (bindings: answerBindings), as answerConflict says. */
 export const INSERT_ANSWER = `insert into idempotency_keys as record (${RECORD_COLUMNS})

@@ -2,6 +2,7 @@
 // request runs; the answer is kept as the exact bytes sent.
 import type { Knex } from 'knex';
 import { asPrepared, type Db } from '../knex.js';
+import { takeOverConflict } from './idempotency.js';
 
 export interface ProtocolIdempotencyRecord {
   scope: string;
@@ -82,21 +83,10 @@ export interface ProtocolAnswer {
   replaces: string | null;
 }
 
-/**
- * Stores a key's completed answer: a key with no record takes it; a key whose record is the stale one the request
- * read (created at `replaces`) has it replaced; any other record (another request answered first) is left alone, and
- * nothing is returned. Concurrent inserts of one key wait for each other on the primary key, so exactly one wins.
- */
-function answerConflict(replaced: string): string {
-  return `on conflict (scope, key) do update
-    set request_hash = excluded.request_hash, state = excluded.state, status_code = excluded.status_code,
-      response_body = excluded.response_body, response_headers = excluded.response_headers,
-      created_at = excluded.created_at, expires_at = excluded.expires_at
-    where record.created_at = ${replaced}
-  returning record.scope, record.key`;
-}
-
 const COLUMNS = 'scope, key, request_hash, state, status_code, response_body, response_headers, created_at, expires_at';
+
+/** A key's completed answer takes the key, or replaces its stale record (see takeOverConflict). */
+const answerConflict = (replaced: string) => takeOverConflict(COLUMNS, replaced);
 
 /** Stores one key's answer, as answerConflict says (bindings: protocolAnswerBindings). */
 export const INSERT_PROTOCOL_ANSWER = `insert into protocol_idempotency as record (${COLUMNS})
