@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import {
   jsonResponse,
   matchProtocolRoute,
+  notStored,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
@@ -210,10 +211,8 @@ export function acpBinding(deps: Deps): ProtocolBinding {
   };
 
   /** Any failure, as ACP's flat error. */
-  const failure = (error: unknown, log: () => Logger): ProtocolResponse => {
-    const rendered = renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' }));
-    return { ...rendered, headers: { ...rendered.headers, 'Cache-Control': 'no-store' } };
-  };
+  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
+    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' })));
 
   return {
     owns: isAcpPath,

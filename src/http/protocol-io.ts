@@ -147,6 +147,11 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return { status, body: JSON.stringify(body), headers };
 }
 
+/** A binding's failure answer as sent: never stored by a cache. */
+export function notStored(response: ProtocolResponse): ProtocolResponse {
+  return { ...response, headers: { ...response.headers, 'Cache-Control': 'no-store' } };
+}
+
 /** Sets an answer's headers, the response's then the binding's own, as `sendProtocolResponse` sends them. */
 export function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
   for (const [name, value] of Object.entries({ ...response.headers, ...headers })) exchange.set(name, value);

@@ -94,6 +94,13 @@ function isCreateRequest(
   return route.body(request);
 }
 
+/** Whether a validator openapi-backend compiled for a request checks its body (its `requestBody` property). */
+function validatesRequestBody(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null || !('properties' in schema)) return false;
+  const { properties } = schema;
+  return typeof properties === 'object' && properties !== null && Object.hasOwn(properties, 'requestBody');
+}
+
 /** Each operation's path and the contract's checks of its request; a contract this path cannot follow stops the start. */
 function createRoutes(contract: Contract): CreateRoute[] {
   const ajv = contractAjv();
@@ -107,7 +114,8 @@ function createRoutes(contract: Contract): CreateRoute[] {
     // The general chain would check credentials first, and the media type against each the operation takes.
     if ((operation.security ?? []).length > 0)
       throw new Error(`${operationId} requires credentials: answer it through Koa`);
-    const content = Object.keys((operation.requestBody as { content?: object } | undefined)?.content ?? {});
+    const { requestBody } = operation;
+    const content = requestBody && 'content' in requestBody ? Object.keys(requestBody.content) : [];
     if (content.join() !== JSON_MEDIA_TYPE) throw new Error(`${operationId} takes a body other than JSON alone`);
     const parameters = operationParameters(contract, operationId, ajv);
     // A query parameter would be checked by the contract on every request, and a request without one may be refused.
@@ -115,7 +123,7 @@ function createRoutes(contract: Contract): CreateRoute[] {
       throw new Error(`${operationId} takes parameters other than headers: answer it through Koa`);
     const body = contract.api.validator
       .getRequestValidatorsForOperation(operationId)
-      .find((validate) => Object.hasOwn((validate.schema as { properties?: object }).properties ?? {}, 'requestBody'));
+      .find((validate) => validatesRequestBody(validate.schema));
     if (!body) throw new Error(`the contract compiled no body validator for ${operationId}`);
     return { path: operation.path, operation, headers: parameters, body };
   });

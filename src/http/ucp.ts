@@ -27,6 +27,7 @@ import {
   isUuid,
   jsonResponse,
   matchProtocolRoute,
+  notStored,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
@@ -265,10 +266,8 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
   }
 
   /** Any failure on a UCP surface, as UCP's protocol error. */
-  const failure = (error: unknown, log: () => Logger): ProtocolResponse => {
-    const rendered = renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limited' }), baseUrl);
-    return { ...rendered, headers: { ...rendered.headers, 'Cache-Control': 'no-store' } };
-  };
+  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
+    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limited' }), baseUrl));
 
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
   return {
