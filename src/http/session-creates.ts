@@ -1,16 +1,17 @@
 // Session creates answered before Koa, on the checkout surface and on each protocol binding that is on, by one
 // pipeline (the lean responder, src/http/lean.ts) with each surface's own steps.
 //
-// Checkout: a POST to /checkout_sessions (or its alias, /checkout-sessions) with a JSON body and headers the contract accepts is answered here with every step the checkout surface applies
-// (src/http/surfaces.ts), written lean (src/http/lean.ts): request id and log line, security headers, CORS, the limit by
-// address, API-Version resolved (a 400 when no version applies) and echoed, the body read by parseBodies' own reader
-// and limits (src/http/body.ts: 413, nesting depth, malformed JSON), then validated by the contract's own compiled
-// validator and refused in the general chain's words (src/http/openapi.ts), `no-store`, errors in the checkout shape.
-// The session comes from the service functions the general chain's handler calls (src/handlers/checkout), replays and
-// idempotency errors included. Koa's context, koa-compose, the body parser's middleware and openapi-backend's request
-// parsing were a large part of a create's CPU (issue #15). A request this path could not answer exactly as the general
-// chain would goes to it untouched: while draining, on a retiring endpoint, with a query string or a trailing slash,
-// chunked or compressed, with any Content-Type but plain JSON, with a header the contract rejects.
+// Checkout: a POST to /checkout_sessions (or its alias, /checkout-sessions) with a JSON body and headers the contract
+// accepts is answered with every step the checkout surface applies (src/http/surfaces.ts): request id and log line,
+// security headers, CORS, the limit by address, API-Version resolved (a 400 when no version applies) and echoed, the
+// body read by parseBodies' own reader and limits (src/http/body.ts: 413, nesting depth, malformed JSON), then
+// validated by the contract's own compiled validator and refused in the general chain's words (src/http/openapi.ts),
+// `no-store`, errors in the checkout shape. The session comes from the service functions the general chain's handler
+// calls (src/handlers/checkout), replays and idempotency errors included. Koa's context, koa-compose, the body parser's
+// middleware and openapi-backend's request parsing were a large part of a create's CPU (issue #15). A request this path
+// could not answer exactly as the general chain would goes to it untouched: while draining, on a retiring endpoint,
+// with a query string or a trailing slash, chunked or compressed, with any Content-Type but plain JSON, with a header
+// the contract rejects.
 //
 // UCP and ACP: a POST to /ucp/checkout-sessions or /acp/checkout_sessions is answered by the binding's own checkout
 // steps (src/http/ucp.ts, acp.ts), the very functions its Koa route runs, given the request through a ProtocolExchange
