@@ -18,7 +18,7 @@ import {
   type ProfileServer,
 } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
-import { cancelLockWaitersUntil, holdTable, pause, statementsSent } from './support/statements.js';
+import { createsWithReadsCancelled, holdTable, pause, statementsSent } from './support/statements.js';
 
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
@@ -185,21 +185,12 @@ describe.skipIf(!serverUrl)('protocol create reads over two instances on one Pos
   it('answers every member of a create read statement the database cancelled as a lone create: 503, nothing stored', async () => {
     const [one] = instances as [Surfaces];
     const before = await cartCount(one.api);
-    const held = await holdCreateReads(database);
-    const sent = statementsSent([one.api], NEW_CART_READS);
-    const creates = Array.from({ length: 12 }, (_, index) => ({
-      ...MIXED[index % 2 ? 0 : 4]!,
-      key: randomUUID(),
-    }));
-    const pending = Promise.all(creates.map((create) => send(one, create)));
-    await sent.reach(1);
-    await pause(300);
-    // Each read waiting behind the lock is cancelled (the lone read's, then the batch's that queued meanwhile).
-    const answers = await cancelLockWaitersUntil(database, pending);
-    await held.release();
-    sent.stop();
+    const creates = Array.from({ length: 12 }, (_, index) => ({ ...MIXED[index % 2 ? 0 : 4]!, key: randomUUID() }));
+    const { answers, statements } = await createsWithReadsCancelled(database, one.api, () =>
+      creates.map((create) => send(one, create)),
+    );
 
-    expect(sent.sent).toBeLessThan(answers.length);
+    expect(statements).toBeLessThan(answers.length);
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
     expect(new Set(answers.map((answer) => JSON.parse(answer.text).code))).toEqual(new Set(['service_unavailable']));
     expect(await cartCount(one.api)).toBe(before);
