@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
+import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
 import { MAX_CREATE_ATTEMPTS } from '../src/services/idempotency.js';
 import { agentToken, bearer } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
@@ -158,6 +159,8 @@ describe.skipIf(!serverUrl)('protocol create reads over two instances on one Pos
     const fresh = MIXED.map((create) => ({ ...create, key: randomUUID() }));
     const members = [...fresh, ...keyed, ...conflicting];
     const sent = statementsSent(services(), NEW_CART_READS);
+    const batchStores = statementsSent(services(), STORE_PROTOCOL_CREATES);
+    const stores = statementsSent(services(), (sql) => sql.includes('insert into protocol_idempotency'));
     const held = await holdCreateReads(database);
     // The first read on each instance waits behind the lock; the members queue for the next statement.
     const fillers = instances.map((surfaces) => send(surfaces, MIXED[0]!));
@@ -167,6 +170,8 @@ describe.skipIf(!serverUrl)('protocol create reads over two instances on one Pos
     await held.release();
     const [filled, answers] = await Promise.all([Promise.all(fillers), pending]);
     sent.stop();
+    stores.stop();
+    batchStores.stop();
 
     expect(filled.map(comparable)).toEqual(instances.map(() => alone[0]));
     expect(answers.slice(0, fresh.length).map(comparable)).toEqual(alone.slice(0, MIXED.length));
@@ -174,6 +179,11 @@ describe.skipIf(!serverUrl)('protocol create reads over two instances on one Pos
     expect(answers.slice(fresh.length + keyed.length).map(comparable)).toEqual(alone.slice(MIXED.length));
     // Every member was read in one statement per instance (a replay or a conflict reads nothing more).
     expect(sent.sent).toBe(instances.length * 2);
+    // The fresh protocol creates, read together, were stored together too (a batch that failed would be retried
+    // member by member): in fewer statements than creates, batches among them.
+    const protocolStores = fresh.filter((create) => create.surface !== 'rest').length + fillers.length;
+    expect(batchStores.sent).toBeGreaterThan(0);
+    expect(stores.sent).toBeLessThan(protocolStores);
     // Each fresh key holds its create's answer: the other instance replays it (the protocols' byte for byte).
     for (const [index, create] of fresh.entries()) {
       const replay = await send(instances[(index + 1) % 2]!, create);

@@ -51,6 +51,16 @@ export async function runPrepared<Row>(db: Db, name: string, sql: string, bindin
 }
 
 /**
+ * A statement written with Knex's `?` placeholders in PostgreSQL's own form (`$1`, `$2`, … in their order), for
+ * runPrepared: converted once, where Knex's raw query would convert it on every call. The text must hold no other `?`
+ * (no jsonb `?` operator).
+ */
+export function numberedPlaceholders(sql: string): string {
+  let position = 0;
+  return sql.replace(/\?/g, () => `$${++position}`);
+}
+
+/**
  * Statements of one kind batched per database (src/db/batching.ts), for those run outside a transaction: an item waits
  * at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
  * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone.

@@ -7,11 +7,14 @@ import type { TestService } from './service.js';
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once the instances have sent `count` statements of this text (those still running included). */
-export function statementsSent(instances: TestService[], text: string) {
+/**
+ * Counts the statements the instances send of this text, or whose text `text` accepts (those still running included).
+ */
+export function statementsSent(instances: TestService[], text: string | ((sql: string) => boolean)) {
   let sent = 0;
+  const counted = typeof text === 'string' ? (sql: string) => sql === text : text;
   const count = (query: { sql?: string }) => {
-    if (query.sql === text) sent++;
+    if (query.sql !== undefined && counted(query.sql)) sent++;
   };
   for (const api of instances) api.service.deps.db.on('query', count);
   return {

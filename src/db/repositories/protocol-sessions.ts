@@ -1,7 +1,7 @@
 // The one read of an ACP or UCP create (the market's region, the requested variants priced in it, the promotions the
 // codes name, and the key's record) is REST's, NEW_CART_READS, batched with every other create's; the write stores
 // the session with its answer (storeProtocolCreate), group-committed with other creates'.
-import { asPrepared, batchedPerDatabase, type Db } from '../knex.js';
+import { batchedPerDatabase, numberedPlaceholders, runPrepared, type Db } from '../knex.js';
 import {
   insertCartClaimingKey,
   NEW_CARTS_AND_LINES,
@@ -80,8 +80,14 @@ async function storeOne(db: Db, { answer, created }: ProtocolCreateToStore): Pro
   return insertCartClaimingKey(db, claim, created.cart, created.lines);
 }
 
-/** Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer. */
-const STORE_PROTOCOL_CREATES = `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`;
+/**
+ * Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer.
+ * Run as written (runPrepared), without Knex's raw query building its text and bindings again for every batch.
+ * Exported so that tests can count the statements sent.
+ */
+export const STORE_PROTOCOL_CREATES = numberedPlaceholders(
+  `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`,
+);
 
 const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
 
@@ -95,13 +101,10 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolea
   });
   const sent = [...firsts.keys()].sort().map((key) => firsts.get(key)!);
   const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
-  const { rows } = (await asPrepared(
-    'store_protocol_creates',
-    db.raw(STORE_PROTOCOL_CREATES, [
-      JSON.stringify(sent.map(({ answer }) => protocolAnswerRecord(answer))),
-      ...newCartsAndLinesBindings(sessions),
-    ]),
-  )) as { rows: Array<{ scope: string; key: string }> };
+  const rows = await runPrepared<{ scope: string; key: string }>(db, 'store_protocol_creates', STORE_PROTOCOL_CREATES, [
+    JSON.stringify(sent.map(({ answer }) => protocolAnswerRecord(answer))),
+    ...newCartsAndLinesBindings(sessions),
+  ]);
   const stored = new Set(rows.map((row) => keyOf(row.scope, row.key)));
   return batch.map((item, index) => firsts.get(keys[index]!) === item && stored.has(keys[index]!));
 }
