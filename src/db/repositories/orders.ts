@@ -101,14 +101,24 @@ select exists (select from event) as recorded, cart.id, cart.status, cart.client
   (select coalesce(json_agg(stock), '[]') from stock) as stock
 from (values (1)) as one left join cart on true`;
 
-export interface PaymentToClaim {
+/** A processor's event reporting a session paid. */
+export interface PaymentEvent {
   processor: Processor;
   eventId: string;
   eventType: string;
   at: Date;
   sessionId: string;
-  /** The processor's checkout the buyer paid through, whose stored quote is read. */
+  /** The processor's checkout the buyer paid through, whose stored quote is read when none is given. */
   checkoutReference: string | undefined;
+}
+
+/** $1 to $6 of PAYMENT_CLAIM and PAID_ORDER_ALONE alike. */
+function eventParameters(payment: PaymentEvent): unknown[] {
+  const { processor, eventId, eventType, at, sessionId, checkoutReference } = payment;
+  return [processor, eventId, eventType, at, sessionId, checkoutReference ?? null];
+}
+
+export interface PaymentToClaim extends PaymentEvent {
   /** The variants to lock when the quote is known already (otherwise those of the quote sent). */
   variantIds: string[] | undefined;
 }
@@ -143,12 +153,7 @@ interface PaymentClaimRow {
  */
 export async function claimPayment(db: Db, payment: PaymentToClaim): Promise<PaymentClaim> {
   const [row] = await runPrepared<PaymentClaimRow>(db, 'claim_payment', PAYMENT_CLAIM, [
-    payment.processor,
-    payment.eventId,
-    payment.eventType,
-    payment.at,
-    payment.sessionId,
-    payment.checkoutReference ?? null,
+    ...eventParameters(payment),
     payment.variantIds ?? null,
   ]);
   if (!row!.recorded) return { recorded: false };
@@ -288,11 +293,12 @@ const PAID_ORDER_ALONE = `with cart as materialized (
   from ready, jsonb_array_elements(ready.quote->'lines') as line
   group by 1
 ), stock as materialized (
-  select v.id, v.manage_inventory, v.allow_backorder, v.inventory_quantity - wanted.quantity as remaining
-  from variants v join wanted on wanted.id = v.id
-  where exists (select from event)
-  order by v.id
-  for no key update of v
+  select id, manage_inventory, allow_backorder,
+         inventory_quantity - (select quantity from wanted where wanted.id = v.id) as remaining
+  from variants v
+  where id = any(array(select id from wanted)) and exists (select from event)
+  order by id
+  for no key update
 ), reasons as materialized (
   select array_remove(array[
       case when lower($12) <> lower(ready.quote->>'currencyCode') then 'currency_mismatch'
@@ -305,12 +311,13 @@ const PAID_ORDER_ALONE = `with cart as materialized (
   where exists (select from event)
 ), taken as (
   update variants v
-  set inventory_quantity = case when stock.allow_backorder then stock.remaining else greatest(stock.remaining, 0) end
-  from stock
-  where v.id = stock.id and stock.manage_inventory
+  set inventory_quantity = (select case when allow_backorder then remaining else greatest(remaining, 0) end
+                            from stock where stock.id = v.id)
+  where id = any(array(select id from stock where manage_inventory))
 ), redemptions as (
   update promotions set times_redeemed = times_redeemed + 1
-  where code in (select jsonb_array_elements_text(quote->'promoCodes') from ready) and exists (select from reasons)
+  where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from ready))
+    and exists (select from reasons)
 ), new_order as (
   insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
                       discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
@@ -341,14 +348,8 @@ select claimable.yes as claimable, exists (select from event) as recorded, (sele
   (select quote->>'currencyCode' from ready) as quoted_currency, new_order.*
 from claimable left join new_order on true`;
 
-export interface PaymentAlone {
-  processor: Processor;
-  eventId: string;
-  eventType: string;
-  at: Date;
-  sessionId: string;
-  /** The processor's checkout the buyer paid through, whose stored quote is paid when `quote` is not given. */
-  checkoutReference: string | undefined;
+export interface PaymentAlone extends PaymentEvent {
+  /** The quote paid, when the caller has it (otherwise the one sent under `checkoutReference`). */
   quote: Quote | undefined;
   /** The new order's id and receipt token, and what goes before the sequence's number (`SF-` makes SF-1001). */
   orderId: string;
@@ -382,12 +383,7 @@ type PaidAloneRow = Partial<OrderRow> & {
 /** Takes a payment in one statement (PAID_ORDER_ALONE), on the pool: not inside a transaction. */
 export async function payAlone(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
   const [row] = await runPrepared<PaidAloneRow>(db, 'paid_order_alone', PAID_ORDER_ALONE, [
-    payment.processor,
-    payment.eventId,
-    payment.eventType,
-    payment.at,
-    payment.sessionId,
-    payment.checkoutReference ?? null,
+    ...eventParameters(payment),
     payment.quote === undefined ? null : JSON.stringify(payment.quote),
     payment.orderId,
     payment.numberPrefix,
