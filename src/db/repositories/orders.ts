@@ -271,6 +271,12 @@ export async function insertPaidOrder(db: Db, paid: PaidOrder): Promise<string> 
  * transaction of claimPayment and insertPaidOrder, whose JavaScript prices the session or writes the agent's event.
  * The session is locked before the event is recorded: a concurrent payment of the same session waits here and then
  * finds it completed (its locked row is the latest), so it records its own event and makes no order.
+ *
+ * The stock left and the redemption are written as upserts that always meet their row (the row itself inserted again,
+ * `on conflict do update`). Under load this statement waits for those rows, which other orders changed after it began;
+ * an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again: about
+ * 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's
+ * latest version as it is, and the quantities come from `stock`, read from the rows as locked.
  */
 const PAID_ORDER_ALONE = `with cart as materialized (
   select id, status, client_id, buyer_email from carts where id = $5 for update
@@ -310,14 +316,15 @@ const PAID_ORDER_ALONE = `with cart as materialized (
   from ready
   where exists (select from event)
 ), taken as (
-  update variants v
+  insert into variants select v.* from variants v where id = any(array(select id from stock where manage_inventory))
+  on conflict (id) do update
   set inventory_quantity = (select case when allow_backorder then remaining else greatest(remaining, 0) end
-                            from stock where stock.id = v.id)
-  where id = any(array(select id from stock where manage_inventory))
+                            from stock where stock.id = excluded.id)
 ), redemptions as (
-  update promotions set times_redeemed = times_redeemed + 1
+  insert into promotions select p.* from promotions p
   where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from ready))
     and exists (select from reasons)
+  on conflict (code) do update set times_redeemed = promotions.times_redeemed + 1
 ), new_order as (
   insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
                       discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
