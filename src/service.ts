@@ -12,7 +12,7 @@ import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { createMcpServers, mcpRoutes } from './mcp/index.js';
-import { protocolRoutes } from './http/protocols.js';
+import { protocolBindings } from './http/protocols.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -126,7 +126,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
         redis,
       ),
       mcp: mcpRoutes(deps, mcpServers),
-      protocols: protocolRoutes(deps),
+      protocols: protocolBindings(deps),
     },
     cacheable,
     mcpServers,

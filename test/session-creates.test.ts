@@ -14,7 +14,7 @@ import {
   probeLeanPaths,
   whileDraining,
   whilePostgresCut,
-  type Answer,
+  withoutNewIds,
   type Init,
   type Request,
 } from './support/lean-paths.js';
@@ -48,16 +48,6 @@ afterAll(async () => {
   await api?.close();
   probe.restore();
 });
-
-/** A new session's ids (its own, its lines', in its checkout_url), numbered in order of appearance. */
-function withoutNewIds(answer: Answer): Answer {
-  const seen = new Map<string, string>();
-  const body = answer.body.replace(/(?<![\w-])(cart|cali)_[\w-]{16}(?![\w-])/g, (id, kind: string) => {
-    if (!seen.has(id)) seen.set(id, `${kind}_${seen.size}`);
-    return seen.get(id)!;
-  });
-  return { ...answer, body };
-}
 
 const { sendBy, bothPaths } = pathSender(probe, lean, () => api, withoutNewIds);
 const { sendBy: sendAsSent } = pathSender(probe, lean, () => api);

@@ -140,8 +140,22 @@ export class PayloadTooLarge extends DomainError {}
 
 /** A dependency (the database) cannot be reached: transient. Each surface words it. */
 export class Unavailable extends DomainError {
-  constructor(readonly retryAfterSeconds = 5) {
-    super('The service is temporarily unavailable.');
+  constructor(
+    readonly retryAfterSeconds = 5,
+    message = 'The service is temporarily unavailable.',
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A create read and built its session, and each time found what it read changed before it could store it (its key
+ * taken or freed by another request, a variant gone), more times than it tries: transient, and nothing was stored.
+ * Answered as Unavailable is.
+ */
+export class CreateNotSettled extends Unavailable {
+  constructor(attempts: number) {
+    super(1, `The session could not be stored: what it was built from changed under each of ${attempts} attempts.`);
   }
 }
 

@@ -9,16 +9,20 @@ import { createAcpOperations, type AcpCall, type AcpOperation } from '../handler
 import { agentUrls, findActiveGrant } from '../services/oauth.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
-import type { AppContext } from './context.js';
+import type { Logger } from '../log.js';
 import {
   jsonResponse,
   matchProtocolRoute,
+  notStored,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
+  type ProtocolAnswer,
+  type ProtocolBinding,
+  type ProtocolExchange,
   type ProtocolRoute,
 } from './protocol-io.js';
 
@@ -27,6 +31,8 @@ const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
 const SCOPE = 'cart:write';
 const MAX_KEY_LENGTH = 255;
 
+const API_VERSION_HEADER: [string, string] = ['API-Version', ACP_VERSION];
+const CREATE_PATH = '/acp/checkout_sessions';
 const ROUTES: ProtocolRoute<AcpOperation>[] = [
   { pattern: /^\/acp\/checkout_sessions$/, methods: { POST: 'create' } },
   { pattern: /^\/acp\/checkout_sessions\/([^/]+)$/, methods: { GET: 'retrieve', POST: 'update' } },
@@ -81,9 +87,9 @@ export async function acpDiscovery(deps: Deps) {
 }
 
 /** The OAuth client the bearer token belongs to; 401 without a valid token, 403 without cart:write. */
-async function authenticate(deps: Deps, ctx: AppContext): Promise<string> {
+async function authenticate(deps: Deps, exchange: ProtocolExchange): Promise<string> {
   const { resourceMetadata } = agentUrls(deps.config);
-  const header = ctx.get('Authorization');
+  const header = exchange.get('Authorization');
   if (!header) {
     throw new ProtocolError(
       401,
@@ -121,8 +127,8 @@ async function authenticate(deps: Deps, ctx: AppContext): Promise<string> {
   return grant.clientId;
 }
 
-function checkApiVersion(ctx: AppContext): void {
-  const version = ctx.get('API-Version');
+function checkApiVersion(exchange: ProtocolExchange): void {
+  const version = exchange.get('API-Version');
   const details = { supported_versions: [ACP_VERSION] };
   if (!version)
     throw new ProtocolError(400, 'missing_api_version', `Send API-Version: ${ACP_VERSION}.`, {
@@ -136,8 +142,8 @@ function checkApiVersion(ctx: AppContext): void {
     });
 }
 
-function idempotencyKey(ctx: AppContext): string {
-  const key = ctx.get('Idempotency-Key');
+function idempotencyKey(exchange: ProtocolExchange): string {
+  const key = exchange.get('Idempotency-Key');
   if (!key)
     throw new ProtocolError(400, 'idempotency_key_required', 'Every POST needs an Idempotency-Key header.', {
       param: 'Idempotency-Key',
@@ -152,29 +158,32 @@ function idempotencyKey(ctx: AppContext): string {
   return key;
 }
 
-export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
+/** The ACP REST binding and its discovery document. */
+export function acpBinding(deps: Deps): ProtocolBinding {
   const { create, operations } = createAcpOperations(deps);
 
-  async function serveCheckout(ctx: AppContext): Promise<void> {
-    const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
-    const clientId = await authenticate(deps, ctx);
-    checkApiVersion(ctx);
-    const mutating = ctx.method === 'POST';
-    const key = mutating ? idempotencyKey(ctx) : undefined;
-    if (key) ctx.set('Idempotency-Key', key);
+  /** After the rate limit: route, bearer token, API-Version, Idempotency-Key, body, then the operation. */
+  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
+    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
+    const clientId = await authenticate(deps, exchange);
+    checkApiVersion(exchange);
+    const mutating = exchange.method === 'POST';
+    const key = mutating ? idempotencyKey(exchange) : undefined;
+    if (key) exchange.set('Idempotency-Key', key);
     const body = mutating
-      ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
+      ? await readJsonBody(exchange, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
       : { kind: 'absent' as const };
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
-    const scope = key === undefined ? undefined : { scope: `acp|${clientId}|POST ${ctx.path}`, key, body: call.body };
+    const scope =
+      key === undefined ? undefined : { scope: `acp|${clientId}|POST ${exchange.path}`, key, body: call.body };
     const { op } = route;
     const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':
-        return sendProtocolResponse(ctx, outcome.response);
+        return { response: outcome.response };
       case 'replayed':
-        return sendProtocolResponse(ctx, outcome.response, { 'Idempotent-Replayed': 'true' });
+        return { response: outcome.response, headers: { 'Idempotent-Replayed': 'true' } };
       case 'conflict':
         throw new ProtocolError(
           422,
@@ -195,28 +204,39 @@ export function acpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
     }
   }
 
-  return async (ctx) => {
-    ctx.set('API-Version', ACP_VERSION);
-    const requestId = ctx.get('Request-Id');
-    if (requestId) ctx.set('Request-Id', requestId);
-    try {
-      await rateLimit(ctx, deps);
-      if (ctx.path === ACP_DISCOVERY_PATH) {
-        matchProtocolRoute(
-          [{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }],
-          ctx.method,
-          ctx.path,
-        );
-        sendProtocolResponse(ctx, jsonResponse(200, await acpDiscovery(deps)), {
-          'Cache-Control': DISCOVERY_CACHE_CONTROL,
-        });
-        return;
+  /** Every answer names the version, and echoes the caller's Request-Id. */
+  const opening: ProtocolBinding['opening'] = (exchange) => {
+    const requestId = exchange.get('Request-Id');
+    return requestId ? [API_VERSION_HEADER, ['Request-Id', requestId]] : [API_VERSION_HEADER];
+  };
+
+  /** Any failure, as ACP's flat error. */
+  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
+    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' })));
+
+  return {
+    owns: isAcpPath,
+    createPath: CREATE_PATH,
+    opening,
+    serveCheckout,
+    failure,
+    async serve(ctx) {
+      for (const [name, value] of opening(ctx)) ctx.set(name, value);
+      try {
+        await rateLimit(ctx, deps);
+        if (ctx.path === ACP_DISCOVERY_PATH) {
+          matchProtocolRoute(
+            [{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }],
+            ctx.method,
+            ctx.path,
+          );
+          const response = jsonResponse(200, await acpDiscovery(deps));
+          return sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': DISCOVERY_CACHE_CONTROL } });
+        }
+        sendProtocolResponse(ctx, await serveCheckout(ctx));
+      } catch (error) {
+        sendProtocolResponse(ctx, { response: failure(error, () => ctx.state.log) });
       }
-      await serveCheckout(ctx);
-    } catch (error) {
-      sendProtocolResponse(ctx, renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limit_exceeded' })), {
-        'Cache-Control': 'no-store',
-      });
-    }
+    },
   };
 }

@@ -15,7 +15,7 @@ import type { AppState } from './context.js';
 import type { Lifecycle } from './draining.js';
 import { renderFailure } from './error-handler.js';
 import type { Contract } from './openapi.js';
-import type { ErrorShape } from './errors.js';
+import type { ErrorShape, RenderedError } from './errors.js';
 import { addressKey, type RateLimiter } from './rate-limit.js';
 import { logRequest, requestIdOf } from './request-context.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -46,11 +46,17 @@ export interface LeanAnswer {
   body?: { payload: Buffer | string | PayloadParts; contentType: string };
 }
 
+/** A surface's own rendering of any failure (a protocol binding's), with every header it carries. */
+export type FailureRenderer = (
+  error: unknown,
+  log: () => Logger,
+) => { status: number; headers: Record<string, string>; body: string };
+
 export interface LeanRequest {
   /** The path as Koa's `ctx.path` reads it, for the log line. */
   path: string;
-  /** The shape of the surface's errors. */
-  shape: ErrorShape;
+  /** The documented shape of the surface's errors, or the surface's own rendering of them. */
+  shape: ErrorShape | FailureRenderer;
   /** Headers the surface sends on every answer, failures included (CORS). */
   surfaceHeaders: ReadonlyArray<[name: string, value: string]>;
   /** When the request arrived (performance.now()), for the log line's duration. */
@@ -108,6 +114,27 @@ function collected(headers: string[], name: string): string | undefined {
   return undefined;
 }
 
+/** Sets a header among those collected so far, replacing one of the same name, as Koa's `ctx.set` does. */
+export function setHeader(headers: string[], name: string, value: string): void {
+  const lowerCased = name.toLowerCase();
+  for (let index = 0; index < headers.length; index += 2) {
+    if (headers[index]!.toLowerCase() === lowerCased) {
+      headers[index + 1] = value;
+      return;
+    }
+  }
+  headers.push(name, value);
+}
+
+/**
+ * A request header as one string (Node joins a repeated header with commas; only Set-Cookie, never a request's, comes
+ * as a list); `name` lower-cased, as Node keys them.
+ */
+export function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** The payload's length in bytes, its parts' together. */
 function byteLength(payload: Buffer | string | PayloadParts): number {
   if (typeof payload === 'string' || Buffer.isBuffer(payload)) return Buffer.byteLength(payload);
@@ -127,6 +154,11 @@ function send(res: ServerResponse, payload: Buffer | string | PayloadParts | und
   res.end(payload[payload.length - 1]);
 }
 
+/** A failure rendered in a documented shape, its body serialised. */
+function inShape(rendered: RenderedError): ReturnType<FailureRenderer> {
+  return { ...rendered, body: JSON.stringify(rendered.body) };
+}
+
 /** Answers a request with every step the general chain applies to it; `request.answer` says the rest. */
 export function leanResponder({
   log,
@@ -143,7 +175,7 @@ export function leanResponder({
   }
 
   async function respond(req: IncomingMessage, res: ServerResponse, request: LeanRequest) {
-    const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
+    const requestId = requestIdOf(headerOf(req, 'x-request-id'));
     const headers = ['X-Request-Id', requestId, ...SECURITY_HEADER_LIST];
     for (const [name, value] of request.surfaceHeaders) headers.push(name, value);
     let answer: LeanAnswer;
@@ -155,19 +187,19 @@ export function leanResponder({
       // A cached answer is at hand: awaiting it anyway would cost every cached read a turn of the microtask queue.
       answer = answered instanceof Promise ? await answered : answered;
     } catch (error) {
-      const rendered = renderFailure(
-        error,
-        request.shape,
-        () => log.child({ requestId }),
-        collected(headers, 'API-Version'),
-      );
-      for (const [name, value] of Object.entries(rendered.headers)) headers.push(name, value);
-      answer = { status: rendered.status, body: { payload: JSON.stringify(rendered.body), contentType: JSON_TYPE } };
+      const requestLog = () => log.child({ requestId });
+      const { shape } = request;
+      const rendered =
+        typeof shape === 'function'
+          ? shape(error, requestLog)
+          : inShape(renderFailure(error, shape, requestLog, collected(headers, 'API-Version')));
+      for (const [name, value] of Object.entries(rendered.headers)) setHeader(headers, name, value);
+      answer = { status: rendered.status, body: { payload: rendered.body, contentType: JSON_TYPE } };
     }
     const { status, body } = answer;
     if (body) headers.push('Content-Type', body.contentType, 'Content-Length', String(byteLength(body.payload)));
     // Checked as the answer is sent, as the general chain's last step does: a drain may have begun while it was made.
-    if (lifecycle.draining) headers.push('Connection', 'close');
+    if (lifecycle.draining) setHeader(headers, 'Connection', 'close');
     logRequest(log, requestId, req.method!, request.path, status, request.started);
     res.writeHead(status, headers);
     // Node sends no body for HEAD.

@@ -1,9 +1,13 @@
 // What the ACP and UCP bindings share on the wire: their own routing (each protocol orders its checks itself, so the
 // contract dispatcher does not route them), reading JSON bodies, the rate limit, and sending an answer as exact bytes.
+// A binding's checks read the request and set headers through a ProtocolExchange: Koa's context is one, and so is a
+// checkout create answered before Koa (src/http/session-creates.ts), which thereby runs the very same steps.
+import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { exceedsDepth } from './body.js';
 import type { AppContext } from './context.js';
+import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { MCP_BODY_LIMIT, parseJson, readBody } from '../mcp/transport.js';
@@ -27,6 +31,40 @@ export class ProtocolError extends Error {
   ) {
     super(message);
   }
+}
+
+/** What a binding's steps use of a request, and how they set its answer's headers. */
+export interface ProtocolExchange {
+  readonly method: string;
+  /** The path without its query, as Koa's `ctx.path`. */
+  readonly path: string;
+  readonly req: IncomingMessage;
+  /** A request header's value, '' when absent (Koa's `ctx.get`). */
+  get(name: string): string;
+  /** Sets a header of the answer, replacing one of the same name (Koa's `ctx.set`). */
+  set(name: string, value: string): void;
+}
+
+/** A binding's answer to a request, and headers of its own to send with it (Idempotent-Replayed). */
+export interface ProtocolAnswer {
+  response: ProtocolResponse;
+  headers?: Record<string, string>;
+}
+
+/** One protocol binding, as the application serves it (src/http/protocols.ts). */
+export interface ProtocolBinding {
+  /** Whether a path is the binding's. */
+  owns(path: string): boolean;
+  /** Answers a request on one of the binding's paths. */
+  serve(ctx: AppContext): Promise<void>;
+  /** Where a checkout session is created (POST); such creates are answered before Koa too, by `createCheckout`. */
+  createPath: string;
+  /** Headers the binding sets on every answer before any check (ACP: its version, the caller's Request-Id). */
+  opening(exchange: Pick<ProtocolExchange, 'get'>): Array<[name: string, value: string]>;
+  /** A checkout request once counted by the limiter: the binding's checks in its order, then the operation. */
+  serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer>;
+  /** Any failure, in the binding's error shape and `no-store`; `log` gives the request's logger for a 500. */
+  failure(error: unknown, log: () => Logger): ProtocolResponse;
 }
 
 export interface ProtocolRoute<Op extends string> {
@@ -76,7 +114,7 @@ export type JsonBody = { kind: 'absent' } | { kind: 'json'; value: unknown };
 
 /** Reads a JSON body (100 kB, 32 levels); the errors are ApiErrors the binding renders in its own shape. */
 export async function readJsonBody(
-  ctx: AppContext,
+  ctx: ProtocolExchange,
   codes: { invalidJson: string; mediaType: string },
 ): Promise<JsonBody> {
   const declaredLength = Number(ctx.get('Content-Length') || 0);
@@ -109,22 +147,28 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return { status, body: JSON.stringify(body), headers };
 }
 
-export function sendProtocolResponse(
-  ctx: AppContext,
-  response: ProtocolResponse,
-  headers: Record<string, string> = {},
-): void {
-  ctx.status = response.status;
-  for (const [name, value] of Object.entries({ ...response.headers, ...headers })) ctx.set(name, value);
+/** A binding's failure answer as sent: never stored by a cache. */
+export function notStored(response: ProtocolResponse): ProtocolResponse {
+  return { ...response, headers: { ...response.headers, 'Cache-Control': 'no-store' } };
+}
+
+/** Sets an answer's headers, the response's then the binding's own, as `sendProtocolResponse` sends them. */
+export function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
+  for (const [name, value] of Object.entries({ ...response.headers, ...headers })) exchange.set(name, value);
+}
+
+export function sendProtocolResponse(ctx: AppContext, answer: ProtocolAnswer): void {
+  ctx.status = answer.response.status;
+  setAnswerHeaders(ctx, answer);
   ctx.type = 'application/json';
-  ctx.body = response.body;
+  ctx.body = answer.response.body;
 }
 
 /**
  * What any failure is on a protocol surface: its own errors as they are; the route, the rate limit and an unreachable
  * database with the protocol's `rateLimited` code; anything else a logged 500 without internals.
  */
-export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLimited: string }): ProtocolError {
+export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rateLimited: string }): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof UnknownEndpoint) return new ProtocolError(404, 'unknown_endpoint', error.message);
   if (error instanceof MethodNotAllowed)
@@ -143,7 +187,7 @@ export function protocolErrorOf(error: unknown, ctx: AppContext, codes: { rateLi
       { headers: { 'Retry-After': '5' } },
     );
   }
-  ctx.state.log.error({ err: error }, 'request failed');
+  log().error({ err: error }, 'request failed');
   return new ProtocolError(500, 'internal_error', 'An unexpected error occurred; nothing was charged.');
 }
 

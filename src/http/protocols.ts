@@ -2,8 +2,9 @@
 // error shape, rate-limit answer and body handling, so none of the application-wide middleware below applies to them.
 import type { Deps } from '../deps.js';
 import type { AppMiddleware } from './context.js';
-import { acpRoutes, isAcpPath } from './acp.js';
-import { isUcpPath, ucpRoutes } from './ucp.js';
+import { acpBinding } from './acp.js';
+import type { ProtocolBinding } from './protocol-io.js';
+import { ucpBinding } from './ucp.js';
 
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
 export type ProtocolOperationId =
@@ -23,13 +24,25 @@ export type ProtocolOperationId =
   | 'cancelAcpCheckoutSession';
 
 /** The bindings that are on (see ProtocolConfig); a binding that is off leaves its paths to the 404 of the rest. */
-export function protocolRoutes(deps: Deps): AppMiddleware {
-  const ucp = deps.config.protocols.ucpDisabledReason === undefined ? ucpRoutes(deps) : undefined;
-  // ACP needs no https, only the namespace its payment handler is named in.
-  const acp = deps.config.protocols.namespace === undefined ? undefined : acpRoutes(deps);
+export interface ProtocolBindings {
+  ucp?: ProtocolBinding;
+  acp?: ProtocolBinding;
+}
+
+export function protocolBindings(deps: Deps): ProtocolBindings {
+  return {
+    ...(deps.config.protocols.ucpDisabledReason === undefined ? { ucp: ucpBinding(deps) } : {}),
+    // ACP needs no https, only the namespace its payment handler is named in.
+    ...(deps.config.protocols.namespace === undefined ? {} : { acp: acpBinding(deps) }),
+  };
+}
+
+/** Serves each binding's paths; every other request goes on. */
+export function protocolRoutes(bindings: ProtocolBindings): AppMiddleware {
+  const on = Object.values(bindings);
   return async (ctx, next) => {
-    if (ucp && isUcpPath(ctx.path)) return ucp(ctx);
-    if (acp && isAcpPath(ctx.path)) return acp(ctx);
+    const binding = on.find((candidate) => candidate.owns(ctx.path));
+    if (binding) return binding.serve(ctx);
     await next();
   };
 }

@@ -1,6 +1,6 @@
 // The Koa application: what every request gets (a request id and log line, security headers, `no-store` unless a
 // step says otherwise), then the pipeline of its surface (src/http/surfaces.ts). In front of it, cached reads, checkout
-// session reads and creates, and cached MCP tool calls are answered without Koa, with the same steps
+// session reads, session creates (checkout, UCP, ACP), and cached MCP tool calls are answered without Koa, with the same steps
 // (src/http/fast-reads.ts, src/http/session-reads.ts, src/http/session-creates.ts, src/mcp/cached-calls.ts).
 import Koa from 'koa';
 import { noStoreByDefault, type CacheableOperation } from './caching.js';
@@ -32,7 +32,7 @@ function createApp(parts: SurfaceParts): Koa<AppState> {
 }
 
 /**
- * The HTTP server's request listener: cached reads, checkout session reads and creates, and cached MCP tool calls
+ * The HTTP server's request listener: cached reads, checkout session reads, session creates, and cached MCP tool calls
  * first, everything else (and every request those could not answer) through Koa.
  */
 export function createRequestListener(
@@ -44,7 +44,7 @@ export function createRequestListener(
   const { deps, limiter, contract } = parts;
   const lean = { log: deps.log, limiter, app, lifecycle: deps.lifecycle };
   const general = cachedToolCallsFirst({ ...lean, deps, servers: mcpServers }, app.callback());
-  const creates = sessionCreatesFirst({ ...lean, deps, contract }, general);
+  const creates = sessionCreatesFirst({ ...lean, deps, contract, protocols: parts.protocols }, general);
   const sessions = sessionReadsFirst({ ...lean, deps, contract }, creates);
   return cachedReadsFirst({ ...lean, deps, contract, cacheable }, sessions);
 }

@@ -13,6 +13,7 @@ import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
 import { isDecodable, type ErrorShape } from './errors.js';
 import { dispatchContract, type Contract } from './openapi.js';
+import { protocolRoutes, type ProtocolBindings } from './protocols.js';
 import { limitByAddress, limitByAddressAndClient, limitRegistrations, type RateLimiter } from './rate-limit.js';
 import { mcpCors } from '../mcp/transport.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
@@ -57,8 +58,8 @@ export interface SurfaceParts {
   registrationLimiter: RateLimiter;
   /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
   mcp: AppMiddleware;
-  /** The protocol bindings; one that is switched off passes its paths on to the reads surface (a 404). */
-  protocols: AppMiddleware;
+  /** The protocol bindings that are on; a binding switched off leaves its paths to the reads surface (a 404). */
+  protocols: ProtocolBindings;
 }
 
 /** The steps of each surface, in order, after its error rendering; the last one answers. */
@@ -87,7 +88,7 @@ function pipelines({
     pages: [cors, byAddress, notices, parseBodies(), operation],
     // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers.
     webhooks: [byAddress, notices, parseBodies(), operation],
-    protocols: [protocols],
+    protocols: [protocolRoutes(protocols)],
     // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
     liveness: [operation],
     // br or gzip only (no zstd, no deflate): the encodings the contract names.

@@ -22,23 +22,28 @@ import {
   type Negotiated,
   type ProfileResolver,
 } from '../services/ucp-profiles.js';
-import type { AppContext } from './context.js';
+import type { Logger } from '../log.js';
 import {
   isUuid,
   jsonResponse,
   matchProtocolRoute,
+  notStored,
   ProtocolError,
   protocolErrorOf,
   rateLimit,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
+  type ProtocolAnswer,
+  type ProtocolBinding,
+  type ProtocolExchange,
   type ProtocolRoute,
 } from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
 
+const CREATE_PATH = '/ucp/checkout-sessions';
 const ROUTES: ProtocolRoute<UcpOperation>[] = [
   { pattern: /^\/ucp\/checkout-sessions$/, methods: { POST: 'create' } },
   { pattern: /^\/ucp\/checkout-sessions\/([^/]+)$/, methods: { GET: 'get', PUT: 'update' } },
@@ -160,8 +165,12 @@ async function negotiateWith(
   return incompatible(deps.config.baseUrl);
 }
 
-function requiredUuidHeader(ctx: AppContext, name: string, codes: { missing: string; invalid: string }): string {
-  const value = ctx.get(name);
+function requiredUuidHeader(
+  exchange: ProtocolExchange,
+  name: string,
+  codes: { missing: string; invalid: string },
+): string {
+  const value = exchange.get(name);
   if (!value) throw new ProtocolError(400, codes.missing, `The ${name} header is required.`, { param: name });
   if (!isUuid(value)) throw new ProtocolError(400, codes.invalid, `${name} must be a UUID.`, { param: name });
   return value;
@@ -215,18 +224,15 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
   };
 }
 
-/** Renders any failure on a UCP surface as UCP's protocol error. */
-export function ucpFailure(error: unknown, ctx: AppContext, baseUrl: string): ProtocolResponse {
-  return renderError(protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' }), baseUrl);
-}
-
-export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
+/** The UCP REST binding, its business profile and its MCP endpoint. */
+export function ucpBinding(deps: Deps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
   const { baseUrl } = deps.config;
 
-  async function serveCheckout(ctx: AppContext): Promise<void> {
-    const route = matchProtocolRoute(ROUTES, ctx.method, ctx.path);
-    const profileUrl = profileUrlOf(ctx.get('UCP-Agent'));
+  /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
+  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
+    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
+    const profileUrl = profileUrlOf(exchange.get('UCP-Agent'));
     if (!profileUrl) {
       throw new ProtocolError(
         400,
@@ -235,42 +241,55 @@ export function ucpRoutes(deps: Deps): (ctx: AppContext) => Promise<void> {
         { param: 'UCP-Agent' },
       );
     }
-    const requestId = requiredUuidHeader(ctx, 'Request-Id', {
+    const requestId = requiredUuidHeader(exchange, 'Request-Id', {
       missing: 'request_id_required',
       invalid: 'invalid_request_id',
     });
-    ctx.set('Request-Id', requestId);
-    const mutating = ctx.method === 'POST' || ctx.method === 'PUT';
+    exchange.set('Request-Id', requestId);
+    const mutating = exchange.method === 'POST' || exchange.method === 'PUT';
     const key = mutating
-      ? requiredUuidHeader(ctx, 'Idempotency-Key', {
+      ? requiredUuidHeader(exchange, 'Idempotency-Key', {
           missing: 'idempotency_key_required',
           invalid: 'invalid_idempotency_key',
         })
       : undefined;
     const read = mutating
-      ? await readJsonBody(ctx, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
+      ? await readJsonBody(exchange, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
       : { kind: 'absent' as const };
     const body = read.kind === 'json' ? read.value : undefined;
     const idempotency =
-      key === undefined ? undefined : { key, scope: `ucp|${profileUrl}|${ctx.method} ${ctx.path}`, hashed: body };
+      key === undefined
+        ? undefined
+        : { key, scope: `ucp|${profileUrl}|${exchange.method} ${exchange.path}`, hashed: body };
     const answer = await execute({ profileUrl, op: route.op, id: route.id, body, idempotency });
-    sendProtocolResponse(ctx, answer.response, answer.replayed ? { 'Idempotent-Replayed': 'true' } : {});
+    return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
 
+  /** Any failure on a UCP surface, as UCP's protocol error. */
+  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
+    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limited' }), baseUrl));
+
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
-  return async (ctx) => {
-    try {
-      // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
-      if (ctx.path === UCP_MCP_PATH) return await cors(ctx, () => serveUcpMcp(ctx, deps, execute));
-      await rateLimit(ctx, deps);
-      if (ctx.path === UCP_PROFILE_PATH) {
-        matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
-        sendProtocolResponse(ctx, jsonResponse(200, businessProfile(deps)), { 'Cache-Control': PROFILE_CACHE_CONTROL });
-        return;
+  return {
+    owns: isUcpPath,
+    createPath: CREATE_PATH,
+    opening: () => [],
+    serveCheckout,
+    failure,
+    async serve(ctx) {
+      try {
+        // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
+        if (ctx.path === UCP_MCP_PATH) return await cors(ctx, () => serveUcpMcp(ctx, deps, execute));
+        await rateLimit(ctx, deps);
+        if (ctx.path === UCP_PROFILE_PATH) {
+          matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
+          const response = jsonResponse(200, businessProfile(deps));
+          return sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': PROFILE_CACHE_CONTROL } });
+        }
+        sendProtocolResponse(ctx, await serveCheckout(ctx));
+      } catch (error) {
+        sendProtocolResponse(ctx, { response: failure(error, () => ctx.state.log) });
       }
-      await serveCheckout(ctx);
-    } catch (error) {
-      sendProtocolResponse(ctx, ucpFailure(error, ctx, baseUrl), { 'Cache-Control': 'no-store' });
-    }
+    },
   };
 }

@@ -213,7 +213,7 @@ async function callTool(
     answer = await execute({ profileUrl, op: tool.op, id: args.id, body: args.checkout, idempotency });
   } catch (error) {
     // An unexpected failure too is a JSON-RPC error (-32603), never the REST error shape.
-    const failure = protocolErrorOf(error, ctx, { rateLimited: 'rate_limited' });
+    const failure = protocolErrorOf(error, () => ctx.state.log, { rateLimited: 'rate_limited' });
     throw rpcErrorOf(
       failure.status,
       {

@@ -33,7 +33,7 @@ import {
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
-import { idempotencyClaim, keyAnswer, type IdempotentRequest } from './idempotency.js';
+import { idempotencyClaim, keyAnswer, untilSettled, type IdempotentRequest } from './idempotency.js';
 
 export type { CheckoutSession };
 
@@ -234,7 +234,7 @@ export interface IdempotentCreation {
  * Creates a session exactly once per Idempotency-Key: the create's read brings the key's record, and a replay answers
  * the stored session and API version. Otherwise the insert stores the session and claims the key with its answer in
  * one statement, so a failure stores nothing (never replayed). When another request claimed the key in between, the
- * next read finds its answer.
+ * next read finds its answer; a create whose store keeps failing so gives up (untilSettled), storing nothing.
  */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
@@ -243,7 +243,7 @@ export async function createCheckoutSessionIdempotently(
   apiVersion: string,
 ): Promise<IdempotentCreation> {
   const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
-  for (;;) {
+  return untilSettled(async () => {
     const reads = await readNewCart(deps, input, request);
     const claim = idempotencyClaim(deps, request, reads.keyRecord);
     if (claim.kind === 'replay')
@@ -254,8 +254,8 @@ export async function createCheckoutSessionIdempotently(
       };
     const { cart, lines, session } = sessionFrom(deps, input, PUBLIC_SESSION, reads);
     const answer = keyAnswer(deps, request, claim, { status: 201, body: session, apiVersion });
-    if (await storeNewCart(deps, cart, lines, answer)) return { session, apiVersion, replayed: false };
-  }
+    return (await storeNewCart(deps, cart, lines, answer)) ? { session, apiVersion, replayed: false } : undefined;
+  });
 }
 
 function sessionNotFound(id: string): NotFound {

@@ -7,6 +7,7 @@ import canonicalizeModule from 'canonicalize';
 import * as repo from '../db/repositories/protocol-idempotency.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
+import { untilSettled } from './idempotency.js';
 
 /** 48 h: ACP asks for at least 24 h, UCP recommends 48 h. */
 export const PROTOCOL_IDEMPOTENCY_RETENTION_MS = 48 * 60 * 60 * 1000;
@@ -134,7 +135,8 @@ export interface CreateAnswer {
  * and the answer is stored with the session it reports in one statement. A replay, a conflict or a request still in
  * flight (a record of an earlier release) answers from the record, as `runIdempotently` does; a stale record is taken
  * over. Two requests under one key both run; the first to store its answer wins, and the other, reading again,
- * replays it (or conflicts): exactly one session is stored.
+ * replays it (or conflicts): exactly one session is stored. A create whose store keeps failing so gives up after
+ * MAX_CREATE_ATTEMPTS (untilSettled): answered as unavailable, nothing stored.
  */
 export async function createIdempotently<Reads>(
   deps: Deps,
@@ -145,7 +147,7 @@ export async function createIdempotently<Reads>(
   answer: (reads: Reads) => CreateAnswer,
 ): Promise<IdempotentOutcome> {
   const hash = call && jcsHash(call.body);
-  for (;;) {
+  return untilSettled<IdempotentOutcome>(async () => {
     const { reads, record } = await read(call && { scope: call.scope, key: call.key });
     const now = deps.now();
     if (call && record) {
@@ -163,6 +165,6 @@ export async function createIdempotently<Reads>(
       expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
       replaces: record?.created_at ?? null,
     };
-    if (await store(stored)) return { kind: 'ran', response };
-  }
+    return (await store(stored)) ? { kind: 'ran', response } : undefined;
+  });
 }

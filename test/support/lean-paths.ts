@@ -1,7 +1,7 @@
-// Holding a path answered before Koa (cached reads, src/http/fast-reads.ts; checkout session reads and creates,
-// src/http/session-reads.ts and src/http/session-creates.ts; cached MCP tool calls, src/mcp/cached-calls.ts) equal to
-// the general chain: a request's status, every header but Date and a generated request id, its body and its log line,
-// and whether Koa answered it (Koa's createContext is counted).
+// Holding a path answered before Koa (cached reads, src/http/fast-reads.ts; checkout session reads,
+// src/http/session-reads.ts; checkout, UCP and ACP session creates, src/http/session-creates.ts; cached MCP tool calls,
+// src/mcp/cached-calls.ts) equal to the general chain: a request's status, every header but Date and a generated request
+// id, its body and its log line, and whether Koa answered it (Koa's createContext is counted).
 import { Writable } from 'node:stream';
 import Koa from 'koa';
 import { expect, vi } from 'vitest';
@@ -87,6 +87,16 @@ export function expectSame(second: Answer, general: Answer) {
     delete other.headers[name];
   }
   expect(one).toEqual(other);
+}
+
+/** A new session's ids (its own, its lines', in its links), numbered in order of appearance. */
+export function withoutNewIds(answer: Answer): Answer {
+  const seen = new Map<string, string>();
+  const body = answer.body.replace(/(?<![\w-])(cart|cali)_[\w-]{16}(?![\w-])/g, (id, kind: string) => {
+    if (!seen.has(id)) seen.set(id, `${kind}_${seen.size}`);
+    return seen.get(id)!;
+  });
+  return { ...answer, body };
 }
 
 /** Whether a lean path may answer; off, every request goes on to the general chain as if it had declined. */

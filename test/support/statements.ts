@@ -1,6 +1,7 @@
 // For tests of statement batching on PostgreSQL: hold a table behind a lock so that requests pile up deterministically,
 // count the statements of one text the instances send, and cancel the statements waiting on the lock.
 import pg from 'pg';
+import { NEW_CART_READS } from '../../src/db/repositories/catalog.js';
 import type { TestDatabase } from './database.js';
 import type { TestService } from './service.js';
 
@@ -54,4 +55,25 @@ export async function cancelLockWaitersUntil<T>(database: TestDatabase, pending:
   }
   await admin.end();
   return settling;
+}
+
+/**
+ * Holds every create's read (they read promotions) behind a lock while `send` sends creates to `api`; once the first
+ * read statement waits, cancels each statement waiting on the lock (the lone read's, then the batch's that queued
+ * meanwhile) until every create is answered. The answers, and how many read statements carried them.
+ */
+export async function createsWithReadsCancelled<T>(
+  database: TestDatabase,
+  api: TestService,
+  send: () => Array<Promise<T>>,
+): Promise<{ answers: T[]; statements: number }> {
+  const held = await holdTable(database, 'promotions', 'access exclusive');
+  const sent = statementsSent([api], NEW_CART_READS);
+  const pending = Promise.all(send());
+  await sent.reach(1);
+  await pause(300);
+  const answers = await cancelLockWaitersUntil(database, pending);
+  await held.release();
+  sent.stop();
+  return { answers, statements: sent.sent };
 }

@@ -2,6 +2,7 @@
 import type { components } from '../../../codegen/types.js';
 import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import { keyRecordOf, type IdempotencyRecord } from './idempotency.js';
+import { protocolRecordOf, type StoredAnswer } from './protocol-idempotency.js';
 import { promotionsOf, type PromotionRow } from './promotions.js';
 import type { Promotion } from '../../domain/promotions.js';
 
@@ -215,6 +216,12 @@ export async function findPurchasableVariants(
   return asPrepared('purchasable_variants', query);
 }
 
+/** A variant as a create reads it: as checkout needs it, with what a protocol session shows of it. */
+export interface CreateVariantRow extends PurchasableVariantRow {
+  product_id: string;
+  thumbnail: string | null;
+}
+
 /** What a new cart is built from, exactly as findRegion, findPurchasableVariants and findPromotions give it. */
 export interface NewCartReads {
   region: RegionRow | undefined;
@@ -230,39 +237,60 @@ export interface KeyToRead {
   key: string;
 }
 
-/** What one create reads: its region (that id, or the default), its references, its codes (canonical form), its key. */
+/**
+ * An ACP or UCP create's market, read instead of a region id: the region selling in `currency` (lower case), and no
+ * other; without one, the region serving `country` (lower case), else the default region.
+ */
+export interface MarketToRead {
+  country: string | null;
+  currency: string | null;
+}
+
+/**
+ * What one create reads: its region (that id, or the default; or its market's), its references, its codes (canonical
+ * form), and its key: a checkout key's record (`key`) or a protocol key's (`protocolKey`).
+ */
 export interface NewCartRead {
   regionId: string | undefined;
+  market?: MarketToRead | undefined;
   refs: VariantReferences;
   codes: string[];
   key?: KeyToRead | undefined;
+  protocolKey?: KeyToRead | undefined;
 }
 
-/** How NEW_CART_READS tells the kinds of reference apart ($5). */
+/** How NEW_CART_READS tells the kinds of reference apart ($10). */
 const REFERENCE_KINDS = { variantIds: 'id', skus: 'sku', productHandles: 'handle' } as const;
 
 /**
- * The create's read, for one create or many ($1–$3: each create's region id, key scope and key, null when it has
- * none; $4–$6: every reference as its create's position, kind and value; $7–$8: every code as its create's position
- * and code): for each create, one row with its position, its region, the variants its references name priced in that
- * region (in PURCHASABLE_ORDER), the promotions among its codes and its key's record. Each create's rows are picked
- * out by its position, so creates in one statement never see each other's. The text is fixed whatever the batch
- * holds, and the arrays are read through sub-selects, as SESSION_READ reads its ids, so that PostgreSQL keeps one
- * generic plan instead of planning each execution anew.
+ * The read of every create, REST's and the protocols', for one create or many ($1–$7: each create's region id,
+ * country, currency, checkout key scope and key, protocol key scope and key, null when it has none; $8–$10: every
+ * reference as its create's position, kind and value; $11–$12: every code as its create's position and code): for
+ * each create, one row with its position, its region, whether its country is served, every region's currency (in
+ * rank order, what an unsupported currency is answered with), the variants its references name priced in that region
+ * (in PURCHASABLE_ORDER), the promotions among its codes and its key's record. The market picks the region as the
+ * protocols document it: the currency's region and no other; else the country's (the first by region and name), else
+ * the default. Each create's rows are picked out by its position, so creates in one statement never see each other's.
+ * The text is fixed whatever the batch holds, and the arrays are read through sub-selects, as SESSION_READ reads its
+ * ids, so that PostgreSQL keeps one generic plan instead of planning each execution anew.
  */
 export const NEW_CART_READS = `with member as (
-  select * from unnest((select $1::text[]), (select $2::text[]), (select $3::text[])) with ordinality
-    as member (region_id, key_scope, key, position)
+  select * from unnest((select $1::text[]), (select $2::text[]), (select $3::text[]), (select $4::text[]),
+    (select $5::text[]), (select $6::text[]), (select $7::text[])) with ordinality
+    as member (region_id, country, currency, key_scope, key, protocol_key_scope, protocol_key, position)
 ), reference as (
-  select * from unnest((select $4::int[]), (select $5::text[]), (select $6::text[])) as reference (owner, kind, value)
+  select * from unnest((select $8::int[]), (select $9::text[]), (select $10::text[])) as reference (owner, kind, value)
 ), requested_code as (
-  select * from unnest((select $7::int[]), (select $8::text[])) as requested_code (owner, code)
+  select * from unnest((select $11::int[]), (select $12::text[])) as requested_code (owner, code)
 )
 select member.position, region.json as region,
+  member.country is not null and exists (select from region_countries where lower(iso_2) = member.country)
+    as country_served,
+  (select array(select currency_code from regions order by rank)) as currencies,
   (select coalesce(json_agg(json_build_object('id', v.id, 'sku', v.sku, 'title', v.title,
       'manage_inventory', v.manage_inventory, 'allow_backorder', v.allow_backorder,
-      'inventory_quantity', v.inventory_quantity, 'product_title', p.title, 'product_handle', p.handle,
-      'price_amount', vp.amount
+      'inventory_quantity', v.inventory_quantity, 'product_id', v.product_id, 'product_title', p.title,
+      'product_handle', p.handle, 'thumbnail', p.thumbnail, 'price_amount', vp.amount
     ) order by ${PURCHASABLE_ORDER.join(', ')}), '[]')
     from variants as v
     join products as p on p.id = v.product_id
@@ -273,22 +301,37 @@ select member.position, region.json as region,
   ) as variants,
   (select coalesce(json_agg(promotion), '[]') from promotions as promotion
     where promotion.code = any(array(select code from requested_code where owner = member.position))) as promotions,
-  ${keyRecordOf('member.key_scope', 'member.key')} as key_record
+  ${keyRecordOf('member.key_scope', 'member.key')} as key_record,
+  ${protocolRecordOf('member.protocol_key_scope', 'member.protocol_key')} as protocol_record
 from member
+cross join lateral (
+  select case when member.currency is not null
+    then (select id from regions where currency_code = member.currency order by rank limit 1)
+    else coalesce(member.region_id,
+      (select region_id from region_countries where lower(iso_2) = member.country order by region_id, display_name limit 1),
+      (select id from regions where is_default))
+  end as id
+) as chosen
 left join lateral (
   select row_to_json(region) as json, region.id from (
-    select ${REGION_COLUMNS.join(', ')} from regions
-    where id = member.region_id or (member.region_id is null and is_default)
-    limit 1
+    select ${REGION_COLUMNS.join(', ')} from regions where id = chosen.id
   ) as region
 ) as region on true`;
 
-interface NewCartReadsRow {
-  position: number;
+/** A create's row of NEW_CART_READS. */
+export interface CreateReads {
   region: RegionRow | null;
-  variants: PurchasableVariantRow[];
+  /** Whether the market's country is one a region serves (false without a country). */
+  country_served: boolean;
+  currencies: string[];
+  variants: CreateVariantRow[];
   promotions: PromotionRow[];
   key_record: IdempotencyRecord | null;
+  protocol_record: StoredAnswer | null;
+}
+
+interface NewCartReadsRow extends CreateReads {
+  position: number;
 }
 
 /** NEW_CART_READS's arguments for these creates (positions count from 1, as `with ordinality` does). */
@@ -312,8 +355,12 @@ function newCartReadsBindings(reads: readonly NewCartRead[]): unknown[][] {
   });
   return [
     reads.map((read) => read.regionId ?? null),
+    reads.map((read) => read.market?.country ?? null),
+    reads.map((read) => read.market?.currency ?? null),
     reads.map((read) => read.key?.scope ?? null),
     reads.map((read) => read.key?.key ?? null),
+    reads.map((read) => read.protocolKey?.scope ?? null),
+    reads.map((read) => read.protocolKey?.key ?? null),
     owners,
     kinds,
     values,
@@ -323,42 +370,48 @@ function newCartReadsBindings(reads: readonly NewCartRead[]): unknown[][] {
 }
 
 /** Each create's reads, in the creates' order, from one statement. */
-async function readNewCarts(db: Db, reads: readonly NewCartRead[]): Promise<NewCartReads[]> {
+async function readCreates(db: Db, reads: readonly NewCartRead[]): Promise<CreateReads[]> {
   const rows = await runPrepared<NewCartReadsRow>(db, 'new_cart_reads', NEW_CART_READS, newCartReadsBindings(reads));
   const byPosition = new Map(rows.map((row) => [row.position, row]));
-  return reads.map((read, index) => {
-    const row = byPosition.get(index + 1)!;
-    return {
-      region: row.region ?? undefined,
-      variants: row.variants,
-      promotions: promotionsOf(row.promotions),
-      ...(read.key ? { keyRecord: row.key_record ?? undefined } : {}),
-    };
-  });
+  return reads.map((_read, index) => byPosition.get(index + 1)!);
 }
 
 /**
- * Create reads outside a transaction are batched per database as session reads are (see src/db/batching.ts): a lone
- * read goes at once; while a read statement runs, further reads queue, and the next statement reads them all (at most
- * MAX_CREATES_PER_READ). One statement at a time rather than two: at 32 connections, service and PostgreSQL CPU per
- * create 0.58 / 0.24–0.33 ms with two, 0.37–0.39 / 0.15–0.21 ms with one, and a lower p99 (alternating runs).
+ * Create reads outside a transaction, REST's and the protocols' alike, are batched per database as session reads are
+ * (see src/db/batching.ts): a lone read goes at once; while a read statement runs, further reads queue, and the next
+ * statement reads them all (at most MAX_CREATES_PER_READ). One statement at a time rather than two: at 32
+ * connections, service and PostgreSQL CPU per create 0.58 / 0.24–0.33 ms with two, 0.37–0.39 / 0.15–0.21 ms with
+ * one, and a lower p99 (alternating runs).
  */
 const MAX_CREATE_READS_IN_FLIGHT = 1;
 const MAX_CREATES_PER_READ = 32;
-const newCartReader = batchedPerDatabase<NewCartRead, NewCartReads>((db) => ({
-  one: async (read) => (await readNewCarts(db, [read]))[0]!,
-  many: (reads) => readNewCarts(db, reads),
+const createReader = batchedPerDatabase<NewCartRead, CreateReads>((db) => ({
+  one: async (read) => (await readCreates(db, [read]))[0]!,
+  many: (reads) => readCreates(db, reads),
   maxBatch: MAX_CREATES_PER_READ,
   maxInFlight: MAX_CREATE_READS_IN_FLIGHT,
 }));
 
 /**
- * The region (that id, or the default), the variants the references name priced in it, the promotions among the
- * codes and, under an Idempotency-Key, the key's record: one prepared statement of fixed text, so creating a cart
- * costs this round trip and the insert. Inside a transaction it runs on the transaction's connection; otherwise in a
- * statement that may carry other creates' reads too (always one that starts after this call, so it sees every write
- * committed before).
+ * What a create reads (NEW_CART_READS), in one prepared statement of fixed text, so creating a session costs this
+ * round trip and the insert. Inside a transaction it runs on the transaction's connection; otherwise in a statement
+ * that may carry other creates' reads too (always one that starts after this call, so it sees every write committed
+ * before).
  */
-export function findNewCartReads(db: Db, read: NewCartRead): Promise<NewCartReads> {
-  return db.isTransaction ? readNewCarts(db, [read]).then(([reads]) => reads!) : newCartReader(db)(read);
+export function findCreateReads(db: Db, read: NewCartRead): Promise<CreateReads> {
+  return db.isTransaction ? readCreates(db, [read]).then(([reads]) => reads!) : createReader(db)(read);
+}
+
+/**
+ * The region (that id, or the default), the variants the references name priced in it, the promotions among the
+ * codes and, under an Idempotency-Key, the key's record: a REST create's reads (findCreateReads).
+ */
+export async function findNewCartReads(db: Db, read: NewCartRead): Promise<NewCartReads> {
+  const row = await findCreateReads(db, read);
+  return {
+    region: row.region ?? undefined,
+    variants: row.variants,
+    promotions: promotionsOf(row.promotions),
+    ...(read.key ? { keyRecord: row.key_record ?? undefined } : {}),
+  };
 }

@@ -70,6 +70,17 @@ export type StoredAnswer = Omit<ProtocolIdempotencyRecord, 'scope' | 'key' | 'cr
   expires_at: string;
 };
 
+/**
+ * The key's record as JSON (a StoredAnswer), null when it has none: a column of the create's read (`scope`, `key`:
+ * SQL expressions).
+ */
+export function protocolRecordOf(scope: string, key: string): string {
+  return `(select row_to_json(record) from (
+    select request_hash, state, status_code, response_body, response_headers, created_at, expires_at
+    from protocol_idempotency where scope = ${scope} and key = ${key}
+  ) as record)`;
+}
+
 /** A key's answer, stored with the change it describes, kept until `expiresAt`. */
 export interface ProtocolAnswer {
   scope: string;

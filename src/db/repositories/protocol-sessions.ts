@@ -1,7 +1,7 @@
-// The one read of an ACP or UCP create: the market's region, the requested variants priced in it, the promotions the
-// codes name, and the key's record. One statement of fixed text, run as a named prepared statement, so that a create
-// costs this round trip and the write that stores the session with its answer (storeProtocolCreate).
-import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
+// The one read of an ACP or UCP create (the market's region, the requested variants priced in it, the promotions the
+// codes name, and the key's record) is REST's, NEW_CART_READS, batched with every other create's; the write stores
+// the session with its answer (storeProtocolCreate), group-committed with other creates'.
+import { asPrepared, batchedPerDatabase, type Db } from '../knex.js';
 import {
   insertCartClaimingKey,
   NEW_CARTS_AND_LINES,
@@ -9,7 +9,7 @@ import {
   type NewCartRow,
   type NewLine,
 } from './carts.js';
-import type { RegionRow } from './catalog.js';
+import { findCreateReads, type CreateVariantRow, type KeyToRead, type RegionRow } from './catalog.js';
 import {
   insertAnswer,
   INSERT_PROTOCOL_ANSWER,
@@ -21,20 +21,6 @@ import {
 } from './protocol-idempotency.js';
 import type { PromotionRow } from './promotions.js';
 
-/** A requested variant with what the session shows of it, its stock and its price in the region (null: not sold there). */
-export interface ProtocolVariantRow {
-  id: string;
-  sku: string | null;
-  title: string;
-  product_id: string;
-  product_title: string;
-  thumbnail: string | null;
-  manage_inventory: boolean;
-  allow_backorder: boolean;
-  inventory_quantity: number;
-  price_amount: number | null;
-}
-
 export interface ProtocolCreateReads {
   /** The market's region; none for a currency no region sells in (or a store without a default region). */
   region: RegionRow | undefined;
@@ -42,7 +28,8 @@ export interface ProtocolCreateReads {
   countryServed: boolean;
   /** Every region's currency, in rank order (what an unsupported currency is answered with). */
   currencies: string[];
-  variants: ProtocolVariantRow[];
+  /** The requested variants, with what the session shows of them, their stock and their price in the region. */
+  variants: CreateVariantRow[];
   promotions: PromotionRow[];
   /** The key's record, if it has one (timestamps as JSON gives them). */
   record: StoredAnswer | undefined;
@@ -56,66 +43,24 @@ export interface ProtocolCreateQuery {
   variantIds: string[];
   /** Promotion codes in their canonical form. */
   codes: string[];
-  key: { scope: string; key: string } | undefined;
-}
-
-// The arrays are read through sub-selects so that PostgreSQL keeps one generic plan (see carts.ts SESSION_READ).
-// The country is matched as catalog.ts's listRegionsWithCountries did in JavaScript: the first by region and name.
-const PROTOCOL_CREATE_READ = `with chosen as (
-  select case when $2::text is null
-    then coalesce(
-      (select region_id from region_countries where lower(iso_2) = $1::text order by region_id, display_name limit 1),
-      (select id from regions where is_default))
-    else (select id from regions where currency_code = $2::text order by rank limit 1)
-  end as id
-), region as (
-  select id, name, currency_code, is_default, tax_rate_bps, shipping_amount, free_shipping_threshold
-  from regions where id = (select id from chosen)
-)
-select
-  (select row_to_json(region) from region) as region,
-  exists (select from region_countries where lower(iso_2) = $1::text) as country_served,
-  array(select currency_code from regions order by rank) as currencies,
-  (select coalesce(json_agg(json_build_object(
-      'id', v.id, 'sku', v.sku, 'title', v.title, 'product_id', v.product_id, 'product_title', p.title,
-      'thumbnail', p.thumbnail, 'manage_inventory', v.manage_inventory, 'allow_backorder', v.allow_backorder,
-      'inventory_quantity', v.inventory_quantity, 'price_amount', vp.amount)), '[]')
-    from variants v
-    join products p on p.id = v.product_id
-    left join variant_prices vp on vp.variant_id = v.id and vp.region_id = (select id from chosen)
-    where v.id = any((select $3::text[])::text[])) as variants,
-  (select coalesce(json_agg(promotion), '[]') from promotions as promotion
-    where promotion.code = any((select $4::text[])::text[])) as promotions,
-  (select row_to_json(record) from (
-    select request_hash, state, status_code, response_body, response_headers, created_at, expires_at
-    from protocol_idempotency where scope = $5::text and key = $6::text
-  ) as record) as record`;
-
-interface ReadRow {
-  region: RegionRow | null;
-  country_served: boolean;
-  currencies: string[];
-  variants: ProtocolVariantRow[];
-  promotions: PromotionRow[];
-  record: StoredAnswer | null;
+  key: KeyToRead | undefined;
 }
 
 export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Promise<ProtocolCreateReads> {
-  const [row] = await runPrepared<ReadRow>(db, 'protocol_create_read', PROTOCOL_CREATE_READ, [
-    query.country,
-    query.currency,
-    query.variantIds,
-    query.codes,
-    query.key?.scope ?? null,
-    query.key?.key ?? null,
-  ]);
+  const row = await findCreateReads(db, {
+    regionId: undefined,
+    market: { country: query.country, currency: query.currency },
+    refs: { variantIds: query.variantIds, skus: [], productHandles: [] },
+    codes: query.codes,
+    protocolKey: query.key,
+  });
   return {
-    region: row!.region ?? undefined,
-    countryServed: row!.country_served,
-    currencies: row!.currencies,
-    variants: row!.variants,
-    promotions: row!.promotions,
-    record: row!.record ?? undefined,
+    region: row.region ?? undefined,
+    countryServed: row.country_served,
+    currencies: row.currencies,
+    variants: row.variants,
+    promotions: row.promotions,
+    record: row.protocol_record ?? undefined,
   };
 }
 

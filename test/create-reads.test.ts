@@ -1,0 +1,264 @@
+// Every create's read, ACP's, UCP's and REST's, is one statement (NEW_CART_READS) batched per instance
+// (src/db/batching.ts): creates sent meanwhile share the next statement, and each is answered exactly as it is alone:
+// its market's region, its items and codes, its key's replay or conflict. A read statement the database cancels
+// fails each of its members as a lone read fails (503, nothing stored, no key taken). A create that reads and cannot
+// store, attempt after attempt, gives up after MAX_CREATE_ATTEMPTS with 503 and stores nothing, on every surface.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
+import { MAX_CREATE_ATTEMPTS } from '../src/services/idempotency.js';
+import { agentToken, bearer } from './support/agent.js';
+import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import {
+  cartCount,
+  PROTOCOL_ENV,
+  protocolFetch,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
+import { startTestService, type TestService } from './support/service.js';
+import { createsWithReadsCancelled, holdTable, pause, statementsSent } from './support/statements.js';
+
+const TWO_PACK = 'variant_01tongue2pack';
+const TRAVEL = 'variant_01tonguetravel';
+
+/** A create on one surface: where it goes, its body, and its key (a fresh one unless the test names it). */
+interface Create {
+  surface: 'acp' | 'ucp' | 'rest';
+  body: object;
+  key?: string;
+}
+
+/** A create's answer as it was sent: its status and its body's text. */
+interface Answer {
+  status: number;
+  text: string;
+}
+
+const ucp = (body: object, key?: string): Create => ({ surface: 'ucp', body, key });
+const acp = (body: object, key?: string): Create => ({ surface: 'acp', body: { capabilities: {}, ...body }, key });
+const rest = (body: object, key?: string): Create => ({ surface: 'rest', body, key });
+
+/** A service's surfaces, authenticated as the bindings ask. */
+interface Surfaces {
+  api: TestService;
+  token: string;
+  profile: string;
+}
+
+async function send({ api, token, profile }: Surfaces, create: Create): Promise<Answer> {
+  const key = create.key ?? randomUUID();
+  const body = JSON.stringify(create.body);
+  if (create.surface === 'rest') {
+    const response = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body,
+    });
+    return { status: response.status, text: await response.text() };
+  }
+  const path = create.surface === 'ucp' ? '/ucp/checkout-sessions' : '/acp/checkout_sessions';
+  const headers =
+    create.surface === 'ucp'
+      ? ucpHeaders(profile, { 'Idempotency-Key': key })
+      : {
+          ...bearer(token),
+          'API-Version': '2026-04-17',
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        };
+  const { response, text } = await protocolFetch(api, path, { method: 'POST', headers, body });
+  return { status: response.status, text };
+}
+
+/** An answer without what two identical creates are given differently: their ids, times and request ids. */
+function comparable({ status, text }: Answer) {
+  const body = JSON.parse(text);
+  const ids: string[] = [
+    body.id,
+    body.request_id,
+    ...(body.line_items ?? []).map((line: { id?: string }) => line.id),
+  ].filter((id): id is string => typeof id === 'string');
+  let masked = text;
+  ids.forEach((id, index) => (masked = masked.replaceAll(id, `<id ${index}>`)));
+  masked = masked.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+  return { status, body: JSON.parse(masked) };
+}
+
+/**
+ * Creates whose reads pick out different rows and answers: each market (a served country, an unserved one, none; each
+ * currency, one no region sells in), items unknown or not sold, codes known and not, and a REST create among them.
+ */
+const MIXED: Create[] = [
+  ucp({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } }),
+  ucp({ line_items: [{ item: { id: TRAVEL }, quantity: 1 }], context: { address_country: 'de' } }),
+  ucp({ line_items: [{ item: { id: TWO_PACK }, quantity: 1 }], context: { address_country: 'ZZ' } }),
+  ucp({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }], context: { address_country: 'JP' } }),
+  acp({
+    line_items: [
+      { id: TWO_PACK, quantity: 2 },
+      { id: TRAVEL, quantity: 1 },
+    ],
+    currency: 'usd',
+  }),
+  acp({ line_items: [{ id: TRAVEL, quantity: 3 }], currency: 'gbp', discounts: { codes: ['welcome5', 'NOPE'] } }),
+  acp({ line_items: [{ id: TWO_PACK, quantity: 1 }], currency: 'chf' }),
+  acp({
+    line_items: [
+      { id: TWO_PACK, quantity: 1 },
+      { id: 'sku_nope', quantity: 1 },
+    ],
+    currency: 'jpy',
+  }),
+  rest({ region_id: 'reg_eu', items: [{ sku: 'TS-316L-2PK-TC' }], promo_codes: ['welcome5'] }),
+];
+
+/** Holds every create's read (they read promotions) behind a lock, so that the creates sent meanwhile share one. */
+const holdCreateReads = (database: TestDatabase) => holdTable(database, 'promotions', 'access exclusive');
+
+describe.skipIf(!serverUrl)('protocol create reads over two instances on one PostgreSQL', () => {
+  let database: TestDatabase;
+  let profiles: ProfileServer;
+  let instances: Surfaces[];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    profiles = await startProfileServer();
+    const apis = [
+      await startTestService({ database, env: PROTOCOL_ENV }),
+      await startTestService({ database, env: PROTOCOL_ENV }),
+    ];
+    // One client on both instances: its keys are one key space, whichever instance a request reaches.
+    const token = await agentToken(apis[0]!, 'cart:write');
+    instances = apis.map((api) => ({ api, token, profile: profiles.url('/full.json') }));
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map(({ api }) => api.close()));
+    await profiles?.close();
+    await database?.drop();
+  });
+
+  const services = () => instances.map(({ api }) => api);
+
+  it('reads concurrent creates of every surface in one statement per instance, each answered as alone', async () => {
+    const [one, two] = instances as [Surfaces, Surfaces];
+    // Keys stored before the batch: the same body replays each, another body conflicts with it.
+    const keyed = [
+      ucp({ line_items: [{ item: { id: TRAVEL }, quantity: 2 }] }, randomUUID()),
+      acp({ line_items: [{ id: TRAVEL, quantity: 2 }], currency: 'eur' }, randomUUID()),
+    ];
+    const stored: Answer[] = [];
+    for (const create of keyed) stored.push(await send(two, create));
+    const conflicting = keyed.map((create, index) => ({ ...MIXED[index * 4]!, key: create.key }));
+    // Each create alone: what the same create must answer from a batch.
+    const alone: Array<ReturnType<typeof comparable>> = [];
+    for (const create of [...MIXED, ...conflicting]) alone.push(comparable(await send(one, create)));
+
+    const fresh = MIXED.map((create) => ({ ...create, key: randomUUID() }));
+    const members = [...fresh, ...keyed, ...conflicting];
+    const sent = statementsSent(services(), NEW_CART_READS);
+    const held = await holdCreateReads(database);
+    // The first read on each instance waits behind the lock; the members queue for the next statement.
+    const fillers = instances.map((surfaces) => send(surfaces, MIXED[0]!));
+    await sent.reach(instances.length);
+    const pending = Promise.all(members.map((create, index) => send(instances[index % 2]!, create)));
+    await pause(300);
+    await held.release();
+    const [filled, answers] = await Promise.all([Promise.all(fillers), pending]);
+    sent.stop();
+
+    expect(filled.map(comparable)).toEqual(instances.map(() => alone[0]));
+    expect(answers.slice(0, fresh.length).map(comparable)).toEqual(alone.slice(0, MIXED.length));
+    expect(answers.slice(fresh.length, fresh.length + keyed.length)).toEqual(stored);
+    expect(answers.slice(fresh.length + keyed.length).map(comparable)).toEqual(alone.slice(MIXED.length));
+    // Every member was read in one statement per instance (a replay or a conflict reads nothing more).
+    expect(sent.sent).toBe(instances.length * 2);
+    // Each fresh key holds its create's answer: the other instance replays it (the protocols' byte for byte).
+    for (const [index, create] of fresh.entries()) {
+      const replay = await send(instances[(index + 1) % 2]!, create);
+      if (create.surface === 'rest') expect(JSON.parse(replay.text)).toEqual(JSON.parse(answers[index]!.text));
+      else expect(replay).toEqual(answers[index]);
+    }
+  });
+
+  it('answers every member of a create read statement the database cancelled as a lone create: 503, nothing stored', async () => {
+    const [one] = instances as [Surfaces];
+    const before = await cartCount(one.api);
+    const creates = Array.from({ length: 12 }, (_, index) => ({ ...MIXED[index % 2 ? 0 : 4]!, key: randomUUID() }));
+    const { answers, statements } = await createsWithReadsCancelled(database, one.api, () =>
+      creates.map((create) => send(one, create)),
+    );
+
+    expect(statements).toBeLessThan(answers.length);
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    expect(new Set(answers.map((answer) => JSON.parse(answer.text).code))).toEqual(new Set(['service_unavailable']));
+    expect(await cartCount(one.api)).toBe(before);
+    const keys = creates.map((create) => create.key);
+    expect(await one.api.service.deps.db('protocol_idempotency').whereIn('key', keys)).toEqual([]);
+  });
+});
+
+/**
+ * Keys (UUIDs, as UCP asks) under which nothing can be stored: every insert of their record is skipped, so a create
+ * under one never settles.
+ */
+const NEVER_STORED = '00000000-0000-4000-8000-';
+const SKIP_NEVER_STORED = [
+  `create function skip_never_stored() returns trigger language plpgsql as $$
+  begin
+    if new.key like '${NEVER_STORED}%' then return null; end if;
+    return new;
+  end $$`,
+  ...['idempotency_keys', 'protocol_idempotency'].map(
+    (table) => `create trigger skip_never_stored before insert on ${table}
+    for each row execute function skip_never_stored()`,
+  ),
+];
+
+describe('protocol create reads on either storage', () => {
+  let surfaces: Surfaces;
+  let profiles: ProfileServer;
+
+  beforeAll(async () => {
+    profiles = await startProfileServer();
+    const api = await startTestService({ env: PROTOCOL_ENV });
+    surfaces = { api, token: await agentToken(api, 'cart:write'), profile: profiles.url('/full.json') };
+  });
+  afterAll(async () => {
+    await surfaces?.api.close();
+    await profiles?.close();
+  });
+
+  it('answers concurrent creates of every surface each as it answers them alone', async () => {
+    const alone: Array<ReturnType<typeof comparable>> = [];
+    for (const create of MIXED) alone.push(comparable(await send(surfaces, create)));
+    const answers = await Promise.all([...MIXED, ...MIXED].map((create) => send(surfaces, create)));
+    expect(answers.map(comparable)).toEqual([...alone, ...alone]);
+  });
+
+  it(`gives a create that can never store up after ${MAX_CREATE_ATTEMPTS} reads, on every surface: 503, nothing stored`, async () => {
+    const { api } = surfaces;
+    const db = api.service.deps.db;
+    for (const statement of SKIP_NEVER_STORED) await db.raw(statement);
+    try {
+      for (const create of [MIXED[0]!, MIXED[4]!, MIXED.at(-1)!]) {
+        const before = await cartCount(api);
+        const sent = statementsSent([api], NEW_CART_READS);
+        const answer = await send(surfaces, { ...create, key: `${NEVER_STORED}${randomUUID().slice(-12)}` });
+        sent.stop();
+        expect(answer.status, `${create.surface}: ${answer.text}`).toBe(503);
+        expect(JSON.parse(answer.text).code).toBe('service_unavailable');
+        expect(sent.sent).toBe(MAX_CREATE_ATTEMPTS);
+        expect(await cartCount(api)).toBe(before);
+      }
+      // A key that can be stored is answered at the first attempt.
+      const sent = statementsSent([api], NEW_CART_READS);
+      expect((await send(surfaces, MIXED[0]!)).status).toBe(201);
+      sent.stop();
+      expect(sent.sent).toBe(1);
+    } finally {
+      await db.raw(`drop function skip_never_stored() cascade`);
+    }
+  });
+});
