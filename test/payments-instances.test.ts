@@ -154,11 +154,10 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     // Every delivery reads its stock while the row is held, then all go at once when it is let go: a decrement computed
     // from what the statement saw, rather than from the row it locked, would lose the others' decrements.
     const held = await holdRows(`select from variants where id = 'variant_01tonguetravel' for update`);
-    let deliveries: Array<Promise<Awaited<ReturnType<typeof call>>>> = [];
+    const deliveries = sessions.map(({ delivery }, index) =>
+      call(`${(index % 2 ? two : one).url}/webhooks/stripe`, delivery()),
+    );
     try {
-      deliveries = sessions.map(({ delivery }, index) =>
-        call(`${(index % 2 ? two : one).url}/webhooks/stripe`, delivery()),
-      );
       await lockWaiters(sessions.length);
     } finally {
       await held.release();
