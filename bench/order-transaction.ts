@@ -1,7 +1,8 @@
-// The webhook-to-order path's database ceiling (issue #15): the transaction the service runs for one order, captured
-// from the service itself (an instance in this process, on the bench's database, taking one paid order) and replayed
-// by pgbench once per order, with fresh ids in every replay, so that the ceiling follows the service's statements as
-// they change instead of a copy of them.
+// The webhook-to-order path's database ceiling (issue #15): the statements the service sends for one order (one
+// statement on its own, or a transaction from BEGIN to COMMIT, whichever the service does), captured from the service
+// itself (an instance in this process, on the bench's database, taking one paid delivery) and replayed by pgbench once
+// per order, with fresh ids in every replay, so that the ceiling follows the service's statements as they change
+// instead of a copy of them.
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startService } from '../src/service.js';
@@ -15,7 +16,7 @@ interface Statement {
 }
 
 export interface OrderTransaction {
-  /** BEGIN to COMMIT, as the service sent them. */
+  /** Every statement the delivery sent, in order, as the service sent them (a transaction's BEGIN and COMMIT too). */
   statements: Statement[];
   /**
    * The values this order made for itself (event, session, order, lines, receipt, payment and processor checkout ids):
@@ -32,39 +33,37 @@ export interface PlacedOrder {
   sessionId: string;
   eventId: string;
   checkoutReference: string;
+  /** Sends the payment's delivery, which makes the order. */
+  deliver: () => Promise<void>;
 }
 
 interface QueryEvent {
   sql: string;
   bindings?: readonly unknown[];
-  __knexTxId?: string;
 }
 
 /**
- * Starts an instance of the service in this process on `env` (database and payment settings), lets `place` take one
- * order through it over HTTP, and keeps the statements of the transaction that inserted the order.
+ * Starts an instance of the service in this process on `env` (database and payment settings), lets `prepare` make a
+ * paid session through it over HTTP, and keeps the statements its delivery sends.
  */
 export async function captureOrderTransaction(
   env: Record<string, string>,
-  place: (baseUrl: string) => Promise<PlacedOrder>,
+  prepare: (baseUrl: string) => Promise<PlacedOrder>,
 ): Promise<OrderTransaction> {
   const log = createLogger('silent');
   const service = await startService(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }), {
     log,
   });
   const { db } = service.deps;
-  const byTransaction = new Map<string, Statement[]>();
-  const keep = ({ sql, bindings = [], __knexTxId: transaction }: QueryEvent) => {
-    if (transaction) byTransaction.set(transaction, [...(byTransaction.get(transaction) ?? []), { sql, bindings }]);
-  };
-  db.on('query', keep);
+  const statements: Statement[] = [];
+  const keep = ({ sql, bindings = [] }: QueryEvent) => statements.push({ sql, bindings });
   try {
-    const { sessionId, eventId, checkoutReference } = await place(service.url);
+    const { sessionId, eventId, checkoutReference, deliver } = await prepare(service.url);
+    db.on('query', keep);
+    await deliver();
     db.off('query', keep);
-    const statements = [...byTransaction.values()].find((candidate) =>
-      candidate.some(({ sql }) => /\binsert into "?orders"?[\s(]/i.test(sql)),
-    );
-    if (!statements) throw new Error('no transaction inserted the order');
+    if (!statements.some(({ sql }) => /\binsert into "?orders"?[\s(]/i.test(sql)))
+      throw new Error('the delivery sent no statement inserting an order');
     const order = (await db('orders').where({ session_id: sessionId }).first()) as Record<string, string>;
     const lineIds = (await db('order_line_items').where({ order_id: order.id }).pluck('id')) as string[];
     return {
@@ -132,7 +131,7 @@ export function replayScript(transaction: OrderTransaction): { script: string; v
 
 /**
  * Copies of the captured session, ready for payment, and of its processor checkout, one for each replay:
- * `<id>_<client>_<k>` for k in (from, to].
+ * `<id>_<client>_<k>` for k in (from, to]. The quote's line ids, which become the order's, are copied so too.
  */
 async function copySessions(
   databaseUrl: string,
@@ -155,7 +154,10 @@ async function copySessions(
     await client.query(
       `insert into processor_checkouts
        select (jsonb_populate_record(pc, jsonb_build_object(
-         'session_id', pc.session_id || '_' || client || '_' || k, 'reference', pc.reference || '_' || client || '_' || k))).*
+         'session_id', pc.session_id || '_' || client || '_' || k, 'reference', pc.reference || '_' || client || '_' || k,
+         'quote', jsonb_set(pc.quote, '{lines}', (
+           select jsonb_agg(jsonb_set(line, '{id}', to_jsonb(line->>'id' || '_' || client || '_' || k)) order by at)
+           from jsonb_array_elements(pc.quote->'lines') with ordinality as l (line, at)))))).*
        from processor_checkouts pc, generate_series(0, $3::int - 1) client, generate_series($4::int + 1, $5::int) k
        where pc.session_id = $1 and pc.reference = $2`,
       [transaction.sessionId, transaction.checkoutReference, clients, from, to],

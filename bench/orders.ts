@@ -1,6 +1,6 @@
 // The webhook-to-order path: orders per second when Stripe delivers signed `checkout.session.completed` events for
 // distinct paid sessions, 32 at a time, to the built service on PostgreSQL (a fresh database, dropped at the end, or
-// DATABASE_URL), against its ceiling in the same round: pgbench replaying the transaction the service runs for one
+// DATABASE_URL), against its ceiling in the same round: pgbench replaying the statements the service sends for one
 // order (captured from the service, bench/order-transaction.ts) with as many clients. Stripe is the local fake the tests
 // use: nothing leaves the machine. The sessions and their Stripe checkouts are made through a second instance on the
 // same database, so that the measured one takes deliveries only: its CPU figures and its profile are the webhook's
@@ -190,9 +190,13 @@ async function main(): Promise<void> {
       // The schema exists once the instance has started; the replays then set the stock this order left.
       restoreStock = await stockUp(databaseUrl);
       const [paid] = await paidDeliveries(baseUrl, stripe, 1);
-      const response = await fetch(`${baseUrl}/webhooks/stripe`, paid!.delivery);
-      if (response.status !== 200) throw new Error(`the captured delivery answered ${response.status}`);
-      return paid!;
+      return {
+        ...paid!,
+        deliver: async () => {
+          const response = await fetch(`${baseUrl}/webhooks/stripe`, paid!.delivery);
+          if (response.status !== 200) throw new Error(`the captured delivery answered ${response.status}`);
+        },
+      };
     });
     service = await startServiceProcess({
       root,
@@ -231,7 +235,7 @@ async function main(): Promise<void> {
         title: 'POST /webhooks/stripe (checkout.session.completed → order)',
         kind: 'creation',
         request: { method: 'POST', url: '/webhooks/stripe' },
-        ceilingName: `pgbench: the order's transaction replayed, -M prepared${pgbenchUnavailable(databaseUrl) ? ` (unavailable: ${pgbenchUnavailable(databaseUrl)})` : ''}`,
+        ceilingName: `pgbench: the order's statements replayed, -M prepared${pgbenchUnavailable(databaseUrl) ? ` (unavailable: ${pgbenchUnavailable(databaseUrl)})` : ''}`,
       },
       rounds,
     );

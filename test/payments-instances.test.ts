@@ -1,10 +1,12 @@
 // Exactly-once across instances: two real service processes on one PostgreSQL take 20 concurrent Stripe deliveries
 // (two events for one payment, each delivered ten times, split between them) and make one order, one stock decrement
-// and one promotion redemption; their outboxes deliver each agent event once. PostgreSQL only (PGlite is one process).
+// and one promotion redemption; concurrent orders of other sessions share out the stock exactly; a delivery failing
+// mid-order stores nothing; their outboxes deliver each agent event once. PostgreSQL only (PGlite is one process).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { call, json } from './support/contract.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import { cancelLockWaitersUntil, pause } from './support/statements.js';
 import { startServiceProcess, type ServiceProcess } from './support/process.js';
 import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type FakeStripe } from './support/stripe.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -101,6 +103,115 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
       await create.end();
       await delivery;
     }
+  }, 60_000);
+
+  /** A paid Stripe checkout of a new session (made on `instance`), and its completed event's delivery. */
+  async function paidSession(instance: ServiceProcess, body: object) {
+    const session = (await call(`${instance.url}/checkout_sessions`, json(body))).body;
+    const page = await call(`${instance.url}/pay/${session.id}`, { redirect: 'manual' });
+    const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
+    return {
+      session,
+      delivery: () => signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))),
+    };
+  }
+
+  /** Holds `sqlText`'s row locks in a transaction of its own until `release`. */
+  async function holdRows(sqlText: string) {
+    const holder = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query(sqlText);
+    return {
+      async release() {
+        await holder.query('rollback');
+        await holder.end();
+      },
+    };
+  }
+
+  /** Resolves once `count` statements of this database wait on a lock. */
+  async function lockWaiters(count: number) {
+    for (;;) {
+      const [{ n }] = await query(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      if (n >= count) return;
+      await pause(20);
+    }
+  }
+
+  it('shares out the last stock between concurrent orders of other sessions: each unit taken once, the rest flagged', async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        paidSession(index % 2 ? one : two, { items: [{ id: 'variant_01tonguetravel', quantity: 1 }] }),
+      ),
+    );
+    const [{ inventory_quantity: stockBefore }] = await query(
+      `select inventory_quantity from variants where id = 'variant_01tonguetravel'`,
+    );
+    await query(`update variants set inventory_quantity = 5 where id = 'variant_01tonguetravel'`);
+    // Every delivery reads its stock while the row is held, then all go at once when it is let go: a decrement computed
+    // from what the statement saw, rather than from the row it locked, would lose the others' decrements.
+    const held = await holdRows(`select from variants where id = 'variant_01tonguetravel' for update`);
+    const deliveries = sessions.map(({ delivery }, index) =>
+      call(`${(index % 2 ? two : one).url}/webhooks/stripe`, delivery()),
+    );
+    try {
+      await lockWaiters(sessions.length);
+    } finally {
+      await held.release();
+    }
+    const results = await Promise.all(deliveries);
+    try {
+      expect(results.map((result) => result.body.result)).toEqual(Array(8).fill('order_created'));
+      const stored = await query('select status, review_reasons from orders where session_id = any($1)', [
+        sessions.map(({ session }) => session.id),
+      ]);
+      expect(stored.filter((order) => order.status === 'paid')).toHaveLength(5);
+      expect(stored.filter((order) => order.status === 'needs_review')).toEqual(
+        Array(3).fill({ status: 'needs_review', review_reasons: ['insufficient_stock'] }),
+      );
+      expect(
+        (await query(`select inventory_quantity from variants where id = 'variant_01tonguetravel'`))[0]
+          .inventory_quantity,
+      ).toBe(0);
+    } finally {
+      await query(`update variants set inventory_quantity = $1 where id = 'variant_01tonguetravel'`, [stockBefore]);
+    }
+  }, 120_000);
+
+  it('stores nothing of a delivery that fails mid-order, and makes the order when it comes again', async () => {
+    const { session, delivery } = await paidSession(one, {
+      items: [{ id: 'variant_01tongue2pack', quantity: 2 }],
+      promo_codes: ['10OFF'],
+    });
+    const snapshot = async () => ({
+      events: (await query('select count(*)::int as n from processor_events'))[0].n,
+      stock: (await query(`select inventory_quantity from variants where id = 'variant_01tongue2pack'`))[0]
+        .inventory_quantity,
+      redeemed: (await query(`select times_redeemed from promotions where code = '10OFF'`))[0].times_redeemed,
+      orders: (await query('select count(*)::int as n from orders'))[0].n,
+      lines: (await query('select count(*)::int as n from order_line_items'))[0].n,
+      session: (await query('select status, completed_at from carts where id = $1', [session.id]))[0],
+    });
+    const before = await snapshot();
+    // The promotion's row is written after the event, the stock and the order: the delivery waits there, mid-order,
+    // until it is cancelled.
+    const held = await holdRows(`select from promotions where code = '10OFF' for update`);
+    const sent = delivery();
+    let failed: Awaited<ReturnType<typeof call>>;
+    try {
+      failed = await cancelLockWaitersUntil(database, call(`${two.url}/webhooks/stripe`, sent));
+    } finally {
+      await held.release();
+    }
+    expect(failed.status).toBe(502);
+    expect(await snapshot()).toEqual(before);
+
+    const again = await call(`${one.url}/webhooks/stripe`, sent);
+    expect(again.body.result).toBe('order_created');
+    expect((await snapshot()).stock).toBe(before.stock - 2);
   }, 60_000);
 
   it("delivers each agent order event once, whichever instance's outbox claims it", async () => {

@@ -74,6 +74,56 @@ async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<{ quote
 
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
   const at = new Date(deps.now());
+  // The common payment, whole in one statement; the rest (a quote to price now, an agent to tell) in a transaction.
+  const alone = await orders.payAlone(deps.db, {
+    processor: report.processor,
+    eventId: report.eventId,
+    eventType: report.eventType,
+    at,
+    sessionId: report.sessionId,
+    checkoutReference: report.checkoutReference,
+    quote: report.quote,
+    orderId: newId('order'),
+    numberPrefix: ORDER_NUMBER_PREFIX,
+    permalinkToken: newId('rcpt'),
+    amountPaid: report.amountPaid,
+    currency: report.currency,
+    buyerEmail: report.buyerEmail ?? null,
+    paymentReference: report.paymentReference,
+  });
+  switch (alone.kind) {
+    case 'duplicate':
+      return { kind: 'duplicate' };
+    case 'completed':
+      return { kind: 'existing', order: (await orders.findOrderBySession(deps.db, report.sessionId))!.order };
+    case 'created':
+      if (alone.order.review_reasons.length) logReview(deps, report, alone.order, alone.quoted);
+      return { kind: 'created', order: alone.order };
+    case 'needs_transaction':
+      return recordPaymentInTransaction(deps, report, at);
+  }
+}
+
+function logReview(
+  deps: Deps,
+  report: PaymentReport,
+  order: OrderRow,
+  quoted: { total: number; currency: string },
+): void {
+  deps.log.warn(
+    {
+      order: order.id,
+      session: order.session_id,
+      reasons: order.review_reasons,
+      quoted: `${quoted.total} ${quoted.currency}`,
+      paid: `${report.amountPaid} ${report.currency}`,
+    },
+    'paid order needs review',
+  );
+}
+
+/** A payment PAID_ORDER_ALONE leaves to JavaScript: claimed, then written, in one transaction. */
+async function recordPaymentInTransaction(deps: Deps, report: PaymentReport, at: Date): Promise<PaymentOutcome> {
   const result = await deps.db.transaction(async (trx): Promise<{ outcome: PaymentOutcome; quote?: Quote }> => {
     // The event, the session's lock, the quote sent to the processor and the stock's locks: one round trip.
     const claim = await orders.claimPayment(trx, {
@@ -141,18 +191,8 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     return { outcome: { kind: 'created', order }, quote };
   });
   const { outcome, quote } = result;
-  if (outcome.kind === 'created' && quote && outcome.order.review_reasons.length) {
-    deps.log.warn(
-      {
-        order: outcome.order.id,
-        session: outcome.order.session_id,
-        reasons: outcome.order.review_reasons,
-        quoted: `${quote.totals.total} ${quote.currencyCode}`,
-        paid: `${report.amountPaid} ${report.currency}`,
-      },
-      'paid order needs review',
-    );
-  }
+  if (outcome.kind === 'created' && quote && outcome.order.review_reasons.length)
+    logReview(deps, report, outcome.order, { total: quote.totals.total, currency: quote.currencyCode });
   return outcome;
 }
 
