@@ -7,6 +7,7 @@ import { findRegion } from '../src/db/repositories/catalog.js';
 import { findOrderBySession } from '../src/db/repositories/orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
+import { quoteCart } from '../src/services/checkout.js';
 import { recordPayment, recordRefund } from '../src/services/orders.js';
 import { SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
@@ -246,6 +247,76 @@ describe('the order path (what every processor reports into)', () => {
     });
     expect(await stockOf(TRAVEL)).toBe(0);
     await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+  });
+
+  // A payment is written by one statement (PAID_ORDER_ALONE: the quote known, no agent to tell) or, otherwise, by the
+  // transaction whose JavaScript decides the review reasons and the stock (paymentProblems, planStock): the SQL
+  // repeats those rules, so each case is paid both ways and must make the same order and take the same stock.
+  interface PaymentCase {
+    /** What the buyer paid, given the session's total; the total by default. */
+    paid?: (total: number) => number;
+    currency?: string;
+    /** The session is cancelled after it was quoted, before the payment arrives. */
+    cancel?: boolean;
+    quantity?: number;
+    /** The stock of the variant when the payment arrives; 85 by default. */
+    stock?: number;
+  }
+
+  /** What an order is made of, without what is new in each (ids, number, times, the processor's references). */
+  const madeOf = ({
+    id,
+    order_number,
+    session_id,
+    permalink_token,
+    payment_reference,
+    created_at,
+    updated_at,
+    ...made
+  }: any) => made;
+
+  describe.each<[string, PaymentCase, string[]]>([
+    ['clean', {}, []],
+    ['short by a cent', { paid: (total) => total - 1 }, ['amount_mismatch']],
+    ['in another currency', { currency: 'eur' }, ['currency_mismatch']],
+    ['for a session cancelled meanwhile', { cancel: true }, ['session_canceled']],
+    ['beyond the stock', { quantity: 5, stock: 2 }, ['insufficient_stock']],
+  ])('a payment %s', (_, payment, reasons) => {
+    /** Pays a fresh session of the case, with its quote (the one statement) or priced now (the transaction). */
+    async function pay(withQuote: boolean) {
+      const session = await createSession({
+        items: [{ id: TRAVEL, quantity: payment.quantity ?? 1 }],
+        promo_codes: ['10OFF'],
+      });
+      const { quote } = quoteCart(api.service.deps, (await findCartWithLines(db(), session.id))!);
+      if (payment.cancel)
+        expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
+      await db()('variants')
+        .where({ id: TRAVEL })
+        .update({ inventory_quantity: payment.stock ?? 85 });
+      const redeemedBefore = await redemptions('10OFF');
+      const paid = (payment.paid ?? ((total) => total))(totalOf(session));
+      const statements = await statementsDuring(db(), ['carts', 'orders', 'variants'], () =>
+        recordPayment(api.service.deps, {
+          ...report(session.id, `evt_${session.id}`, paid, payment.currency),
+          ...(withQuote ? { quote } : {}),
+        }),
+      );
+      const [order] = await ordersOf(session.id);
+      const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+      return { statements, made: madeOf(order), taken, status: (await getSession(session.id)).status };
+    }
+
+    it('makes the same order in the one statement as in the transaction', async () => {
+      const alone = await pay(true);
+      const inTransaction = await pay(false);
+      expect([alone.statements, inTransaction.statements > 1]).toEqual([1, true]);
+      expect(alone.made).toStrictEqual(inTransaction.made);
+      expect(alone.made).toMatchObject({ review_reasons: reasons, status: reasons.length ? 'needs_review' : 'paid' });
+      expect(alone.taken).toStrictEqual(inTransaction.taken);
+      expect([alone.status, inTransaction.status]).toEqual(['completed', 'completed']);
+    });
   });
 
   it('refuses a payment for an unknown session and stores nothing', async () => {
