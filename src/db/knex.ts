@@ -56,6 +56,8 @@ export async function runPrepared<Row>(db: Db, name: string, sql: string, bindin
  * (no jsonb `?` operator).
  */
 export function numberedPlaceholders(sql: string): string {
+  // Knex reads `??` as an identifier and `\?` as a literal `?`: numbering them as values would bind the wrong text.
+  if (/\?\?|\\\?/.test(sql)) throw new Error('numberedPlaceholders takes value placeholders only (no `??`, no `\\?`)');
   let position = 0;
   return sql.replace(/\?/g, () => `$${++position}`);
 }

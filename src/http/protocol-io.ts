@@ -57,7 +57,7 @@ export interface ProtocolBinding {
   owns(path: string): boolean;
   /** Answers a request on one of the binding's paths. */
   serve(ctx: AppContext): Promise<void>;
-  /** Where a checkout session is created (POST); such creates are answered before Koa too, by `createCheckout`. */
+  /** Where a checkout session is created (POST); such creates are answered before Koa too, by `serveCheckout`. */
   createPath: string;
   /** Headers the binding sets on every answer before any check (ACP: its version, the caller's Request-Id). */
   opening(exchange: Pick<ProtocolExchange, 'get'>): Array<[name: string, value: string]>;
