@@ -116,29 +116,30 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     };
   }
 
-  /** Holds `sqlText`'s row locks in a transaction of its own until `release`. */
+  /** Holds `sqlText`'s row locks in a transaction of its own until `release` (rolled back) or `commit`. */
   async function holdRows(sqlText: string) {
     const holder = new pg.Client({ connectionString: database.env.DATABASE_URL });
     await holder.connect();
     await holder.query('begin');
     await holder.query(sqlText);
-    return {
-      async release() {
-        await holder.query('rollback');
-        await holder.end();
-      },
+    const end = async (how: 'rollback' | 'commit') => {
+      await holder.query(how);
+      await holder.end();
     };
+    return { release: () => end('rollback'), commit: () => end('commit') };
   }
 
-  /** Resolves once `count` statements of this database wait on a lock. */
+  /** Resolves once `count` statements of this database wait on a lock; fails after 20 s of fewer. */
   async function lockWaiters(count: number) {
-    for (;;) {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
       const [{ n }] = await query(
         `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
       );
       if (n >= count) return;
       await pause(20);
     }
+    throw new Error(`fewer than ${count} statements waited on a lock within 20 s`);
   }
 
   it('shares out the last stock between concurrent orders of other sessions: each unit taken once, the rest flagged', async () => {
@@ -180,6 +181,35 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
       await query(`update variants set inventory_quantity = $1 where id = 'variant_01tonguetravel'`, [stockBefore]);
     }
   }, 120_000);
+
+  it('does not bring back a promotion deleted while an order waits to redeem it', async () => {
+    const { session, delivery } = await paidSession(one, {
+      items: [{ id: 'variant_01tongue2pack', quantity: 1 }],
+      promo_codes: ['10OFF'],
+    });
+    const [promotion] = await query(`select row_to_json(p) as row from promotions p where code = '10OFF'`);
+    // The order's statement began while the promotion was there (its snapshot holds the row); it is deleted once the
+    // order waits for its row, as an operator's clean-up could.
+    const deletion = await holdRows(`delete from promotions where code = '10OFF'`);
+    const paid = call(`${two.url}/webhooks/stripe`, delivery());
+    try {
+      await lockWaiters(1);
+    } finally {
+      await deletion.commit();
+    }
+    try {
+      expect((await paid).body.result).toBe('order_created');
+      expect(await query('select promo_codes from orders where session_id = $1', [session.id])).toEqual([
+        { promo_codes: ['10OFF'] },
+      ]);
+      expect(await query(`select code from promotions where code = '10OFF'`)).toEqual([]);
+    } finally {
+      await query(
+        `insert into promotions select * from json_populate_record(null::promotions, $1) on conflict do nothing`,
+        [promotion.row],
+      );
+    }
+  }, 60_000);
 
   it('stores nothing of a delivery that fails mid-order, and makes the order when it comes again', async () => {
     const { session, delivery } = await paidSession(one, {
