@@ -2,14 +2,17 @@
 // (src/db/batching.ts): creates sent meanwhile share the next statement, and each is answered exactly as it is alone:
 // its market's region, its items and codes, its key's replay or conflict. A read statement the database cancels
 // fails each of its members as a lone read fails (503, nothing stored, no key taken). A create that reads and cannot
-// store, attempt after attempt, gives up after MAX_CREATE_ATTEMPTS with 503 and stores nothing, on every surface.
+// store, attempt after attempt, gives up after MAX_SETTLE_ATTEMPTS with 503 and stores nothing, on every surface, and
+// so does a protocol update, complete or cancel whose key can never be claimed.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
 import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
-import { MAX_CREATE_ATTEMPTS } from '../src/services/idempotency.js';
+import { NotSettled } from '../src/domain/errors.js';
+import { MAX_SETTLE_ATTEMPTS } from '../src/services/idempotency.js';
 import { agentToken, bearer } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import { callTool, connectMcp } from './support/mcp.js';
 import {
   cartCount,
   PROTOCOL_ENV,
@@ -31,10 +34,11 @@ interface Create {
   key?: string;
 }
 
-/** A create's answer as it was sent: its status and its body's text. */
+/** A create's answer as it was sent: its status, its body's text and its Retry-After. */
 interface Answer {
   status: number;
   text: string;
+  retryAfter: string | null;
 }
 
 const ucp = (body: object, key?: string): Create => ({ surface: 'ucp', body, key });
@@ -57,7 +61,7 @@ async function send({ api, token, profile }: Surfaces, create: Create): Promise<
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
       body,
     });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await response.text(), retryAfter: response.headers.get('Retry-After') };
   }
   const path = create.surface === 'ucp' ? '/ucp/checkout-sessions' : '/acp/checkout_sessions';
   const headers =
@@ -70,7 +74,7 @@ async function send({ api, token, profile }: Surfaces, create: Create): Promise<
           'Idempotency-Key': key,
         };
   const { response, text } = await protocolFetch(api, path, { method: 'POST', headers, body });
-  return { status: response.status, text };
+  return { status: response.status, text, retryAfter: response.headers.get('Retry-After') };
 }
 
 /** An answer without what two identical creates are given differently: their ids, times and request ids. */
@@ -226,6 +230,31 @@ const SKIP_NEVER_STORED = [
   ),
 ];
 
+/** A key under which nothing can be stored, once neverStoring is set up. */
+const neverStoredKey = () => `${NEVER_STORED}${randomUUID().slice(-12)}`;
+
+/** Skips every insert of a key record under NEVER_STORED until the test drops skip_never_stored(). */
+async function neverStoring(api: TestService): Promise<void> {
+  for (const statement of SKIP_NEVER_STORED) await api.service.deps.db.raw(statement);
+}
+
+/** The Retry-After a request that never settles is answered with, as the error sets it. */
+const NOT_SETTLED_RETRY_AFTER = String(new NotSettled(MAX_SETTLE_ATTEMPTS).retryAfterSeconds);
+
+/** One tools/call on /ucp/mcp: its status, Retry-After and JSON-RPC body. */
+async function ucpMcpCall(api: TestService, name: string, args: object) {
+  const response = await api.http('/ucp/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('Retry-After'),
+    body: (await response.json()) as any,
+  };
+}
+
 describe('protocol create reads on either storage', () => {
   let surfaces: Surfaces;
   let profiles: ProfileServer;
@@ -247,28 +276,118 @@ describe('protocol create reads on either storage', () => {
     expect(answers.map(comparable)).toEqual([...alone, ...alone]);
   });
 
-  it(`gives a create that can never store up after ${MAX_CREATE_ATTEMPTS} reads, on every surface: 503, nothing stored`, async () => {
-    const { api } = surfaces;
-    const db = api.service.deps.db;
-    for (const statement of SKIP_NEVER_STORED) await db.raw(statement);
+  it(`gives a create that can never store up after ${MAX_SETTLE_ATTEMPTS} reads, on every surface: 503 with the error's Retry-After, nothing stored`, async () => {
+    const { api, profile } = surfaces;
+    /** Sends `create`, which must read MAX_SETTLE_ATTEMPTS times, store nothing, and give up. */
+    async function givesUp(create: () => Promise<void>) {
+      const before = await cartCount(api);
+      const sent = statementsSent([api], NEW_CART_READS);
+      await create();
+      sent.stop();
+      expect(sent.sent).toBe(MAX_SETTLE_ATTEMPTS);
+      expect(await cartCount(api)).toBe(before);
+    }
+    const checkoutMcp = await connectMcp(api, '/checkout/mcp');
+    await neverStoring(api);
     try {
-      for (const create of [MIXED[0]!, MIXED[4]!, MIXED.at(-1)!]) {
-        const before = await cartCount(api);
-        const sent = statementsSent([api], NEW_CART_READS);
-        const answer = await send(surfaces, { ...create, key: `${NEVER_STORED}${randomUUID().slice(-12)}` });
-        sent.stop();
-        expect(answer.status, `${create.surface}: ${answer.text}`).toBe(503);
-        expect(JSON.parse(answer.text).code).toBe('service_unavailable');
-        expect(sent.sent).toBe(MAX_CREATE_ATTEMPTS);
-        expect(await cartCount(api)).toBe(before);
-      }
+      for (const create of [MIXED[0]!, MIXED[4]!, MIXED.at(-1)!])
+        await givesUp(async () => {
+          const answer = await send(surfaces, { ...create, key: neverStoredKey() });
+          expect(answer.status, `${create.surface}: ${answer.text}`).toBe(503);
+          expect(JSON.parse(answer.text).code).toBe('service_unavailable');
+          expect(answer.retryAfter, create.surface).toBe(NOT_SETTLED_RETRY_AFTER);
+        });
+      // UCP over MCP: the JSON-RPC error carries the status and Retry-After the REST binding sends.
+      await givesUp(async () => {
+        const { status, retryAfter, body } = await ucpMcpCall(api, 'create_checkout', {
+          meta: { 'ucp-agent': { profile }, 'idempotency-key': neverStoredKey() },
+          checkout: MIXED[0]!.body,
+        });
+        expect(status).toBe(503);
+        expect(retryAfter).toBe(NOT_SETTLED_RETRY_AFTER);
+        expect(body.error.data).toMatchObject({
+          code: 'service_unavailable',
+          retry_after: Number(NOT_SETTLED_RETRY_AFTER),
+        });
+      });
+      // The checkout MCP tool has no header: its error result says how long to wait.
+      await givesUp(async () => {
+        const outcome = await callTool(checkoutMcp, 'create_checkout_session', {
+          items: [{ id: TWO_PACK }],
+          idempotency_key: neverStoredKey(),
+        });
+        expect(outcome.isError).toBe(true);
+        expect(outcome.texts.join(' ')).toContain(`retry after ${NOT_SETTLED_RETRY_AFTER} seconds`);
+      });
       // A key that can be stored is answered at the first attempt.
       const sent = statementsSent([api], NEW_CART_READS);
       expect((await send(surfaces, MIXED[0]!)).status).toBe(201);
       sent.stop();
       expect(sent.sent).toBe(1);
     } finally {
-      await db.raw(`drop function skip_never_stored() cascade`);
+      await checkoutMcp.close();
+      await api.service.deps.db.raw(`drop function skip_never_stored() cascade`);
     }
   });
+
+  it(
+    'gives a protocol update, complete or cancel whose key can never be claimed up: 503 with Retry-After, nothing changed',
+    { timeout: 30_000 },
+    async () => {
+      const { api, token, profile } = surfaces;
+      const ucpSession = JSON.parse((await send(surfaces, MIXED[0]!)).text);
+      const acpSession = JSON.parse((await send(surfaces, MIXED[4]!)).text);
+      const acpHeaders = (key: string) => ({
+        ...bearer(token),
+        'API-Version': '2026-04-17',
+        'Content-Type': 'application/json',
+        'Idempotency-Key': key,
+      });
+      await neverStoring(api);
+      try {
+        const answers = [
+          await protocolFetch(api, `/ucp/checkout-sessions/${ucpSession.id}`, {
+            method: 'PUT',
+            headers: ucpHeaders(profile, { 'Idempotency-Key': neverStoredKey() }),
+            body: JSON.stringify({ line_items: [{ item: { id: TWO_PACK }, quantity: 3 }] }),
+          }),
+          await protocolFetch(api, `/acp/checkout_sessions/${acpSession.id}`, {
+            method: 'POST',
+            headers: acpHeaders(neverStoredKey()),
+            body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }),
+          }),
+          await protocolFetch(api, `/acp/checkout_sessions/${acpSession.id}/complete`, {
+            method: 'POST',
+            headers: acpHeaders(neverStoredKey()),
+            body: JSON.stringify({}),
+          }),
+        ];
+        for (const { response, body, text } of answers) {
+          expect(response.status, text).toBe(503);
+          expect(body.code).toBe('service_unavailable');
+          expect(response.headers.get('Retry-After')).toBe(NOT_SETTLED_RETRY_AFTER);
+        }
+        const mcp = await ucpMcpCall(api, 'complete_checkout', {
+          meta: { 'ucp-agent': { profile }, 'idempotency-key': neverStoredKey() },
+          id: ucpSession.id,
+          checkout: { payment: {} },
+        });
+        expect(mcp.status).toBe(503);
+        expect(mcp.retryAfter).toBe(NOT_SETTLED_RETRY_AFTER);
+        expect(mcp.body.error.data).toMatchObject({ code: 'service_unavailable' });
+      } finally {
+        await api.service.deps.db.raw(`drop function skip_never_stored() cascade`);
+      }
+      // Nothing was changed: each session reads as it was created.
+      const ucpNow = await protocolFetch(api, `/ucp/checkout-sessions/${ucpSession.id}`, {
+        headers: ucpHeaders(profile),
+      });
+      expect(ucpNow.body.line_items).toEqual(ucpSession.line_items);
+      const acpNow = await protocolFetch(api, `/acp/checkout_sessions/${acpSession.id}`, {
+        headers: acpHeaders(randomUUID()),
+      });
+      expect(acpNow.body.line_items).toEqual(acpSession.line_items);
+      expect(acpNow.body.status).toBe(acpSession.status);
+    },
+  );
 });

@@ -149,13 +149,13 @@ export class Unavailable extends DomainError {
 }
 
 /**
- * A create read and built its session, and each time found what it read changed before it could store it (its key
- * taken or freed by another request, a variant gone), more times than it tries: transient, and nothing was stored.
+ * A request read what its change is built from and, each time, found it changed before it could store the change (its
+ * key taken or freed by another request, a variant gone), more times than it tries: transient, and nothing was stored.
  * Answered as Unavailable is.
  */
-export class CreateNotSettled extends Unavailable {
+export class NotSettled extends Unavailable {
   constructor(attempts: number) {
-    super(1, `The session could not be stored: what it was built from changed under each of ${attempts} attempts.`);
+    super(1, `Nothing was stored: what this request was built from changed under each of ${attempts} attempts.`);
   }
 }
 

@@ -179,12 +179,14 @@ export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rate
     return new ProtocolError(429, codes.rateLimited, error.message, {
       headers: { 'Retry-After': String(error.retryAfterSeconds) },
     });
-  if (error instanceof Unavailable || isDatabaseUnavailable(error)) {
+  const unavailable =
+    error instanceof Unavailable ? error : isDatabaseUnavailable(error) ? new Unavailable() : undefined;
+  if (unavailable) {
     return new ProtocolError(
       503,
       'service_unavailable',
-      'The service is temporarily unavailable; nothing was changed. Retry with backoff.',
-      { headers: { 'Retry-After': '5' } },
+      'The service is temporarily unavailable; nothing was changed. Retry after Retry-After seconds.',
+      { headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } },
     );
   }
   log().error({ err: error }, 'request failed');

@@ -85,7 +85,8 @@ function checkoutTools(deps: Deps): Tool[] {
         'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
         'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
         'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
-        'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused.',
+        'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
+        'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
       annotations: {
         title: 'Create a checkout session',
         readOnlyHint: false,

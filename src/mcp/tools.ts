@@ -8,7 +8,7 @@
 import type { CallToolResult, Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable } from '../db/knex.js';
-import { DomainError, NotFound } from '../domain/errors.js';
+import { DomainError, NotFound, Unavailable } from '../domain/errors.js';
 import { unstorableTextAt } from '../domain/text.js';
 import type { ReadCache } from '../http/caching.js';
 import type { Logger } from '../log.js';
@@ -83,6 +83,13 @@ function failureMessage(error: DomainError, definition: ToolDefinition<never, ne
 
 /** isError results carry no structuredContent: clients would validate it against the success schema and throw. */
 function errorResult(error: unknown, definition: ToolDefinition<never, never>, log: () => Logger): CallToolResult {
+  if (error instanceof Unavailable) {
+    // The REST Retry-After, in words: a tool result has no header.
+    return {
+      isError: true,
+      content: [text(`${error.message} Transient: retry after ${error.retryAfterSeconds} seconds.`)],
+    };
+  }
   if (error instanceof DomainError) return { isError: true, content: [text(failureMessage(error, definition))] };
   if (isDatabaseUnavailable(error)) {
     log().warn({ err: error, tool: definition.name }, 'MCP tool failed: database unavailable');

@@ -6,17 +6,17 @@
 import { createHash } from 'node:crypto';
 import type * as repo from '../db/repositories/idempotency.js';
 import type { Deps } from '../deps.js';
-import { Conflict, CreateNotSettled, Unprocessable } from '../domain/errors.js';
+import { Conflict, NotSettled, Unprocessable } from '../domain/errors.js';
 
 /** Backstop for in-flight records that were never given a lease (their expiry is the 24 h retention). */
 const ABANDONED_AFTER_MS = 60 * 1000;
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 /**
- * How many times a create reads and tries to store before giving up. One retry settles a create whose key another
- * request answered first (the next read finds that answer); more are needed only while keys or the catalogue keep
- * changing under it.
+ * How many times a request reads and tries to store before giving up (untilSettled). One retry settles a request whose
+ * key another request answered (or freed) first (the next read finds that); more are needed only while keys or the
+ * catalogue keep changing under it.
  */
-export const MAX_CREATE_ATTEMPTS = 5;
+export const MAX_SETTLE_ATTEMPTS = 5;
 
 export interface IdempotentRequest {
   scope: string;
@@ -114,14 +114,14 @@ export function keyAnswer(
 }
 
 /**
- * Runs a create's `attempt` (its read, then its store) until it settles: an attempt answers its result, or undefined
- * when what it read changed before it could store (nothing was stored), and the next attempt reads again. After
- * MAX_CREATE_ATTEMPTS unsettled attempts the create gives up with CreateNotSettled, having stored nothing.
+ * Runs a request's `attempt` (a create's read then store, a protocol key's claim) until it settles: an attempt answers
+ * its result, or undefined when what it read changed before it could store (nothing was stored), and the next attempt
+ * reads again. After MAX_SETTLE_ATTEMPTS unsettled attempts the request gives up with NotSettled, having stored nothing.
  */
 export async function untilSettled<Result>(attempt: () => Promise<Result | undefined>): Promise<Result> {
-  for (let attempts = 0; attempts < MAX_CREATE_ATTEMPTS; attempts++) {
+  for (let attempts = 0; attempts < MAX_SETTLE_ATTEMPTS; attempts++) {
     const result = await attempt();
     if (result !== undefined) return result;
   }
-  throw new CreateNotSettled(MAX_CREATE_ATTEMPTS);
+  throw new NotSettled(MAX_SETTLE_ATTEMPTS);
 }

@@ -71,8 +71,12 @@ type Claim =
   | { kind: 'run'; record: Pick<repo.ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'> }
   | Exclude<IdempotentOutcome, { kind: 'ran' }>;
 
+/**
+ * Takes the key, or answers from its record. A record that vanishes between the insert and the read, or a stale one
+ * deleted to take it over, is tried again, at most MAX_SETTLE_ATTEMPTS times (untilSettled): then NotSettled.
+ */
 async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Claim> {
-  for (;;) {
+  return untilSettled<Claim>(async () => {
     const now = deps.now();
     const record = { scope: call.scope, key: call.key, created_at: new Date(now) };
     if (
@@ -84,11 +88,12 @@ async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Cl
     )
       return { kind: 'run', record };
     const existing = await repo.findRecord(deps.db, call.scope, call.key);
-    if (!existing) continue; // removed between our insert and read: try again
+    if (!existing) return undefined; // removed between our insert and read: try again
     const decided = decide(existing, hash, now);
     if (decided.kind !== 'stale') return decided;
     await repo.deleteRecord(deps.db, existing);
-  }
+    return undefined;
+  });
 }
 
 /**
@@ -136,7 +141,7 @@ export interface CreateAnswer {
  * flight (a record of an earlier release) answers from the record, as `runIdempotently` does; a stale record is taken
  * over. Two requests under one key both run; the first to store its answer wins, and the other, reading again,
  * replays it (or conflicts): exactly one session is stored. A create whose store keeps failing so gives up after
- * MAX_CREATE_ATTEMPTS (untilSettled): answered as unavailable, nothing stored.
+ * MAX_SETTLE_ATTEMPTS (untilSettled): answered as unavailable, nothing stored.
  */
 export async function createIdempotently<Reads>(
   deps: Deps,
