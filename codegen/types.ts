@@ -2811,7 +2811,7 @@ export interface components {
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
-        /** @description Transient upstream failure (the database); nothing was created or charged. Retry with backoff; with an Idempotency-Key the retry is safe. */
+        /** @description Transient: the database failed, or the session could not be stored because what it was built from kept changing. Nothing was created or charged. Retry after Retry-After seconds; with an Idempotency-Key the retry is safe. */
         CheckoutUnavailable: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3340,7 +3340,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description A UCP protocol error; `code` says which (see UcpError). 405 carries `Allow`; 429 and 503 carry `Retry-After`. */
+        /** @description A UCP protocol error; `code` says which (see UcpError). 405 carries `Allow`; 429 and 503 carry `Retry-After`. A 503 is transient (the database failed, or what the change was built from, its idempotency key included, kept changing so it could not be stored); nothing was stored; retry after Retry-After seconds. */
         UcpProtocolError: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3412,7 +3412,7 @@ export interface components {
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
-        /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. */
+        /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. A 503 is transient (the database failed, or what the change was built from, its idempotency key included, kept changing so it could not be stored); nothing was stored; retry after Retry-After seconds. */
         AcpError: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
