@@ -258,9 +258,11 @@ describe('the order path (what every processor reports into)', () => {
     currency?: string;
     /** The session is cancelled after it was quoted, before the payment arrives. */
     cancel?: boolean;
+    /** The quantity of the session's one line; 1 by default. */
     quantity?: number;
-    /** The stock of the variant when the payment arrives; 85 by default. */
+    /** The stock of the variant when the payment arrives (85 by default), and how it is kept. */
     stock?: number;
+    variant?: { manage_inventory?: boolean; allow_backorder?: boolean };
   }
 
   /** What an order is made of, without what is new in each (ids, number, times, the processor's references). */
@@ -281,6 +283,8 @@ describe('the order path (what every processor reports into)', () => {
     ['in another currency', { currency: 'eur' }, ['currency_mismatch']],
     ['for a session cancelled meanwhile', { cancel: true }, ['session_canceled']],
     ['beyond the stock', { quantity: 5, stock: 2 }, ['insufficient_stock']],
+    ['beyond the stock, on backorder', { quantity: 5, stock: 2, variant: { allow_backorder: true } }, []],
+    ['beyond a stock not managed', { quantity: 5, stock: 2, variant: { manage_inventory: false } }, []],
   ])('a payment %s', (_, payment, reasons) => {
     /** Pays a fresh session of the case, with its quote (the one statement) or priced now (the transaction). */
     async function pay(withQuote: boolean) {
@@ -293,7 +297,7 @@ describe('the order path (what every processor reports into)', () => {
         expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
       await db()('variants')
         .where({ id: TRAVEL })
-        .update({ inventory_quantity: payment.stock ?? 85 });
+        .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
       const redeemedBefore = await redemptions('10OFF');
       const paid = (payment.paid ?? ((total) => total))(totalOf(session));
       const statements = await statementsDuring(db(), ['carts', 'orders', 'variants'], () =>
@@ -304,7 +308,9 @@ describe('the order path (what every processor reports into)', () => {
       );
       const [order] = await ordersOf(session.id);
       const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
-      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+      await db()('variants')
+        .where({ id: TRAVEL })
+        .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
       return { statements, made: madeOf(order), taken, status: (await getSession(session.id)).status };
     }
 

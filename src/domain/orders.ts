@@ -42,6 +42,10 @@ export interface PaymentFacts {
   currency: string;
 }
 
+// paymentProblems, planStock and initialStatus decide the payments that need JavaScript; the common payment is decided
+// by the same rules written in SQL (PAID_ORDER_ALONE, src/db/repositories/orders.ts). test/payments.test.ts pays each
+// case both ways and requires the same order: change both together.
+
 /** A payment that does not match the quote is kept, but flagged: never silently accepted, never lost. */
 export function paymentProblems(quote: Quote, payment: PaymentFacts): ReviewReason[] {
   if (payment.currency.toLowerCase() !== quote.currencyCode.toLowerCase()) return ['currency_mismatch'];
