@@ -87,6 +87,33 @@ export function batchedPerDatabase<Item, Result>(
   };
 }
 
+/**
+ * A read of rows by key (`sql` takes every key as one array parameter, `= any(…)`): outside a transaction batched per
+ * database (batchedPerDatabase: a lone read goes at once, later ones share the next statement), inside one run alone
+ * on the transaction's connection. Each key gets its row (the same row for a key asked twice) or undefined; the
+ * statement always starts after the call, so it sees every write committed before.
+ */
+export function readByKey<Row>(statement: {
+  name: string;
+  sql: string;
+  keyOf(row: Row): string;
+  maxBatch: number;
+  maxInFlight: number;
+}): (db: Db, key: string) => Promise<Row | undefined> {
+  async function read(db: Db, keys: readonly string[]): Promise<Array<Row | undefined>> {
+    const rows = await runPrepared<Row>(db, statement.name, statement.sql, [[...new Set(keys)]]);
+    const byKey = new Map(rows.map((row) => [statement.keyOf(row), row]));
+    return keys.map((key) => byKey.get(key));
+  }
+  const batched = batchedPerDatabase<string, Row | undefined>((db) => ({
+    one: async (key) => (await read(db, [key]))[0],
+    many: (keys) => read(db, keys),
+    maxBatch: statement.maxBatch,
+    maxInFlight: statement.maxInFlight,
+  }));
+  return async (db, key) => (db.isTransaction ? (await read(db, [key]))[0] : batched(db)(key));
+}
+
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   pgliteDir: string;

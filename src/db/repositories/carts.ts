@@ -1,6 +1,6 @@
 // Carts and their line items (a checkout session is a cart).
 import type { Knex } from 'knex';
-import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
+import { asPrepared, batchedPerDatabase, readByKey, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import {
@@ -359,26 +359,18 @@ function orderOf(json: NonNullable<SessionReadRow['order']>): OrderWithLines {
   return { order: { ...order, created_at: new Date(order.created_at), updated_at: new Date(order.updated_at) }, lines };
 }
 
-/** Each id's session as SESSION_READ gives it (the same row for an id asked twice), or undefined if there is none. */
-async function readSessions(db: Db, ids: readonly string[]): Promise<Array<SessionReadRow | undefined>> {
-  const rows = await runPrepared<SessionReadRow>(db, 'session_read', SESSION_READ, [[...new Set(ids)]]);
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.map((id) => byId.get(id));
-}
-
 /**
  * Session reads outside a transaction are batched per database as cart inserts are (see src/db/batching.ts): a lone
- * read goes at once; while MAX_READS_IN_FLIGHT read statements run, further reads queue, and the next statement
- * reads them all (at most MAX_SESSIONS_PER_READ). PostgreSQL runs one statement, one round trip, for the lot.
+ * read goes at once; while two read statements run, further reads queue, and the next statement reads them all (at
+ * most 32). PostgreSQL runs one statement, one round trip, for the lot.
  */
-const MAX_READS_IN_FLIGHT = 2;
-const MAX_SESSIONS_PER_READ = 32;
-const sessionReader = batchedPerDatabase<string, SessionReadRow | undefined>((db) => ({
-  one: async (id) => (await readSessions(db, [id]))[0],
-  many: (ids) => readSessions(db, ids),
-  maxBatch: MAX_SESSIONS_PER_READ,
-  maxInFlight: MAX_READS_IN_FLIGHT,
-}));
+const readSession = readByKey<SessionReadRow>({
+  name: 'session_read',
+  sql: SESSION_READ,
+  keyOf: (row) => row.id,
+  maxBatch: 32,
+  maxInFlight: 2,
+});
 
 /**
  * A cart with everything it is presented from (see SESSION_READ), in one statement: inside a transaction on the
@@ -386,7 +378,7 @@ const sessionReader = batchedPerDatabase<string, SessionReadRow | undefined>((db
  * starts after this call, so it sees every write committed before).
  */
 export async function findCartWithLines(db: Db, id: string): Promise<StoredSession | undefined> {
-  const row = db.isTransaction ? (await readSessions(db, [id]))[0] : await sessionReader(db)(id);
+  const row = await readSession(db, id);
   if (!row) return undefined;
   const { matched_codes: matched, lines, region, promotions, order, ...cart } = row;
   const canonical = canonicalCodes(cart.promo_codes);

@@ -1,5 +1,5 @@
 // OAuth clients and access tokens, looked up by id or by the hash of the token (never by the token itself).
-import { batchedPerDatabase, runPrepared, type Db } from '../knex.js';
+import { readByKey, type Db } from '../knex.js';
 
 export interface ClientRow {
   id: string;
@@ -40,26 +40,18 @@ export async function insertToken(db: Db, token: Omit<TokenRow, 'revoked_at'>): 
 export const TOKEN_READ = `select token_hash, client_id, scope, issued_at, expires_at, revoked_at
 from oauth_tokens where token_hash = any((select $1::text[])::text[])`;
 
-/** Each hash's token (the same row for a hash asked twice), or undefined if there is none, from one statement. */
-async function readTokens(db: Db, hashes: readonly string[]): Promise<Array<TokenRow | undefined>> {
-  const rows = await runPrepared<TokenRow>(db, 'token_read', TOKEN_READ, [[...new Set(hashes)]]);
-  const byHash = new Map(rows.map((row) => [row.token_hash, row]));
-  return hashes.map((hash) => byHash.get(hash));
-}
-
 /**
  * Token reads outside a transaction are batched per database as create reads are (see src/db/batching.ts): a lone
  * read goes at once; while a token statement runs, further reads queue, and the next statement reads them all (at
- * most MAX_TOKENS_PER_READ). A bearer request so costs a share of one round trip instead of a round trip of its own.
+ * most 32). A bearer request so costs a share of one round trip instead of a round trip of its own.
  */
-const MAX_TOKEN_READS_IN_FLIGHT = 1;
-const MAX_TOKENS_PER_READ = 32;
-const tokenReader = batchedPerDatabase<string, TokenRow | undefined>((db) => ({
-  one: async (hash) => (await readTokens(db, [hash]))[0],
-  many: (hashes) => readTokens(db, hashes),
-  maxBatch: MAX_TOKENS_PER_READ,
-  maxInFlight: MAX_TOKEN_READS_IN_FLIGHT,
-}));
+const readToken = readByKey<TokenRow>({
+  name: 'token_read',
+  sql: TOKEN_READ,
+  keyOf: (row) => row.token_hash,
+  maxBatch: 32,
+  maxInFlight: 1,
+});
 
 /**
  * The token with this hash, read afresh (nothing is cached, so a revocation is seen by the very next read): inside a
@@ -67,7 +59,7 @@ const tokenReader = batchedPerDatabase<string, TokenRow | undefined>((db) => ({
  * (always one that starts after this call, so it sees every write committed before).
  */
 export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | undefined> {
-  return db.isTransaction ? (await readTokens(db, [tokenHash]))[0] : tokenReader(db)(tokenHash);
+  return readToken(db, tokenHash);
 }
 
 /** Revokes the token only if this client was issued it; a token of another client is left untouched. */
