@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCartWithLines } from '../src/db/repositories/carts.js';
 import { findRegion } from '../src/db/repositories/catalog.js';
-import { findOrderBySession } from '../src/db/repositories/orders.js';
+import { findOrderBySession, PAID_ORDER_ALONE, PAID_ORDERS } from '../src/db/repositories/orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { quoteCart } from '../src/services/checkout.js';
-import { recordPayment, recordRefund } from '../src/services/orders.js';
+import { recordPayment, recordRefund, type PaymentReport } from '../src/services/orders.js';
 import { SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -202,6 +202,32 @@ describe('the order path (what every processor reports into)', () => {
     currency,
   });
   const totalOf = (session: any) => Math.round(session.totals.total.amount * 100);
+  const quoteOf = async (sessionId: string) =>
+    quoteCart(api.service.deps, (await findCartWithLines(db(), sessionId))!).quote;
+
+  /** The payment statements sent while `run` runs: batches (PAID_ORDERS) and payments alone (PAID_ORDER_ALONE). */
+  async function paymentStatementsDuring(run: () => Promise<unknown>) {
+    const sent = { together: 0, alone: 0 };
+    const count = ({ sql }: { sql: string }) => {
+      if (sql === PAID_ORDERS) sent.together++;
+      if (sql === PAID_ORDER_ALONE) sent.alone++;
+    };
+    db().on('query', count);
+    try {
+      await run();
+      return sent;
+    } finally {
+      db().off('query', count);
+    }
+  }
+
+  /** Reports paid at once (one batch, as concurrent deliveries queue) and each one's outcome, or its error. */
+  const payAtOnce = (reports: PaymentReport[]) =>
+    Promise.all(
+      reports.map((paid) =>
+        recordPayment(api.service.deps, paid).catch((error: unknown) => ({ kind: 'failed', error })),
+      ),
+    );
 
   it('gives one order, one stock decrement and one redemption for 20 concurrent deliveries', async () => {
     const session = await createSession({ items: [{ id: TWO_PACK, quantity: 3 }], promo_codes: ['10OFF'] });
@@ -323,6 +349,171 @@ describe('the order path (what every processor reports into)', () => {
       expect(alone.taken).toStrictEqual(inTransaction.taken);
       expect([alone.status, inTransaction.status]).toEqual(['completed', 'completed']);
     });
+
+    /** Pays three fresh sessions of the case with their quotes: at once (one statement), or one after another. */
+    async function payThree(atOnce: boolean) {
+      const sessions = [];
+      for (let index = 0; index < 3; index++)
+        sessions.push(
+          await createSession({ items: [{ id: TRAVEL, quantity: payment.quantity ?? 1 }], promo_codes: ['10OFF'] }),
+        );
+      const reports: PaymentReport[] = [];
+      for (const session of sessions) {
+        const quote = await quoteOf(session.id);
+        if (payment.cancel)
+          expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
+        const paid = (payment.paid ?? ((total) => total))(totalOf(session));
+        reports.push({ ...report(session.id, `evt_${session.id}`, paid, payment.currency), quote });
+      }
+      await db()('variants')
+        .where({ id: TRAVEL })
+        .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
+      const redeemedBefore = await redemptions('10OFF');
+      const outcomes: Array<{ kind: string }> = [];
+      const sent = await paymentStatementsDuring(async () => {
+        if (atOnce) outcomes.push(...(await payAtOnce(reports)));
+        else for (const paid of reports) outcomes.push(await recordPayment(api.service.deps, paid));
+      });
+      const orders = [];
+      for (const session of sessions) orders.push(...(await ordersOf(session.id)));
+      const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
+      await db()('variants')
+        .where({ id: TRAVEL })
+        .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
+      return {
+        sent,
+        kinds: outcomes.map((outcome) => outcome.kind),
+        made: orders.map(madeOf),
+        numbers: orders.map((order) => Number(order.order_number.slice('SF-'.length))),
+        taken,
+      };
+    }
+
+    it('makes the same orders paid at once, in one statement, as paid one after another', async () => {
+      const atOnce = await payThree(true);
+      const oneByOne = await payThree(false);
+      expect([atOnce.sent, oneByOne.sent]).toEqual([
+        { together: 1, alone: 0 },
+        { together: 0, alone: 3 },
+      ]);
+      expect(atOnce.kinds).toEqual(['created', 'created', 'created']);
+      expect(atOnce.made).toStrictEqual(oneByOne.made);
+      expect(atOnce.taken).toStrictEqual(oneByOne.taken);
+      expect(atOnce.numbers).toEqual([...atOnce.numbers].sort((a, b) => a - b));
+    });
+  });
+
+  it('shares out the last of the stock between payments of one statement in their order', async () => {
+    const sessions = [];
+    for (let index = 0; index < 3; index++)
+      sessions.push(await createSession({ items: [{ id: TRAVEL, quantity: 2 }, { id: TWO_PACK }] }));
+    const reports: PaymentReport[] = [];
+    for (const session of sessions)
+      reports.push({ ...report(session.id, `evt_${session.id}`, totalOf(session)), quote: await quoteOf(session.id) });
+    const twoPackBefore = await stockOf(TWO_PACK);
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 5 });
+    let outcomes: Array<{ kind: string }> = [];
+    const sent = await paymentStatementsDuring(async () => (outcomes = await payAtOnce(reports)));
+    try {
+      expect(sent).toEqual({ together: 1, alone: 0 });
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'created']);
+      const orders = [];
+      for (const session of sessions) orders.push(...(await ordersOf(session.id)));
+      // 5 → 3 → 1, then 2 wanted of 1: flagged, and the last unit taken.
+      expect(orders.map((order) => order.review_reasons)).toEqual([[], [], ['insufficient_stock']]);
+      expect(await stockOf(TRAVEL)).toBe(0);
+      expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 3);
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it('pays a session or an event met again in one batch as one after another: once, then existing or duplicate', async () => {
+    const [a, b, c, d] = await Promise.all(
+      Array.from({ length: 4 }, () => createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] })),
+    );
+    const paid = async (session: any, eventId: string) => ({
+      ...report(session.id, eventId, totalOf(session)),
+      quote: await quoteOf(session.id),
+    });
+    const reports = [
+      await paid(a, 'evt_twice_a'),
+      await paid(b, 'evt_twice_b'),
+      await paid(a, 'evt_twice_a'), // the same event again
+      await paid(a, 'evt_twice_a2'), // another event for the same payment
+      await paid(c, 'evt_twice_c'),
+      await paid(d, 'evt_twice_c'), // an event id another session's payment took
+    ];
+    const [stockBefore, redeemedBefore] = [await stockOf(TRAVEL), await redemptions('10OFF')];
+    let outcomes: Array<{ kind: string; order?: { id: string } }> = [];
+    const sent = await paymentStatementsDuring(async () => (outcomes = await payAtOnce(reports)));
+    // Four runs without a session or an event twice: [a, b], [a], [a2, c], [d]; in one transaction.
+    expect(sent).toEqual({ together: 4, alone: 0 });
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual([
+      'created',
+      'created',
+      'duplicate',
+      'existing',
+      'created',
+      'duplicate',
+    ]);
+    expect(outcomes[3]!.order!.id).toBe(outcomes[0]!.order!.id);
+    for (const session of [a, b, c]) expect(await ordersOf(session.id)).toHaveLength(1);
+    expect(await ordersOf(d.id)).toHaveLength(0);
+    expect((await getSession(d.id)).status).toBe('ready_for_payment');
+    expect(await stockOf(TRAVEL)).toBe(stockBefore - 3);
+    expect(await redemptions('10OFF')).toBe(redeemedBefore + 3);
+  });
+
+  it('retries a batch that fails payment by payment: the failing one fails with its own error, the others pay', async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, () => createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] })),
+    );
+    const [a, b, c, d, e, broken] = sessions;
+    const paid = async (session: any, eventId: string) => ({
+      ...report(session.id, eventId, totalOf(session)),
+      quote: await quoteOf(session.id),
+    });
+    // A quote whose line has no title: its order line cannot be stored (title is required).
+    const unstorable = await paid(broken, 'evt_broken');
+    unstorable.quote.lines[0]!.title = null as unknown as string;
+    const alone = await payAtOnce([unstorable]);
+    const failure = (outcome: any) => ({
+      kind: outcome.kind,
+      code: outcome.error?.code,
+      column: outcome.error?.column,
+    });
+    expect(failure(alone[0])).toEqual({ kind: 'failed', code: '23502', column: 'title' });
+
+    const first = [await paid(a, 'evt_retried_a'), unstorable, await paid(b, 'evt_retried_b')];
+    const firstSent = await paymentStatementsDuring(async () => {
+      const outcomes = await payAtOnce(first);
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'failed', 'created']);
+      expect(failure(outcomes[1])).toEqual(failure(alone[0]));
+    });
+    expect(firstSent).toEqual({ together: 1, alone: 3 });
+
+    // Failing in the batch's second run ([c, d], then [c again, broken]): the first run's orders are not kept either,
+    // so each payment, retried alone, is answered as if the batch had never been sent.
+    const second = [
+      await paid(c, 'evt_retried_c'),
+      await paid(d, 'evt_retried_d'),
+      await paid(c, 'evt_retried_c2'),
+      unstorable,
+      await paid(e, 'evt_retried_e'),
+    ];
+    const secondSent = await paymentStatementsDuring(async () => {
+      const outcomes = await payAtOnce(second);
+      expect([outcomes[0]!.kind, outcomes[2]!.kind].sort()).toEqual(['created', 'existing']);
+      expect([outcomes[1]!.kind, outcomes[4]!.kind]).toEqual(['created', 'created']);
+      expect(failure(outcomes[3])).toEqual(failure(alone[0]));
+    });
+    expect(secondSent).toEqual({ together: 2, alone: 5 });
+
+    for (const session of [a, b, c, d, e]) expect(await ordersOf(session!.id)).toHaveLength(1);
+    expect(await ordersOf(broken!.id)).toHaveLength(0);
+    expect((await getSession(broken!.id)).status).toBe('ready_for_payment');
+    expect(await db()('processor_events').where({ event_id: 'evt_broken' })).toHaveLength(0);
   });
 
   it('refuses a payment for an unknown session and stores nothing', async () => {

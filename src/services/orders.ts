@@ -74,8 +74,9 @@ async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<{ quote
 
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
   const at = new Date(deps.now());
-  // The common payment, whole in one statement; the rest (a quote to price now, an agent to tell) in a transaction.
-  const alone = await orders.payAlone(deps.db, {
+  // The common payment, whole in one statement (shared with concurrent payments); the rest (a quote to price now, an
+  // agent to tell) in a transaction.
+  const alone = await orders.pay(deps.db, {
     processor: report.processor,
     eventId: report.eventId,
     eventType: report.eventType,

@@ -1,6 +1,6 @@
 // Orders, their lines, processor events and processor checkouts.
 import type { OrderStatus, Quote, ReviewReason, StockRow } from '../../domain/orders.js';
-import { asPrepared, runPrepared, type Db } from '../knex.js';
+import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import type { CartRow } from './carts.js';
 
 export type Processor = 'stripe' | 'test';
@@ -279,7 +279,7 @@ export async function insertPaidOrder(db: Db, paid: PaidOrder): Promise<string> 
  * 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's
  * latest version as it is, and the quantities come from `stock`, read from the rows as locked.
  */
-const PAID_ORDER_ALONE = `with cart as materialized (
+export const PAID_ORDER_ALONE = `with cart as materialized (
   select id, status, client_id, buyer_email from carts where id = $5 for update
 ), ready as materialized (
   select cart.id, cart.status, cart.client_id, cart.buyer_email, paid.quote
@@ -393,7 +393,7 @@ type PaidAloneRow = Partial<OrderRow> & {
 };
 
 /** Takes a payment in one statement (PAID_ORDER_ALONE), on the pool: not inside a transaction. */
-export async function payAlone(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
+async function payAlone(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
   const [row] = await runPrepared<PaidAloneRow>(db, 'paid_order_alone', PAID_ORDER_ALONE, [
     ...eventParameters(payment),
     payment.quote === undefined ? null : JSON.stringify(payment.quote),
@@ -405,11 +405,232 @@ export async function payAlone(db: Db, payment: PaymentAlone): Promise<PaidAlone
     payment.buyerEmail,
     payment.paymentReference,
   ]);
-  const { claimable, recorded, cart_status, quoted_total, quoted_currency, ...order } = row!;
+  return paidAlone(row!);
+}
+
+function paidAlone(row: PaidAloneRow): PaidAlone {
+  const { claimable, recorded, cart_status, quoted_total, quoted_currency, ...order } = row;
   if (!claimable) return { kind: 'needs_transaction' };
   if (!recorded) return { kind: 'duplicate' };
   if (cart_status === 'completed') return { kind: 'completed' };
   return { kind: 'created', order: order as OrderRow, quoted: { total: quoted_total!, currency: quoted_currency! } };
+}
+
+/**
+ * PAID_ORDER_ALONE for many payments of distinct sessions and distinct events at once, in one statement and one
+ * commit, each payment's outcome what it would be had they been paid alone one after another in the order given
+ * (`n`, from 1): $1 is a JSON array of records, one per payment (paidOrdersRecord), so the text is fixed whatever the
+ * batch holds. The locks are taken as PAID_ORDER_ALONE takes them, each kind in key order (the sessions by id, the
+ * events by key, the stock by id, the promotions by code), so two instances' statements cannot deadlock.
+ *
+ * Where payments meet is the stock and the promotions. A variant's stock after each order, in payment order, is what
+ * it was less the running sum of the quantities ordered so far (`running`): floored at zero without backorder, and
+ * flooring each order's result or only the last gives the same number; an order is short when its running sum passes
+ * the stock (then so are the later ones, for a quantity of at least one). The stock left is the last order's; a
+ * promotion is redeemed once per order that names it. The order numbers are drawn from the sequence and handed out in
+ * payment order. Exported, as PAID_ORDER_ALONE is, so that tests can count the statements sent.
+ */
+export const PAID_ORDERS = `with payment as materialized (
+  select * from jsonb_to_recordset($1::jsonb) as p (n int, processor text, event_id text, event_type text,
+    at timestamptz, session_id text, checkout_reference text, quote_given jsonb, order_id text, number_prefix text,
+    permalink_token text, amount_paid bigint, currency text, buyer_email text, payment_reference text)
+), cart as materialized (
+  select id, status, client_id, buyer_email from carts
+  where id = any(array(select session_id from payment))
+  order by id
+  for update
+), ready as materialized (
+  select payment.n, cart.status, cart.client_id, cart.buyer_email as session_buyer_email, paid.quote
+  from payment join cart on cart.id = payment.session_id,
+    lateral (select coalesce(payment.quote_given, (select quote from processor_checkouts c
+                                                    where c.processor = payment.processor
+                                                      and c.reference = payment.checkout_reference
+                                                      and c.session_id = payment.session_id)) as quote
+            ) as paid
+  where cart.status in ('ready_for_payment', 'canceled') and paid.quote is not null
+    and not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null)
+), claimable as materialized (
+  select n from payment
+  where n in (select n from ready) or session_id in (select id from cart where status = 'completed')
+), event as materialized (
+  insert into processor_events (processor, event_id, type, received_at)
+  select processor, event_id, event_type, at from payment where n in (select n from claimable)
+  order by processor, event_id
+  on conflict (processor, event_id) do nothing
+  returning processor, event_id
+), made as materialized (
+  select payment.*, ready.status, ready.client_id, ready.session_buyer_email, ready.quote
+  from payment join ready on ready.n = payment.n
+  where (payment.processor, payment.event_id) in (select processor, event_id from event)
+), wanted as materialized (
+  select made.n, line->>'variantId' as id, sum((line->>'quantity')::int) as quantity
+  from made, jsonb_array_elements(made.quote->'lines') as line
+  group by 1, 2
+), stock as materialized (
+  select id, manage_inventory, allow_backorder, inventory_quantity from variants
+  where id = any(array(select id from wanted))
+  order by id
+  for no key update
+), running as materialized (
+  select wanted.n, stock.id, stock.manage_inventory, stock.allow_backorder,
+         stock.inventory_quantity - sum(wanted.quantity) over (partition by stock.id order by wanted.n) as remaining
+  from wanted join stock on stock.id = wanted.id
+), reasons as materialized (
+  select made.n, array_remove(array[
+      case when lower(made.currency) <> lower(made.quote->>'currencyCode') then 'currency_mismatch'
+           when made.amount_paid <> (made.quote->'totals'->>'total')::bigint then 'amount_mismatch' end,
+      case when made.status = 'canceled' then 'session_canceled' end,
+      case when exists (select from running
+                        where running.n = made.n and manage_inventory and not allow_backorder and remaining < 0)
+           then 'insufficient_stock' end
+    ], null) as list
+  from made
+), taken as (
+  insert into variants select v.* from variants v where id = any(array(select id from stock where manage_inventory))
+  on conflict (id) do update
+  set inventory_quantity = (select case when allow_backorder then remaining else greatest(remaining, 0) end
+                            from running where running.id = excluded.id order by running.n desc limit 1)
+), redeemed as materialized (
+  select code from promotions
+  where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from made))
+    and exists (select from reasons)
+  order by code
+  for no key update
+), redemptions as (
+  insert into promotions select p.* from promotions p where code = any(array(select code from redeemed))
+  on conflict (code) do update
+  set times_redeemed = promotions.times_redeemed
+    + (select count(*) from made where excluded.code in (select jsonb_array_elements_text(made.quote->'promoCodes')))
+), numbered as materialized (
+  select ranked.n, ranked.number_prefix || drawn.number as order_number
+  from (select n, number_prefix, row_number() over (order by n) as rank from made) as ranked
+  join (select number, row_number() over (order by number) as rank
+        from (select nextval('order_numbers') as number from made) as numbers) as drawn on drawn.rank = ranked.rank
+), new_order as (
+  insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
+                      discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
+                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
+  select made.order_id, numbered.order_number, made.session_id, made.client_id,
+         case when cardinality(reasons.list) > 0 then 'needs_review' else 'paid' end, reasons.list,
+         made.quote->>'regionId', made.quote->>'currencyCode', (made.quote->'totals'->>'subtotal')::bigint,
+         (made.quote->'totals'->>'discount')::bigint, (made.quote->'totals'->>'shipping')::bigint,
+         (made.quote->'totals'->>'tax')::bigint, (made.quote->'totals'->>'total')::bigint, made.amount_paid,
+         lower(made.currency), 0,
+         array(select code from jsonb_array_elements_text(made.quote->'promoCodes') with ordinality as c (code, place)
+               order by place),
+         coalesce(made.buyer_email, made.session_buyer_email), made.processor, made.payment_reference,
+         made.permalink_token, made.at, made.at
+  from made join reasons on reasons.n = made.n join numbered on numbered.n = made.n
+  order by made.n
+  returning *
+), new_lines as (
+  insert into order_line_items (id, order_id, position, variant_id, title, quantity, unit_amount, base_amount,
+                                discount, subtotal, tax, total)
+  select line->>'id', new_order.id, place - 1, line->>'variantId', line->>'title', (line->>'quantity')::int,
+         (line->>'unitAmount')::bigint, (line->>'baseAmount')::bigint, (line->>'discount')::bigint,
+         (line->>'subtotal')::bigint, (line->>'tax')::bigint, (line->>'total')::bigint
+  from new_order join made on made.order_id = new_order.id,
+       jsonb_array_elements(made.quote->'lines') with ordinality as l (line, place)
+), completed as (
+  update carts set status = 'completed', completed_at = new_order.created_at, updated_at = new_order.created_at
+  from new_order where carts.id = new_order.session_id
+)
+select payment.n, claimable.n is not null as claimable, event.event_id is not null as recorded,
+  cart.status as cart_status, (ready.quote->'totals'->>'total')::bigint as quoted_total,
+  ready.quote->>'currencyCode' as quoted_currency, new_order.*
+from payment
+  left join claimable on claimable.n = payment.n
+  left join event on event.processor = payment.processor and event.event_id = payment.event_id
+  left join cart on cart.id = payment.session_id
+  left join ready on ready.n = payment.n
+  left join new_order on new_order.id = payment.order_id
+order by payment.n`;
+
+/** A payment as one record of PAID_ORDERS's $1. */
+function paidOrdersRecord(payment: PaymentAlone, n: number) {
+  return {
+    n,
+    processor: payment.processor,
+    event_id: payment.eventId,
+    event_type: payment.eventType,
+    at: payment.at,
+    session_id: payment.sessionId,
+    checkout_reference: payment.checkoutReference ?? null,
+    quote_given: payment.quote ?? null,
+    order_id: payment.orderId,
+    number_prefix: payment.numberPrefix,
+    permalink_token: payment.permalinkToken,
+    amount_paid: payment.amountPaid,
+    currency: payment.currency,
+    buyer_email: payment.buyerEmail,
+    payment_reference: payment.paymentReference,
+  };
+}
+
+/** Payments of distinct sessions and distinct events in one statement (PAID_ORDERS), on `db`. */
+async function payTogether(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
+  const rows = await runPrepared<PaidAloneRow & { n: number }>(db, 'paid_orders', PAID_ORDERS, [
+    JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
+  ]);
+  return rows.map(({ n: _n, ...row }) => paidAlone(row));
+}
+
+/**
+ * The batch cut, in its order, into runs in which no session and no event comes twice: a payment that meets an
+ * earlier one of its run starts the next, so it sees what the earlier one wrote, as it would paid after it.
+ */
+function runsOfDistinctPayments(payments: PaymentAlone[]): PaymentAlone[][] {
+  const runs: PaymentAlone[][] = [];
+  let seen = new Set<string>();
+  for (const payment of payments) {
+    const keys = [`session ${payment.sessionId}`, `event ${payment.processor} ${payment.eventId}`];
+    if (!runs.length || keys.some((key) => seen.has(key))) {
+      runs.push([]);
+      seen = new Set();
+    }
+    runs.at(-1)!.push(payment);
+    keys.forEach((key) => seen.add(key));
+  }
+  return runs;
+}
+
+/**
+ * A batch of payments, all or none: one statement, on its own, when no session and no event comes twice; otherwise
+ * one statement per run (runsOfDistinctPayments), in order, in one transaction (a run failing after another had
+ * committed would have the batch's retry find the first run's events recorded, and answer them as duplicates).
+ */
+async function payMany(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
+  const runs = runsOfDistinctPayments(payments);
+  if (runs.length === 1) return payTogether(db, payments);
+  return db.transaction(async (trx) => {
+    const paid: PaidAlone[] = [];
+    for (const run of runs) paid.push(...(await payTogether(trx, run)));
+    return paid;
+  });
+}
+
+/**
+ * Concurrent payments share a statement and a commit (src/db/batching.ts): a lone payment goes at once, alone; under
+ * load each statement carries the payments that queued while MAX_PAYMENT_STATEMENTS_IN_FLIGHT ran. Every order of a
+ * variant waits for its stock row through the commit of the order before: one commit for many orders instead of one
+ * each is what lets more orders through.
+ */
+const MAX_PAYMENT_STATEMENTS_IN_FLIGHT = 2;
+const MAX_PAYMENTS_PER_STATEMENT = 16;
+const paymentBatcher = batchedPerDatabase<PaymentAlone, PaidAlone>((db) => ({
+  one: (payment) => payAlone(db, payment),
+  many: (payments) => payMany(db, payments),
+  maxBatch: MAX_PAYMENTS_PER_STATEMENT,
+  maxInFlight: MAX_PAYMENT_STATEMENTS_IN_FLIGHT,
+}));
+
+/**
+ * Takes a payment in one statement, on the pool (not inside a transaction): alone (PAID_ORDER_ALONE) or with
+ * concurrent payments (PAID_ORDERS), with the outcome it would have alone, paid after those before it in the batch.
+ * A batch that fails is retried payment by payment, alone, so each gets the outcome and the error it would get alone.
+ */
+export function pay(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
+  return paymentBatcher(db)(payment);
 }
 
 async function withLines(db: Db, order: OrderRow | undefined): Promise<OrderWithLines | undefined> {
