@@ -1,7 +1,8 @@
 // Exactly-once across instances: two real service processes on one PostgreSQL take 20 concurrent Stripe deliveries
 // (two events for one payment, each delivered ten times, split between them) and make one order, one stock decrement
-// and one promotion redemption; concurrent orders of other sessions share out the stock exactly; a delivery failing
-// mid-order stores nothing; their outboxes deliver each agent event once. PostgreSQL only (PGlite is one process).
+// and one promotion redemption; concurrent orders of other sessions share out the stock exactly, alone and in batch
+// statements; a delivery failing mid-order stores nothing; their outboxes deliver each agent event once. PostgreSQL
+// only (PGlite is one process).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { call, json } from './support/contract.js';
@@ -142,41 +143,49 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     throw new Error(`fewer than ${count} statements waited on a lock within 20 s`);
   }
 
-  it('shares out the last stock between concurrent orders of other sessions: each unit taken once, the rest flagged', async () => {
+  it('shares out the last stock between concurrent orders of other sessions, in shared statements: each unit taken once, the rest flagged', async () => {
     const sessions = await Promise.all(
-      Array.from({ length: 8 }, (_, index) =>
+      Array.from({ length: 12 }, (_, index) =>
         paidSession(index % 2 ? one : two, { items: [{ id: 'variant_01tonguetravel', quantity: 1 }] }),
       ),
     );
     const [{ inventory_quantity: stockBefore }] = await query(
       `select inventory_quantity from variants where id = 'variant_01tonguetravel'`,
     );
-    await query(`update variants set inventory_quantity = 5 where id = 'variant_01tonguetravel'`);
+    await query(`update variants set inventory_quantity = 7 where id = 'variant_01tonguetravel'`);
     // Every delivery reads its stock while the row is held, then all go at once when it is let go: a decrement computed
-    // from what the statement saw, rather than from the row it locked, would lose the others' decrements.
+    // from what the statement saw, rather than from the row it locked, would lose the others' decrements. Each
+    // instance's first two payments go alone (its two statements in flight) and wait on the row; the other four queue
+    // behind them and go in batch statements, which take the last units in their own order.
     const held = await holdRows(`select from variants where id = 'variant_01tonguetravel' for update`);
     const deliveries = sessions.map(({ delivery }, index) =>
       call(`${(index % 2 ? two : one).url}/webhooks/stripe`, delivery()),
     );
     try {
-      await lockWaiters(sessions.length);
+      await lockWaiters(4);
+      await pause(300);
     } finally {
       await held.release();
     }
     const results = await Promise.all(deliveries);
     try {
-      expect(results.map((result) => result.body.result)).toEqual(Array(8).fill('order_created'));
-      const stored = await query('select status, review_reasons from orders where session_id = any($1)', [
-        sessions.map(({ session }) => session.id),
-      ]);
-      expect(stored.filter((order) => order.status === 'paid')).toHaveLength(5);
-      expect(stored.filter((order) => order.status === 'needs_review')).toEqual(
-        Array(3).fill({ status: 'needs_review', review_reasons: ['insufficient_stock'] }),
+      expect(results.map((result) => result.body.result)).toEqual(Array(12).fill('order_created'));
+      const stored = await query(
+        'select status, review_reasons, xmin::text as statement from orders where session_id = any($1)',
+        [sessions.map(({ session }) => session.id)],
       );
+      expect(stored.filter((order) => order.status === 'paid')).toHaveLength(7);
+      expect(
+        stored
+          .filter((order) => order.status === 'needs_review')
+          .map(({ status, review_reasons }) => ({ status, review_reasons })),
+      ).toEqual(Array(5).fill({ status: 'needs_review', review_reasons: ['insufficient_stock'] }));
       expect(
         (await query(`select inventory_quantity from variants where id = 'variant_01tonguetravel'`))[0]
           .inventory_quantity,
       ).toBe(0);
+      // Orders of one statement share its transaction: four went alone, the other eight in at most four batches.
+      expect(new Set(stored.map((order) => order.statement)).size).toBeLessThanOrEqual(8);
     } finally {
       await query(`update variants set inventory_quantity = $1 where id = 'variant_01tonguetravel'`, [stockBefore]);
     }
