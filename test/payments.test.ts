@@ -277,7 +277,8 @@ describe('the order path (what every processor reports into)', () => {
 
   // A payment is written by one statement (PAID_ORDER_ALONE: the quote known, no agent to tell) or, otherwise, by the
   // transaction whose JavaScript decides the review reasons and the stock (paymentProblems, planStock): the SQL
-  // repeats those rules, so each case is paid both ways and must make the same order and take the same stock.
+  // repeats those rules, so each case is paid both ways and must make the same order and take the same stock. Paid at
+  // once, payments share one statement (PAID_ORDERS), which must make the orders paying them one after another makes.
   interface PaymentCase {
     /** What the buyer paid, given the session's total; the total by default. */
     paid?: (total: number) => number;
