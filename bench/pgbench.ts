@@ -85,26 +85,43 @@ export async function runScript(
 /** Carts pgbench stores are told apart by this prefix, so they can be removed from a database the run did not create. */
 const PGBENCH_PREFIX = 'pgbench_';
 
-/**
- * What a create stores, and only that, in one transaction: the cart, its lines, and an Idempotency-Key record whose
- * answer is the session the service answered (`responseBody`, about 1.5 kB).
- */
-const STORE_SESSION = `\\set n random(1, 1000000000000000)
-BEGIN;
-INSERT INTO carts (id, region_id, status, promo_codes, created_at, updated_at)
+/** The cart and its two lines pgbench stores, as every create stores them. */
+const STORE_CART = `INSERT INTO carts (id, region_id, status, promo_codes, created_at, updated_at)
   VALUES ('cart_${PGBENCH_PREFIX}' || :n, :region, 'ready_for_payment', :codes, now(), now());
 INSERT INTO cart_line_items (id, cart_id, variant_id, quantity, position)
   VALUES ('cali_${PGBENCH_PREFIX}1_' || :n, 'cart_${PGBENCH_PREFIX}' || :n, :variant1, 1, 0),
-         ('cali_${PGBENCH_PREFIX}2_' || :n, 'cart_${PGBENCH_PREFIX}' || :n, :variant2, 1, 1);
-INSERT INTO idempotency_keys (scope, key, request_hash, state, status_code, response_body, api_version, created_at, expires_at)
-  VALUES ('${PGBENCH_PREFIX}', :n, :hash, 'completed', 201, :body, :version, now(), now() + interval '1 day');
+         ('cali_${PGBENCH_PREFIX}2_' || :n, 'cart_${PGBENCH_PREFIX}' || :n, :variant2, 1, 1);`;
+
+/** Where each surface keeps a create's answer under its key: the checkout surface's record, or the protocols'. */
+const STORE_ANSWER = {
+  checkout: `INSERT INTO idempotency_keys (scope, key, request_hash, state, status_code, response_body, api_version,
+    created_at, expires_at)
+  VALUES ('${PGBENCH_PREFIX}', :n, :hash, 'completed', 201, :body, :version, now(), now() + interval '1 day');`,
+  protocol: `INSERT INTO protocol_idempotency (scope, key, request_hash, state, status_code, response_body,
+    response_headers, created_at, expires_at)
+  VALUES ('${PGBENCH_PREFIX}', :n, :hash, 'completed', 201, :body, '{}', now(), now() + interval '1 day');`,
+};
+
+/**
+ * What a create stores, and only that, in one transaction: the cart, its lines, and its key's record whose answer is
+ * the one the service answered (`responseBody`: about 1 kB on the checkout surface, 2.5 kB on UCP, 3.8 kB on ACP), in
+ * the table where that surface keeps it.
+ */
+function storeSessionScript(answer: StoredSession['answer']): string {
+  return `\\set n random(1, 1000000000000000)
+BEGIN;
+${STORE_CART}
+${STORE_ANSWER[answer]}
 END;
 `;
+}
 
 export interface StoredSession {
   regionId: string;
   variantIds: [string, string];
   promoCodes: string[];
+  /** Where the surface keeps the answer under its key: `checkout` (idempotency_keys) or `protocol`. */
+  answer: keyof typeof STORE_ANSWER;
   /** The service's answer to the create, kept as the key's answer. */
   responseBody: string;
 }
@@ -116,7 +133,7 @@ export function storeSessionCeiling(
 ): Promise<PgbenchFigures> {
   return runScript(
     databaseUrl,
-    STORE_SESSION,
+    storeSessionScript(session.answer),
     {
       region: session.regionId,
       variant1: session.variantIds[0],
@@ -156,6 +173,7 @@ export async function removeStoredSessions(databaseUrl: string): Promise<void> {
     await client.query(`DELETE FROM cart_line_items WHERE cart_id LIKE 'cart_${PGBENCH_PREFIX}%'`);
     await client.query(`DELETE FROM carts WHERE id LIKE 'cart_${PGBENCH_PREFIX}%'`);
     await client.query(`DELETE FROM idempotency_keys WHERE scope = '${PGBENCH_PREFIX}'`);
+    await client.query(`DELETE FROM protocol_idempotency WHERE scope = '${PGBENCH_PREFIX}'`);
   } finally {
     await client.end();
   }

@@ -116,13 +116,22 @@ function sessionId(creation: Fixture): string {
   return id;
 }
 
-/** What pgbench stores as the same session: its cart, its two lines, and the service's answer as the key's record. */
-function storeCeiling(creation: Fixture): Ceiling {
+/**
+ * What pgbench stores as the same session: its cart (in the region of the checkout create, `creation`), its two lines,
+ * and the answer `answered` (the row's own create's) as its key's record, where `surface` keeps it.
+ */
+function storeCeiling(creation: Fixture, surface: StoredSession['answer'], answered: Fixture): Ceiling | Unavailable {
   const { region_id: regionId } = json(creation);
-  if (typeof regionId !== 'string') throw new Unavailable('the created session has no region_id');
+  if (typeof regionId !== 'string') return new Unavailable('the created session has no region_id');
   return {
     kind: 'pgbench-store',
-    session: { regionId, variantIds: TWO_ITEMS, promoCodes: PROMO_CODES, responseBody: creation.body.toString('utf8') },
+    session: {
+      regionId,
+      variantIds: TWO_ITEMS,
+      promoCodes: PROMO_CODES,
+      answer: surface,
+      responseBody: answered.body.toString('utf8'),
+    },
   };
 }
 
@@ -320,20 +329,26 @@ export async function prepareRows(baseUrl: string, options: RowOptions): Promise
   const ucp = await optional(() => ucpCreation(baseUrl, options.ucpProfileUrl));
   const search = await optional(() => catalogSearch(baseUrl, list.fixture));
   const searchTitle = `MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName} (catalogue)`;
-  const store = creation instanceof Unavailable ? creation : await optional(async () => storeCeiling(creation.fixture));
+  // Each create against the same session stored once, with its own answer where its surface keeps it.
+  const store = (surface: StoredSession['answer'], answered: Prepared | Unavailable) =>
+    creation instanceof Unavailable
+      ? creation
+      : answered instanceof Unavailable
+        ? answered
+        : storeCeiling(creation.fixture, surface, answered.fixture);
   return [
     row('GET /api/store/products (prices, stock)', 'catalog-read', list, { kind: 'koa' }),
     row('GET /api/store/products/{id} (prices)', 'catalog-read', single, { kind: 'koa' }),
-    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store),
-    row('POST /checkout_sessions with Idempotency-Key', 'creation', keyedCreation, store),
+    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store('checkout', creation)),
+    row('POST /checkout_sessions with Idempotency-Key', 'creation', keyedCreation, store('checkout', keyedCreation)),
     row(
       'GET /checkout_sessions/{id}',
       'read',
       reading,
       creation instanceof Unavailable ? creation : { kind: 'pgbench-read', sessionId: sessionId(creation.fixture) },
     ),
-    row('POST /ucp/checkout-sessions (2 items, 10OFF)', 'creation', ucp, store),
-    row('POST /acp/checkout_sessions (2 items, 10OFF)', 'creation', acp, store),
+    row('POST /ucp/checkout-sessions (2 items, 10OFF)', 'creation', ucp, store('protocol', ucp)),
+    row('POST /acp/checkout_sessions (2 items, 10OFF)', 'creation', acp, store('protocol', acp)),
     row(searchTitle, 'mcp', search, {
       kind: 'rest-read',
       title: 'the products list, prices and stock (REST)',

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
-import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { projectPath } from '../paths.js';
 import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './batching.js';
 import { migrationSource } from './migrations/index.js';
+import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
 
 // Amounts are stored as integer minor units; COUNT and SUM come back as int8, which pg returns as strings.
@@ -20,10 +20,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 export type Db = Knex;
 
 /**
- * Runs a hot statement as a named prepared statement on PostgreSQL: parsed and planned once per pooled connection
- * instead of on every call (node-postgres sends the name; PGlite ignores it and runs the same SQL). The statement's
- * text must never depend on its arguments (node-postgres rejects a name that comes back with other text): lists travel
- * as one array parameter, `= any(?)`, never as `in (?, ?, …)`.
+ * Runs a hot statement as a named prepared statement: parsed once per pooled connection (node-postgres) or per PGlite
+ * instance (PglitePreparedClient), and planned again only when Postgres's plan cache does not keep a generic plan. The
+ * statement's text must never depend on its arguments (both clients reject a name that comes back with other text):
+ * lists travel as one array parameter, `= any(?)`, never as `in (?, ?, …)`.
  */
 export function asPrepared<Query extends Knex.QueryBuilder | Knex.Raw>(name: string, query: Query): Query {
   return query.options({ name }) as Query;
@@ -193,7 +193,8 @@ async function pgliteConfig(dir: string): Promise<Knex.Config> {
     startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
   });
   return {
-    client: ClientPgLite as unknown as typeof Knex.Client,
+    // knex-pglite's client, with named statements (asPrepared, runPrepared) prepared as on PostgreSQL.
+    client: PglitePreparedClient as unknown as typeof Knex.Client,
     connection: { pglite } as unknown as Knex.StaticConnectionConfig,
   };
 }
