@@ -92,8 +92,12 @@ INSERT INTO cart_line_items (id, cart_id, variant_id, quantity, position)
   VALUES ('cali_${PGBENCH_PREFIX}1_' || :n, 'cart_${PGBENCH_PREFIX}' || :n, :variant1, 1, 0),
          ('cali_${PGBENCH_PREFIX}2_' || :n, 'cart_${PGBENCH_PREFIX}' || :n, :variant2, 1, 1);`;
 
-/** Where each surface keeps a create's answer under its key: the checkout surface's record, or the protocols'. */
+/**
+ * Where each create keeps its answer under its key: nowhere without a key (the checkout surface's create without
+ * `Idempotency-Key` stores its cart and lines alone), the checkout surface's record, or the protocols'.
+ */
 const STORE_ANSWER = {
+  none: '',
   checkout: `INSERT INTO idempotency_keys (scope, key, request_hash, state, status_code, response_body, api_version,
     created_at, expires_at)
   VALUES ('${PGBENCH_PREFIX}', :n, :hash, 'completed', 201, :body, :version, now(), now() + interval '1 day');`,
@@ -103,9 +107,9 @@ const STORE_ANSWER = {
 };
 
 /**
- * What a create stores, and only that, in one transaction: the cart, its lines, and its key's record whose answer is
- * the one the service answered (`responseBody`: about 1 kB on the checkout surface, 2.5 kB on UCP, 3.8 kB on ACP), in
- * the table where that surface keeps it.
+ * What a create stores, and only that, in one transaction: the cart, its lines, and (under a key) its key's record
+ * whose answer is the one the service answered (`responseBody`: about 1 kB on the checkout surface, 2.5 kB on UCP,
+ * 3.8 kB on ACP), in the table where that surface keeps it.
  */
 function storeSessionScript(answer: StoredSession['answer']): string {
   return `\\set n random(1, 1000000000000000)
@@ -120,7 +124,7 @@ export interface StoredSession {
   regionId: string;
   variantIds: [string, string];
   promoCodes: string[];
-  /** Where the surface keeps the answer under its key: `checkout` (idempotency_keys) or `protocol`. */
+  /** Where the create keeps its answer: `none`, `checkout` (idempotency_keys) or `protocol` (protocol_idempotency). */
   answer: keyof typeof STORE_ANSWER;
   /** The service's answer to the create, kept as the key's answer. */
   responseBody: string;

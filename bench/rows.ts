@@ -118,7 +118,7 @@ function sessionId(creation: Fixture): string {
 
 /**
  * What pgbench stores as the same session: its cart (in the region of the checkout create, `creation`), its two lines,
- * and the answer `answered` (the row's own create's) as its key's record, where `surface` keeps it.
+ * and, under a key, the answer `answered` (the row's own create's) as its key's record, where `surface` keeps it.
  */
 function storeCeiling(creation: Fixture, surface: StoredSession['answer'], answered: Fixture): Ceiling | Unavailable {
   const { region_id: regionId } = json(creation);
@@ -329,7 +329,7 @@ export async function prepareRows(baseUrl: string, options: RowOptions): Promise
   const ucp = await optional(() => ucpCreation(baseUrl, options.ucpProfileUrl));
   const search = await optional(() => catalogSearch(baseUrl, list.fixture));
   const searchTitle = `MCP tools/call ${search instanceof Unavailable ? '(catalog search)' : search.toolName} (catalogue)`;
-  // Each create against the same session stored once, with its own answer where its surface keeps it.
+  // Each create against the same session stored once, with its own answer (if it has a key) where its surface keeps it.
   const store = (surface: StoredSession['answer'], answered: Prepared | Unavailable) =>
     creation instanceof Unavailable
       ? creation
@@ -339,7 +339,7 @@ export async function prepareRows(baseUrl: string, options: RowOptions): Promise
   return [
     row('GET /api/store/products (prices, stock)', 'catalog-read', list, { kind: 'koa' }),
     row('GET /api/store/products/{id} (prices)', 'catalog-read', single, { kind: 'koa' }),
-    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store('checkout', creation)),
+    row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store('none', creation)),
     row('POST /checkout_sessions with Idempotency-Key', 'creation', keyedCreation, store('checkout', keyedCreation)),
     row(
       'GET /checkout_sessions/{id}',
