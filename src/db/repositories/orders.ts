@@ -572,7 +572,13 @@ async function payTogether(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[
   const rows = await runPrepared<PaidAloneRow & { n: number }>(db, 'paid_orders', PAID_ORDERS, [
     JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
   ]);
-  return rows.map(({ n: _n, ...row }) => paidAlone(row));
+  // Each payment's row by its number, whatever order and count the rows come in.
+  const byNumber = new Map(rows.map(({ n, ...row }) => [n, row]));
+  return payments.map((_, index) => {
+    const row = byNumber.get(index + 1);
+    if (!row) throw new Error(`PAID_ORDERS returned no row for payment ${index + 1}`);
+    return paidAlone(row);
+  });
 }
 
 /**
