@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { call, json } from './support/contract.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
-import { cancelLockWaitersUntil, pause } from './support/statements.js';
+import { cancelLockWaitersUntil, lockWaiters, pause } from './support/statements.js';
 import { startServiceProcess, type ServiceProcess } from './support/process.js';
 import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type FakeStripe } from './support/stripe.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -130,19 +130,6 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     return { release: () => end('rollback'), commit: () => end('commit') };
   }
 
-  /** Resolves once `count` statements of this database wait on a lock; fails after 20 s of fewer. */
-  async function lockWaiters(count: number) {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const [{ n }] = await query(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-      );
-      if (n >= count) return;
-      await pause(20);
-    }
-    throw new Error(`fewer than ${count} statements waited on a lock within 20 s`);
-  }
-
   it('shares out the last stock between concurrent orders of other sessions, in shared statements: each unit taken once, the rest flagged', async () => {
     const sessions = await Promise.all(
       Array.from({ length: 12 }, (_, index) =>
@@ -162,7 +149,7 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
       call(`${(index % 2 ? two : one).url}/webhooks/stripe`, delivery()),
     );
     try {
-      await lockWaiters(4);
+      await lockWaiters(query, 4);
       await pause(300);
     } finally {
       await held.release();
@@ -204,7 +191,7 @@ describe.skipIf(!serverUrl)('payments on two instances', () => {
     const deletion = await holdRows(`delete from promotions where code = '10OFF'`);
     const paid = call(`${two.url}/webhooks/stripe`, delivery());
     try {
-      await lockWaiters(1);
+      await lockWaiters(query, 1);
     } finally {
       await deletion.commit();
     }

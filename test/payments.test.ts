@@ -4,14 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCartWithLines } from '../src/db/repositories/carts.js';
 import { findRegion } from '../src/db/repositories/catalog.js';
-import { findOrderBySession, PAID_ORDER_ALONE, PAID_ORDERS } from '../src/db/repositories/orders.js';
+import { findOrderBySession, PAID_ORDER_ALONE, PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { quoteCart } from '../src/services/checkout.js';
 import { recordPayment, recordRefund, type PaymentReport } from '../src/services/orders.js';
-import { SESSION_READ_TABLES, statementsDuring } from './support/database.js';
+import { serverUrl, SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
+import { lockWaiters } from './support/statements.js';
 
 let api: TestService;
 beforeAll(async () => {
@@ -465,6 +466,44 @@ describe('the order path (what every processor reports into)', () => {
     expect(await stockOf(TRAVEL)).toBe(stockBefore - 3);
     expect(await redemptions('10OFF')).toBe(redeemedBefore + 3);
   });
+
+  it.skipIf(!serverUrl)(
+    'takes every lock of a batch with a session met twice before its first run: it holds no stock while it waits for a later session',
+    async () => {
+      const [a, b] = await Promise.all(
+        Array.from({ length: 2 }, () => createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] })),
+      );
+      const paid = async (session: any, eventId: string) => ({
+        ...report(session.id, eventId, totalOf(session)),
+        quote: await quoteOf(session.id),
+      });
+      // Two runs: [a], then [a again, b].
+      const reports = [await paid(a, 'evt_locks_a'), await paid(a, 'evt_locks_a2'), await paid(b, 'evt_locks_b')];
+      const locksTaken = { count: 0 };
+      const countLocks = ({ sql }: { sql: string }) => {
+        if (sql === PAYMENT_LOCKS) locksTaken.count++;
+      };
+      // Another transaction holds b's session, and then wants the variant's stock, as an order of b's would.
+      const other = await db().transaction();
+      let paying: ReturnType<typeof payAtOnce> | undefined;
+      db().on('query', countLocks);
+      try {
+        await other.raw('select from carts where id = ? for update', [b.id]);
+        paying = payAtOnce(reports);
+        await lockWaiters(async (text) => (await db().raw(text)).rows, 1);
+        // Had the first run locked the stock before the batch waited for b, this would wait for it and, within less
+        // than deadlock_timeout (1 s), give up (55P03); the batch would then be a deadlock's victim.
+        await other.raw(`set local lock_timeout = '500ms'`);
+        await other.raw('select from variants where id = ? for no key update', [TRAVEL]);
+      } finally {
+        await other.rollback();
+      }
+      const outcomes = await paying;
+      db().off('query', countLocks);
+      expect(locksTaken.count).toBe(1);
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'existing', 'created']);
+    },
+  );
 
   it('retries a batch that fails payment by payment: the failing one fails with its own error, the others pay', async () => {
     const sessions = await Promise.all(

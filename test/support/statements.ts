@@ -7,6 +7,22 @@ import type { TestService } from './service.js';
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Rows of a statement run on the database under test (a pg client's or Knex's, as the test has one). */
+export type RunSql = (text: string) => Promise<Array<Record<string, unknown>>>;
+
+/** Resolves once `count` statements of the database `run` reaches wait on a lock; fails after 20 s of fewer. */
+export async function lockWaiters(run: RunSql, count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const [row] = await run(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    if (Number(row?.n) >= count) return;
+    await pause(20);
+  }
+  throw new Error(`fewer than ${count} statements waited on a lock within 20 s`);
+}
+
 /**
  * Counts the statements the instances send of this text, or whose text `text` accepts (those still running included).
  */

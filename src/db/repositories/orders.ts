@@ -421,7 +421,8 @@ function paidAlone(row: PaidAloneRow): PaidAlone {
  * commit, each payment's outcome what it would be had they been paid alone one after another in the order given
  * (`n`, from 1): $1 is a JSON array of records, one per payment (paidOrdersRecord), so the text is fixed whatever the
  * batch holds. The locks are taken as PAID_ORDER_ALONE takes them, each kind in key order (the sessions by id, the
- * events by key, the stock by id, the promotions by code), so two instances' statements cannot deadlock.
+ * events by key, the stock by id, the promotions by code), so two instances' statements cannot deadlock (a batch of
+ * several runs takes them all first: PAYMENT_LOCKS).
  *
  * Where payments meet is the stock and the promotions. A variant's stock after each order, in payment order, is what
  * it was less the running sum of the quantities ordered so far (`running`): floored at zero without backorder, and
@@ -601,14 +602,52 @@ function runsOfDistinctPayments(payments: PaymentAlone[]): PaymentAlone[][] {
 }
 
 /**
+ * Locks, before a batch's first run, every row its runs will lock, each kind in key order and the kinds in
+ * PAID_ORDERS's order: the sessions, then the stock of every variant the quotes name, then their promotions ($1: the
+ * batch's paidOrdersRecord array). Runs in one transaction lock one run after another: without this, a later run
+ * would lock a session after an earlier run had locked stock, the reverse of every other statement, and could
+ * deadlock with one (a deadlock resolved only after deadlock_timeout, by a retry of every member alone). The events
+ * are not locked: an event is only ever recorded under its own session's lock, which is held here.
+ */
+export const PAYMENT_LOCKS = `with payment as materialized (
+  select * from jsonb_to_recordset($1::jsonb) as p (processor text, session_id text, checkout_reference text,
+    quote_given jsonb)
+), cart as materialized (
+  select id from carts where id = any(array(select session_id from payment)) order by id for update
+), quote as materialized (
+  select coalesce(payment.quote_given, (select quote from processor_checkouts c
+                                        where c.processor = payment.processor
+                                          and c.reference = payment.checkout_reference
+                                          and c.session_id = payment.session_id)) as quote
+  from payment
+  where (select count(*) from cart) >= 0
+), stock as materialized (
+  select id from variants
+  where id = any(array(select line->>'variantId' from quote, jsonb_array_elements(quote.quote->'lines') as line))
+  order by id
+  for no key update
+), promotion as materialized (
+  select code from promotions
+  where code = any(array(select jsonb_array_elements_text(quote.quote->'promoCodes') from quote))
+  order by code
+  for no key update
+)
+select (select count(*) from cart) as carts, (select count(*) from stock) as stock,
+  (select count(*) from promotion) as promotions`;
+
+/**
  * A batch of payments, all or none: one statement, on its own, when no session and no event comes twice; otherwise
  * one statement per run (runsOfDistinctPayments), in order, in one transaction (a run failing after another had
- * committed would have the batch's retry find the first run's events recorded, and answer them as duplicates).
+ * committed would have the batch's retry find the first run's events recorded, and answer them as duplicates) that
+ * first takes every lock of its runs (PAYMENT_LOCKS).
  */
 async function payMany(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
   const runs = runsOfDistinctPayments(payments);
   if (runs.length === 1) return payTogether(db, payments);
   return db.transaction(async (trx) => {
+    await runPrepared(trx, 'payment_locks', PAYMENT_LOCKS, [
+      JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
+    ]);
     const paid: PaidAlone[] = [];
     for (const run of runs) paid.push(...(await payTogether(trx, run)));
     return paid;
