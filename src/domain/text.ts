@@ -8,24 +8,32 @@ export function isStorableText(text: string): boolean {
 }
 
 /** The path (keys and indexes) of the first string or object key in `value` that cannot be stored, if any. */
-export function unstorableTextAt(
-  value: unknown,
-  path: Array<string | number> = [],
-): Array<string | number> | undefined {
-  if (typeof value === 'string') return isStorableText(value) ? undefined : path;
+export function unstorableTextAt(value: unknown): Array<string | number> | undefined {
+  const path: Array<string | number> = [];
+  return holdsUnstorableText(value, path) ? path : undefined;
+}
+
+/**
+ * Whether `value` holds a string or key that cannot be stored, `path` then leading to it. One path array, extended and
+ * cut back as the search goes, rather than a new array and key-value pairs per value: every ACP and UCP request body
+ * and every MCP tool's arguments are searched (issue #15).
+ */
+function holdsUnstorableText(value: unknown, path: Array<string | number>): boolean {
+  if (typeof value === 'string') return !isStorableText(value);
   if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = unstorableTextAt(item, [...path, index]);
-      if (found) return found;
+    for (let index = 0; index < value.length; index++) {
+      path.push(index);
+      if (holdsUnstorableText(value[index], path)) return true;
+      path.pop();
     }
-    return undefined;
+    return false;
   }
   if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (!isStorableText(key)) return [...path, key];
-      const found = unstorableTextAt(item, [...path, key]);
-      if (found) return found;
+    for (const key of Object.keys(value)) {
+      path.push(key);
+      if (!isStorableText(key) || holdsUnstorableText(Reflect.get(value, key), path)) return true;
+      path.pop();
     }
   }
-  return undefined;
+  return false;
 }
