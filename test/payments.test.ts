@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCartWithLines } from '../src/db/repositories/carts.js';
 import { findRegion } from '../src/db/repositories/catalog.js';
-import { findOrderBySession, PAID_ORDER_ALONE, PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/orders.js';
+import { findOrderBySession, PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { quoteCart } from '../src/services/checkout.js';
@@ -206,12 +206,11 @@ describe('the order path (what every processor reports into)', () => {
   const quoteOf = async (sessionId: string) =>
     quoteCart(api.service.deps, (await findCartWithLines(db(), sessionId))!).quote;
 
-  /** The payment statements sent while `run` runs: batches (PAID_ORDERS) and payments alone (PAID_ORDER_ALONE). */
+  /** The payment statements (PAID_ORDERS) sent while `run` runs: how many payments each carried, in order sent. */
   async function paymentStatementsDuring(run: () => Promise<unknown>) {
-    const sent = { together: 0, alone: 0 };
-    const count = ({ sql }: { sql: string }) => {
-      if (sql === PAID_ORDERS) sent.together++;
-      if (sql === PAID_ORDER_ALONE) sent.alone++;
+    const sent: number[] = [];
+    const count = ({ sql, bindings }: { sql: string; bindings: unknown[] }) => {
+      if (sql === PAID_ORDERS) sent.push((JSON.parse(String(bindings[0])) as unknown[]).length);
     };
     db().on('query', count);
     try {
@@ -276,10 +275,10 @@ describe('the order path (what every processor reports into)', () => {
     await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
   });
 
-  // A payment is written by one statement (PAID_ORDER_ALONE: the quote known, no agent to tell) or, otherwise, by the
+  // A payment is written by one statement (PAID_ORDERS: the quote known, no agent to tell) or, otherwise, by the
   // transaction whose JavaScript decides the review reasons and the stock (paymentProblems, planStock): the SQL
   // repeats those rules, so each case is paid both ways and must make the same order and take the same stock. Paid at
-  // once, payments share one statement (PAID_ORDERS), which must make the orders paying them one after another makes.
+  // once, payments share that statement, which must make the orders paying them one after another makes.
   interface PaymentCase {
     /** What the buyer paid, given the session's total; the total by default. */
     paid?: (total: number) => number;
@@ -394,10 +393,7 @@ describe('the order path (what every processor reports into)', () => {
     it('makes the same orders paid at once, in one statement, as paid one after another', async () => {
       const atOnce = await payThree(true);
       const oneByOne = await payThree(false);
-      expect([atOnce.sent, oneByOne.sent]).toEqual([
-        { together: 1, alone: 0 },
-        { together: 0, alone: 3 },
-      ]);
+      expect([atOnce.sent, oneByOne.sent]).toEqual([[3], [1, 1, 1]]);
       expect(atOnce.kinds).toEqual(['created', 'created', 'created']);
       expect(atOnce.made).toStrictEqual(oneByOne.made);
       expect(atOnce.taken).toStrictEqual(oneByOne.taken);
@@ -417,7 +413,7 @@ describe('the order path (what every processor reports into)', () => {
     let outcomes: Array<{ kind: string }> = [];
     const sent = await paymentStatementsDuring(async () => (outcomes = await payAtOnce(reports)));
     try {
-      expect(sent).toEqual({ together: 1, alone: 0 });
+      expect(sent).toEqual([3]);
       expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'created']);
       const orders = [];
       for (const session of sessions) orders.push(...(await ordersOf(session.id)));
@@ -450,7 +446,7 @@ describe('the order path (what every processor reports into)', () => {
     let outcomes: Array<{ kind: string; order?: { id: string } }> = [];
     const sent = await paymentStatementsDuring(async () => (outcomes = await payAtOnce(reports)));
     // Four runs without a session or an event twice: [a, b], [a], [a2, c], [d]; in one transaction.
-    expect(sent).toEqual({ together: 4, alone: 0 });
+    expect(sent).toEqual([2, 1, 2, 1]);
     expect(outcomes.map((outcome) => outcome.kind)).toEqual([
       'created',
       'created',
@@ -531,7 +527,7 @@ describe('the order path (what every processor reports into)', () => {
       expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'failed', 'created']);
       expect(failure(outcomes[1])).toEqual(failure(alone[0]));
     });
-    expect(firstSent).toEqual({ together: 1, alone: 3 });
+    expect(firstSent).toEqual([3, 1, 1, 1]);
 
     // Failing in the batch's second run ([c, d], then [c again, broken]): the first run's orders are not kept either,
     // so each payment, retried alone, is answered as if the batch had never been sent.
@@ -548,7 +544,7 @@ describe('the order path (what every processor reports into)', () => {
       expect([outcomes[1]!.kind, outcomes[4]!.kind]).toEqual(['created', 'created']);
       expect(failure(outcomes[3])).toEqual(failure(alone[0]));
     });
-    expect(secondSent).toEqual({ together: 2, alone: 5 });
+    expect(secondSent).toEqual([2, 3, 1, 1, 1, 1, 1]);
 
     for (const session of [a, b, c, d, e]) expect(await ordersOf(session!.id)).toHaveLength(1);
     expect(await ordersOf(broken!.id)).toHaveLength(0);

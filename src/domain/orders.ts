@@ -43,9 +43,8 @@ export interface PaymentFacts {
 }
 
 // paymentProblems, planStock and initialStatus decide the payments that need JavaScript; the common payment is decided
-// by the same rules written in SQL (PAID_ORDER_ALONE, and PAID_ORDERS for concurrent payments, in
-// src/db/repositories/orders.ts). test/payments.test.ts pays each case both ways, and at once against one after another,
-// and requires the same orders: change them together.
+// by the same rules written in SQL (PAID_ORDERS, in src/db/repositories/orders.ts). test/payments.test.ts pays each case
+// both ways, and at once against one after another, and requires the same orders: change them together.
 
 /** A payment that does not match the quote is kept, but flagged: never silently accepted, never lost. */
 export function paymentProblems(quote: Quote, payment: PaymentFacts): ReviewReason[] {

@@ -76,7 +76,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
   const at = new Date(deps.now());
   // The common payment, whole in one statement (shared with concurrent payments); the rest (a quote to price now, an
   // agent to tell) in a transaction.
-  const alone = await orders.pay(deps.db, {
+  const taken = await orders.pay(deps.db, {
     processor: report.processor,
     eventId: report.eventId,
     eventType: report.eventType,
@@ -92,14 +92,14 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     buyerEmail: report.buyerEmail ?? null,
     paymentReference: report.paymentReference,
   });
-  switch (alone.kind) {
+  switch (taken.kind) {
     case 'duplicate':
       return { kind: 'duplicate' };
     case 'completed':
       return { kind: 'existing', order: (await orders.findOrderBySession(deps.db, report.sessionId))!.order };
     case 'created':
-      if (alone.order.review_reasons.length) logReview(deps, report, alone.order, alone.quoted);
-      return { kind: 'created', order: alone.order };
+      if (taken.order.review_reasons.length) logReview(deps, report, taken.order, taken.quoted);
+      return { kind: 'created', order: taken.order };
     case 'needs_transaction':
       return recordPaymentInTransaction(deps, report, at);
   }
@@ -123,7 +123,7 @@ function logReview(
   );
 }
 
-/** A payment PAID_ORDER_ALONE leaves to JavaScript: claimed, then written, in one transaction. */
+/** A payment PAID_ORDERS leaves to JavaScript: claimed, then written, in one transaction. */
 async function recordPaymentInTransaction(deps: Deps, report: PaymentReport, at: Date): Promise<PaymentOutcome> {
   const result = await deps.db.transaction(async (trx): Promise<{ outcome: PaymentOutcome; quote?: Quote }> => {
     // The event, the session's lock, the quote sent to the processor and the stock's locks: one round trip.

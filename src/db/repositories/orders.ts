@@ -74,7 +74,7 @@ export async function recordEvent(
  * The first statement of a payment's transaction, in PostgreSQL's own form (runPrepared): the session locked, the
  * event recorded, then, only if it was new, the quote sent to the processor under $6 read, and, only if the session can
  * still become an order, its variants locked in id order (those of $7, or else of the quote sent). Each step depends
- * on the one before, in one round trip instead of four. The locks are taken in the order PAID_ORDER_ALONE takes them
+ * on the one before, in one round trip instead of four. The locks are taken in the order PAID_ORDERS takes them
  * (session, event, stock by id), so concurrent payments of one session, whichever way each goes, and orders sharing
  * variants cannot deadlock. Stock is locked FOR NO KEY UPDATE (see lockStock).
  */
@@ -112,7 +112,7 @@ export interface PaymentEvent {
   checkoutReference: string | undefined;
 }
 
-/** $1 to $6 of PAYMENT_CLAIM and PAID_ORDER_ALONE alike. */
+/** $1 to $6 of PAYMENT_CLAIM. */
 function eventParameters(payment: PaymentEvent): unknown[] {
   const { processor, eventId, eventType, at, sessionId, checkoutReference } = payment;
   return [processor, eventId, eventType, at, sessionId, checkoutReference ?? null];
@@ -257,110 +257,7 @@ export async function insertPaidOrder(db: Db, paid: PaidOrder): Promise<string> 
   return row!.order_number;
 }
 
-/**
- * A paid order in one statement, run on its own (autocommit): the session locked, the event recorded, the quote paid
- * (the one given, $7, or else the one sent to the processor under $6) read, its variants locked in id order FOR NO
- * KEY UPDATE (see lockStock), and, if the event was new, everything the order writes (as PAID_ORDER): the stock left,
- * the redemptions, the order numbered from the sequence with its review reasons (as paymentProblems, planStock and
- * initialStatus decide them), its lines, and its session completed. One round trip, and the stock rows, which every
- * order of a variant takes, are held for this statement only instead of from the claim to a COMMIT of their own.
- *
- * It goes ahead only where nothing but SQL is needed (`ready`): a session awaiting payment (or cancelled meanwhile)
- * whose quote is known and whose agent, if any, takes no order events. Then, or for a session completed already, the
- * event is recorded (`claimable`); otherwise nothing is written, and the caller takes the payment through the
- * transaction of claimPayment and insertPaidOrder, whose JavaScript prices the session or writes the agent's event.
- * The session is locked before the event is recorded: a concurrent payment of the same session waits here and then
- * finds it completed (its locked row is the latest), so it records its own event and makes no order.
- *
- * The stock left and the redemption are written as upserts that always meet their row (the row itself inserted again,
- * `on conflict do update`): each row is locked first (`stock`, `redeemed`), so none can be deleted meanwhile and
- * inserted again by the upsert. Under load this statement waits for those rows, which other orders changed after it began;
- * an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again: about
- * 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's
- * latest version as it is, and the quantities come from `stock`, read from the rows as locked.
- */
-export const PAID_ORDER_ALONE = `with cart as materialized (
-  select id, status, client_id, buyer_email from carts where id = $5 for update
-), ready as materialized (
-  select cart.id, cart.status, cart.client_id, cart.buyer_email, paid.quote
-  from cart, lateral (select coalesce($7::jsonb, (select quote from processor_checkouts
-                                                   where processor = $1 and reference = $6 and session_id = $5)) as quote
-                     ) as paid
-  where cart.status in ('ready_for_payment', 'canceled') and paid.quote is not null
-    and not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null)
-), claimable as materialized (
-  select exists (select from ready) or exists (select from cart where status = 'completed') as yes
-), event as (
-  insert into processor_events (processor, event_id, type, received_at)
-  select $1::text, $2::text, $3::text, $4::timestamptz from claimable where yes
-  on conflict (processor, event_id) do nothing
-  returning event_id
-), wanted as materialized (
-  select line->>'variantId' as id, sum((line->>'quantity')::int) as quantity
-  from ready, jsonb_array_elements(ready.quote->'lines') as line
-  group by 1
-), stock as materialized (
-  select id, manage_inventory, allow_backorder,
-         inventory_quantity - (select quantity from wanted where wanted.id = v.id) as remaining
-  from variants v
-  where id = any(array(select id from wanted)) and exists (select from event)
-  order by id
-  for no key update
-), reasons as materialized (
-  select array_remove(array[
-      case when lower($12) <> lower(ready.quote->>'currencyCode') then 'currency_mismatch'
-           when $11 <> (ready.quote->'totals'->>'total')::bigint then 'amount_mismatch' end,
-      case when ready.status = 'canceled' then 'session_canceled' end,
-      case when exists (select from stock where manage_inventory and remaining < 0 and not allow_backorder)
-           then 'insufficient_stock' end
-    ], null) as list
-  from ready
-  where exists (select from event)
-), taken as (
-  insert into variants select v.* from variants v where id = any(array(select id from stock where manage_inventory))
-  on conflict (id) do update
-  set inventory_quantity = (select case when allow_backorder then remaining else greatest(remaining, 0) end
-                            from stock where stock.id = excluded.id)
-), redeemed as materialized (
-  select code from promotions
-  where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from ready))
-    and exists (select from reasons)
-  order by code
-  for no key update
-), redemptions as (
-  insert into promotions select p.* from promotions p where code = any(array(select code from redeemed))
-  on conflict (code) do update set times_redeemed = promotions.times_redeemed + 1
-), new_order as (
-  insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
-                      discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
-                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
-  select $8, $9 || nextval('order_numbers'), ready.id, ready.client_id,
-         case when cardinality(reasons.list) > 0 then 'needs_review' else 'paid' end, reasons.list,
-         ready.quote->>'regionId', ready.quote->>'currencyCode', (ready.quote->'totals'->>'subtotal')::bigint,
-         (ready.quote->'totals'->>'discount')::bigint, (ready.quote->'totals'->>'shipping')::bigint,
-         (ready.quote->'totals'->>'tax')::bigint, (ready.quote->'totals'->>'total')::bigint, $11, lower($12), 0,
-         array(select code from jsonb_array_elements_text(ready.quote->'promoCodes') with ordinality as c (code, at)
-               order by at),
-         coalesce($13, ready.buyer_email), $1, $14, $10, $4, $4
-  from ready, reasons
-  returning *
-), new_lines as (
-  insert into order_line_items (id, order_id, position, variant_id, title, quantity, unit_amount, base_amount,
-                                discount, subtotal, tax, total)
-  select line->>'id', new_order.id, at - 1, line->>'variantId', line->>'title', (line->>'quantity')::int,
-         (line->>'unitAmount')::bigint, (line->>'baseAmount')::bigint, (line->>'discount')::bigint,
-         (line->>'subtotal')::bigint, (line->>'tax')::bigint, (line->>'total')::bigint
-  from new_order, ready, jsonb_array_elements(ready.quote->'lines') with ordinality as l (line, at)
-), completed as (
-  update carts set status = 'completed', completed_at = $4, updated_at = $4
-  where id = (select session_id from new_order)
-)
-select claimable.yes as claimable, exists (select from event) as recorded, (select status from cart) as cart_status,
-  (select quote->'totals'->>'total' from ready)::bigint as quoted_total,
-  (select quote->>'currencyCode' from ready) as quoted_currency, new_order.*
-from claimable left join new_order on true`;
-
-export interface PaymentAlone extends PaymentEvent {
+export interface PaymentToTake extends PaymentEvent {
   /** The quote paid, when the caller has it (otherwise the one sent under `checkoutReference`). */
   quote: Quote | undefined;
   /** The new order's id and receipt token, and what goes before the sequence's number (`SF-` makes SF-1001). */
@@ -374,8 +271,8 @@ export interface PaymentAlone extends PaymentEvent {
   paymentReference: string;
 }
 
-export type PaidAlone =
-  /** Nothing was written: the payment needs claimPayment's transaction (see PAID_ORDER_ALONE). */
+export type PaymentTaken =
+  /** Nothing was written: the payment needs claimPayment's transaction (see PAID_ORDERS). */
   | { kind: 'needs_transaction' }
   /** The event was handled before: nothing was written. */
   | { kind: 'duplicate' }
@@ -384,7 +281,7 @@ export type PaidAlone =
   /** The order made, and the total and currency of the quote it was made from. */
   | { kind: 'created'; order: OrderRow; quoted: { total: number; currency: string } };
 
-type PaidAloneRow = Partial<OrderRow> & {
+type PaymentTakenRow = Partial<OrderRow> & {
   claimable: boolean;
   recorded: boolean;
   cart_status: CartRow['status'] | null;
@@ -392,23 +289,7 @@ type PaidAloneRow = Partial<OrderRow> & {
   quoted_currency: string | null;
 };
 
-/** Takes a payment in one statement (PAID_ORDER_ALONE), on the pool: not inside a transaction. */
-async function payAlone(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
-  const [row] = await runPrepared<PaidAloneRow>(db, 'paid_order_alone', PAID_ORDER_ALONE, [
-    ...eventParameters(payment),
-    payment.quote === undefined ? null : JSON.stringify(payment.quote),
-    payment.orderId,
-    payment.numberPrefix,
-    payment.permalinkToken,
-    payment.amountPaid,
-    payment.currency,
-    payment.buyerEmail,
-    payment.paymentReference,
-  ]);
-  return paidAlone(row!);
-}
-
-function paidAlone(row: PaidAloneRow): PaidAlone {
+function paymentTaken(row: PaymentTakenRow): PaymentTaken {
   const { claimable, recorded, cart_status, quoted_total, quoted_currency, ...order } = row;
   if (!claimable) return { kind: 'needs_transaction' };
   if (!recorded) return { kind: 'duplicate' };
@@ -417,19 +298,39 @@ function paidAlone(row: PaidAloneRow): PaidAlone {
 }
 
 /**
- * PAID_ORDER_ALONE for many payments of distinct sessions and distinct events at once, in one statement and one
- * commit, each payment's outcome what it would be had they been paid alone one after another in the order given
- * (`n`, from 1): $1 is a JSON array of records, one per payment (paidOrdersRecord), so the text is fixed whatever the
- * batch holds. The locks are taken as PAID_ORDER_ALONE takes them, each kind in key order (the sessions by id, the
- * events by key, the stock by id, the promotions by code), so two instances' statements cannot deadlock (a batch of
- * several runs takes them all first: PAYMENT_LOCKS).
+ * Paid orders in one statement, run on its own (autocommit), for one payment or for many of distinct sessions and
+ * distinct events ($1: a JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the
+ * batch holds). For each payment: the session locked, the event recorded, the quote paid (the one given, or else the
+ * one sent to the processor under its checkout reference) read, its variants locked FOR NO KEY UPDATE (see lockStock),
+ * and, if the event was new, everything the order writes (as PAID_ORDER): the stock left, the redemptions, the order
+ * numbered from the sequence with its review reasons (as paymentProblems, planStock and initialStatus decide them), its
+ * lines, and its session completed. One round trip and one commit for every payment it carries, and the stock rows,
+ * which every order of a variant takes, are held for this statement only. Each payment's outcome is what it would be
+ * had the payments been paid one after another in the order given.
+ *
+ * A payment goes ahead only where nothing but SQL is needed (`ready`): a session awaiting payment (or cancelled
+ * meanwhile) whose quote is known and whose agent, if any, takes no order events. Then, or for a session completed
+ * already, the event is recorded (`claimable`); otherwise nothing is written for it, and the caller takes the payment
+ * through the transaction of claimPayment and insertPaidOrder, whose JavaScript prices the session or writes the
+ * agent's event. The session is locked before the event is recorded: a concurrent payment of the same session waits
+ * here and then finds it completed (its locked row is the latest), so it records its own event and makes no order.
+ * The locks are taken each kind in key order (the sessions by id, the events by key, the stock by id, the promotions by
+ * code), so two instances' statements cannot deadlock (a batch of several runs takes them all first: PAYMENT_LOCKS).
  *
  * Where payments meet is the stock and the promotions. A variant's stock after each order, in payment order, is what
  * it was less the running sum of the quantities ordered so far (`running`): floored at zero without backorder, and
  * flooring each order's result or only the last gives the same number; an order is short when its running sum passes
  * the stock (then so are the later ones, for a quantity of at least one). The stock left is the last order's; a
  * promotion is redeemed once per order that names it. The order numbers are drawn from the sequence and handed out in
- * payment order. Exported, as PAID_ORDER_ALONE is, so that tests can count the statements sent.
+ * payment order.
+ *
+ * The stock left and the redemptions are written as upserts that always meet their row (the row itself inserted
+ * again, `on conflict do update`): each row is locked first (`stock`, `redeemed`), so none can be deleted meanwhile and
+ * inserted again by the upsert. Under load this statement waits for those rows, which other orders changed after it
+ * began; an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again: about
+ * 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's latest
+ * version as it is, and the quantities come from `stock`, read from the rows as locked. Exported so that tests can
+ * count the statements sent.
  */
 export const PAID_ORDERS = `with payment as materialized (
   select * from jsonb_to_recordset($1::jsonb) as p (n int, processor text, event_id text, event_type text,
@@ -548,7 +449,7 @@ from payment
 order by payment.n`;
 
 /** A payment as one record of PAID_ORDERS's $1. */
-function paidOrdersRecord(payment: PaymentAlone, n: number) {
+function paidOrdersRecord(payment: PaymentToTake, n: number) {
   return {
     n,
     processor: payment.processor,
@@ -568,9 +469,9 @@ function paidOrdersRecord(payment: PaymentAlone, n: number) {
   };
 }
 
-/** Payments of distinct sessions and distinct events in one statement (PAID_ORDERS), on `db`. */
-async function payTogether(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
-  const rows = await runPrepared<PaidAloneRow & { n: number }>(db, 'paid_orders', PAID_ORDERS, [
+/** One payment, or many of distinct sessions and distinct events, in one statement (PAID_ORDERS), on `db`. */
+async function payTogether(db: Db, payments: PaymentToTake[]): Promise<PaymentTaken[]> {
+  const rows = await runPrepared<PaymentTakenRow & { n: number }>(db, 'paid_orders', PAID_ORDERS, [
     JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
   ]);
   // Each payment's row by its number, whatever order and count the rows come in.
@@ -578,7 +479,7 @@ async function payTogether(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[
   return payments.map((_, index) => {
     const row = byNumber.get(index + 1);
     if (!row) throw new Error(`PAID_ORDERS returned no row for payment ${index + 1}`);
-    return paidAlone(row);
+    return paymentTaken(row);
   });
 }
 
@@ -586,8 +487,8 @@ async function payTogether(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[
  * The batch cut, in its order, into runs in which no session and no event comes twice: a payment that meets an
  * earlier one of its run starts the next, so it sees what the earlier one wrote, as it would paid after it.
  */
-function runsOfDistinctPayments(payments: PaymentAlone[]): PaymentAlone[][] {
-  const runs: PaymentAlone[][] = [];
+function runsOfDistinctPayments(payments: PaymentToTake[]): PaymentToTake[][] {
+  const runs: PaymentToTake[][] = [];
   let seen = new Set<string>();
   for (const payment of payments) {
     const keys = [`session ${payment.sessionId}`, `event ${payment.processor} ${payment.eventId}`];
@@ -641,14 +542,14 @@ select (select count(*) from cart) as carts, (select count(*) from stock) as sto
  * committed would have the batch's retry find the first run's events recorded, and answer them as duplicates) that
  * first takes every lock of its runs (PAYMENT_LOCKS).
  */
-async function payMany(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
+async function payMany(db: Db, payments: PaymentToTake[]): Promise<PaymentTaken[]> {
   const runs = runsOfDistinctPayments(payments);
   if (runs.length === 1) return payTogether(db, payments);
   return db.transaction(async (trx) => {
     await runPrepared(trx, 'payment_locks', PAYMENT_LOCKS, [
       JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
     ]);
-    const paid: PaidAlone[] = [];
+    const paid: PaymentTaken[] = [];
     for (const run of runs) paid.push(...(await payTogether(trx, run)));
     return paid;
   });
@@ -662,19 +563,19 @@ async function payMany(db: Db, payments: PaymentAlone[]): Promise<PaidAlone[]> {
  */
 const MAX_PAYMENT_STATEMENTS_IN_FLIGHT = 2;
 const MAX_PAYMENTS_PER_STATEMENT = 16;
-const paymentBatcher = batchedPerDatabase<PaymentAlone, PaidAlone>((db) => ({
-  one: (payment) => payAlone(db, payment),
+const paymentBatcher = batchedPerDatabase<PaymentToTake, PaymentTaken>((db) => ({
+  one: async (payment) => (await payTogether(db, [payment]))[0]!,
   many: (payments) => payMany(db, payments),
   maxBatch: MAX_PAYMENTS_PER_STATEMENT,
   maxInFlight: MAX_PAYMENT_STATEMENTS_IN_FLIGHT,
 }));
 
 /**
- * Takes a payment in one statement, on the pool (not inside a transaction): alone (PAID_ORDER_ALONE) or with
- * concurrent payments (PAID_ORDERS), with the outcome it would have alone, paid after those before it in the batch.
+ * Takes a payment in one statement (PAID_ORDERS), on the pool (not inside a transaction): alone, or with concurrent
+ * payments, with the outcome it would have alone, paid after those before it in the batch.
  * A batch that fails is retried payment by payment, alone, so each gets the outcome and the error it would get alone.
  */
-export function pay(db: Db, payment: PaymentAlone): Promise<PaidAlone> {
+export function pay(db: Db, payment: PaymentToTake): Promise<PaymentTaken> {
   return paymentBatcher(db)(payment);
 }
 
