@@ -1,8 +1,9 @@
 // The webhook-to-order path's database ceiling (issue #15): the statements the service sends for one order (one
 // statement on its own, or a transaction from BEGIN to COMMIT, whichever the service does), captured from the service
 // itself (an instance in this process, on the bench's database, taking one paid delivery) and replayed by pgbench once
-// per order, with fresh ids in every replay, so that the ceiling follows the service's statements as they change
-// instead of a copy of them.
+// per order, with fresh ids in every replay (a parameter of their own, or a string inside a JSON parameter), so that
+// the ceiling follows the service's statements as they change instead of a copy of them; a replay that made no order
+// stops the bench.
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startService } from '../src/service.js';
@@ -111,9 +112,23 @@ export function replayScript(transaction: OrderTransaction): { script: string; v
     variables[name] = value;
     return `:${name}`;
   };
+  // A JSON document holding fresh values (a batch of payments is one): each such value, a whole JSON string, replaced.
+  const freshInJson = (text: string): string | undefined => {
+    const found = transaction.fresh.filter((value) => text.includes(JSON.stringify(value)));
+    if (found.length === 0) return undefined;
+    return found.reduce(
+      (expression, value) =>
+        `replace(${expression}, ${bind(JSON.stringify(value))}, '"' || ${freshExpression(value)} || '"')`,
+      `CAST(${bind(text)} AS text)`,
+    );
+  };
   const parameter = (value: unknown): string => {
     if (value === null || value === undefined) return 'NULL';
     if (isFresh(value)) return freshExpression(value);
+    if (typeof value === 'string') {
+      const replaced = freshInJson(value);
+      if (replaced) return replaced;
+    }
     if (Array.isArray(value))
       return value.some(isFresh)
         ? `ARRAY[${value.map((element) => (isFresh(element) ? freshExpression(element) : bind(String(element)))).join(', ')}]`
@@ -179,21 +194,45 @@ export async function replayOrders(
   const from = settings.round * settings.transactionsPerClient;
   await copySessions(databaseUrl, transaction, settings.clients, from, from + settings.transactionsPerClient);
   const { script, variables } = replayScript(transaction);
-  return runScript(databaseUrl, script, { ...variables, k: String(from) }, settings);
+  const figures = await runScript(databaseUrl, script, { ...variables, k: String(from) }, settings);
+  // Each replay must have made an order of its own: replays answered as duplicates would measure something cheaper.
+  const expected = settings.clients * settings.transactionsPerClient;
+  const made = await replayedOrders(databaseUrl, transaction, from, from + settings.transactionsPerClient);
+  if (made !== expected) throw new Error(`the ceiling's replays made ${made} orders, not ${expected}`);
+  return figures;
+}
+
+/** A LIKE pattern for the copies of a captured value made by the replays: `<value>_…`. */
+const likePrefix = (value: string) => `${value.replaceAll('_', '\\_')}\\_%`;
+
+/** How many orders the replays numbered (from, to] made. */
+async function replayedOrders(databaseUrl: string, transaction: OrderTransaction, from: number, to: number) {
+  const [, , orderId] = transaction.fresh;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ made: number }>(
+      `select count(*)::int as made from orders
+       where id like $1 and split_part(id, '_', -1)::int > $2 and split_part(id, '_', -1)::int <= $3`,
+      [likePrefix(orderId!), from, to],
+    );
+    return rows[0]!.made;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Removes what the replays wrote (for a database given in DATABASE_URL; a fresh one is dropped whole). */
 export async function removeReplayedOrders(databaseUrl: string, transaction: OrderTransaction): Promise<void> {
   const [eventId, sessionId, orderId] = transaction.fresh;
-  const like = (value: string) => `${value.replaceAll('_', '\\_')}\\_%`;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('delete from order_line_items where order_id like $1', [like(orderId!)]);
-    await client.query('delete from orders where id like $1', [like(orderId!)]);
-    await client.query('delete from processor_checkouts where session_id like $1', [like(sessionId!)]);
-    await client.query('delete from carts where id like $1', [like(sessionId!)]);
-    await client.query('delete from processor_events where event_id like $1', [like(eventId!)]);
+    await client.query('delete from order_line_items where order_id like $1', [likePrefix(orderId!)]);
+    await client.query('delete from orders where id like $1', [likePrefix(orderId!)]);
+    await client.query('delete from processor_checkouts where session_id like $1', [likePrefix(sessionId!)]);
+    await client.query('delete from carts where id like $1', [likePrefix(sessionId!)]);
+    await client.query('delete from processor_events where event_id like $1', [likePrefix(eventId!)]);
   } finally {
     await client.end();
   }
