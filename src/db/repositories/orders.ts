@@ -297,6 +297,16 @@ function paymentTaken(row: PaymentTakenRow): PaymentTaken {
   return { kind: 'created', order: order as OrderRow, quoted: { total: quoted_total!, currency: quoted_currency! } };
 }
 
+/** The payments of PAID_ORDERS and PAYMENT_LOCKS: $1, a JSON array of paidOrdersRecord. */
+const PAYMENTS = `jsonb_to_recordset($1::jsonb) as p (n int, processor text, event_id text, event_type text,
+    at timestamptz, session_id text, checkout_reference text, quote_given jsonb, order_id text, number_prefix text,
+    permalink_token text, amount_paid bigint, currency text, buyer_email text, payment_reference text)`;
+
+/** The quote a row `payment` of PAYMENTS pays: the one given, or else the one sent to the processor. */
+const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_checkouts c
+                                    where c.processor = payment.processor and c.reference = payment.checkout_reference
+                                      and c.session_id = payment.session_id))`;
+
 /**
  * Paid orders in one statement, run on its own (autocommit), for one payment or for many of distinct sessions and
  * distinct events ($1: a JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the
@@ -333,9 +343,7 @@ function paymentTaken(row: PaymentTakenRow): PaymentTaken {
  * count the statements sent.
  */
 export const PAID_ORDERS = `with payment as materialized (
-  select * from jsonb_to_recordset($1::jsonb) as p (n int, processor text, event_id text, event_type text,
-    at timestamptz, session_id text, checkout_reference text, quote_given jsonb, order_id text, number_prefix text,
-    permalink_token text, amount_paid bigint, currency text, buyer_email text, payment_reference text)
+  select * from ${PAYMENTS}
 ), cart as materialized (
   select id, status, client_id, buyer_email from carts
   where id = any(array(select session_id from payment))
@@ -344,11 +352,7 @@ export const PAID_ORDERS = `with payment as materialized (
 ), ready as materialized (
   select payment.n, cart.status, cart.client_id, cart.buyer_email as session_buyer_email, paid.quote
   from payment join cart on cart.id = payment.session_id,
-    lateral (select coalesce(payment.quote_given, (select quote from processor_checkouts c
-                                                    where c.processor = payment.processor
-                                                      and c.reference = payment.checkout_reference
-                                                      and c.session_id = payment.session_id)) as quote
-            ) as paid
+    lateral (select ${QUOTE_PAID} as quote) as paid
   where cart.status in ('ready_for_payment', 'canceled') and paid.quote is not null
     and not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null)
 ), claimable as materialized (
@@ -511,15 +515,12 @@ function runsOfDistinctPayments(payments: PaymentToTake[]): PaymentToTake[][] {
  * are not locked: an event is only ever recorded under its own session's lock, which is held here.
  */
 export const PAYMENT_LOCKS = `with payment as materialized (
-  select * from jsonb_to_recordset($1::jsonb) as p (processor text, session_id text, checkout_reference text,
-    quote_given jsonb)
+  select * from ${PAYMENTS}
 ), cart as materialized (
   select id from carts where id = any(array(select session_id from payment)) order by id for update
 ), quote as materialized (
-  select coalesce(payment.quote_given, (select quote from processor_checkouts c
-                                        where c.processor = payment.processor
-                                          and c.reference = payment.checkout_reference
-                                          and c.session_id = payment.session_id)) as quote
+  -- read once the sessions are locked, as PAID_ORDERS reads it
+  select ${QUOTE_PAID} as quote
   from payment
   where (select count(*) from cart) >= 0
 ), stock as materialized (
