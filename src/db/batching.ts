@@ -1,8 +1,8 @@
 // Statement batching: concurrent statements of the same kind coalesced into one (the group commit of new carts, the
 // batched session read). DataLoader does the batching (a batch stays open, collecting items, until it is dispatched or
-// full); the schedule below dispatches a batch at once while fewer than `maxInFlight` batch statements run, and
-// otherwise when one of them ends. So a lone item goes at once (one microtask later), and under load each statement
-// carries everything that queued meanwhile. Its cache is off: every item is sent in a statement that starts after the
+// full); the schedule below dispatches a batch at once while fewer than `eagerInFlight` batch statements run, a full
+// batch also while fewer than `maxInFlight` run, and otherwise when one of them ends. So a lone item goes at once (one
+// microtask later), and under load each statement carries everything that queued meanwhile. Its cache is off: every item is sent in a statement that starts after the
 // item arrived, so it sees every write committed before.
 import DataLoader from 'dataloader';
 
@@ -23,6 +23,13 @@ export interface BatchingOptions<Item, Result> {
   maxBatch: number;
   /** How many statements may run at once; further items queue for the next one. */
   maxInFlight: number;
+  /**
+   * How many statements may run before a further one waits for a full batch (default maxInFlight). Below it a batch
+   * goes at once however few items it holds; from it up to maxInFlight only a full batch goes. A fast database then
+   * gets fewer, larger statements (less of its CPU per item), and a slow one (a long commit) still gets more than one
+   * statement's worth of items at a time.
+   */
+  eagerInFlight?: number;
   /** How long an item may wait in the queue (the statement itself has the database's own timeouts). */
   queueTimeoutMs: number;
   /** A failure that is no member's own (the database unreachable or timing out): every member gets it, no retry. */
@@ -35,6 +42,11 @@ interface Entry<Item> {
   timer: NodeJS.Timeout | undefined;
 }
 
+interface WaitingBatch {
+  dispatch(): void;
+  items: number;
+}
+
 type Outcome<Result> = { result: Result } | { error: Error };
 
 /**
@@ -45,13 +57,27 @@ type Outcome<Result> = { result: Result } | { error: Error };
 export function batchedStatements<Item, Result>(
   options: BatchingOptions<Item, Result>,
 ): (item: Item) => Promise<Result> {
+  const eagerInFlight = options.eagerInFlight ?? options.maxInFlight;
   let inFlight = 0;
-  const waiting: Array<() => void> = [];
-  // A finished statement hands its slot to the oldest waiting batch, if any.
+  // Batches waiting for a statement, oldest first, each with the number of items it holds so far. Only the newest one
+  // takes items: every other is full.
+  const waiting: WaitingBatch[] = [];
+  let newest: WaitingBatch | undefined;
+  // Starts the oldest waiting batches that may go: any while fewer than eagerInFlight statements run, a full one while
+  // fewer than maxInFlight run.
+  const dispatchWaiting = () => {
+    for (let next = waiting[0]; next !== undefined; next = waiting[0]) {
+      const mayGo = inFlight < eagerInFlight || (inFlight < options.maxInFlight && next.items === options.maxBatch);
+      if (!mayGo) return;
+      waiting.shift();
+      inFlight++;
+      queueMicrotask(next.dispatch);
+    }
+  };
+  // A finished statement hands its slot on.
   const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else inFlight--;
+    inFlight--;
+    dispatchWaiting();
   };
 
   async function run(entries: readonly Entry<Item>[]): Promise<Array<Result | Error>> {
@@ -100,10 +126,9 @@ export function batchedStatements<Item, Result>(
       maxBatchSize: options.maxBatch,
       // Called when a batch opens, before its first item joins: dispatching is always deferred at least a microtask.
       batchScheduleFn: (dispatch) => {
-        if (inFlight < options.maxInFlight) {
-          inFlight++;
-          queueMicrotask(dispatch);
-        } else waiting.push(dispatch);
+        newest = { dispatch, items: 0 };
+        waiting.push(newest);
+        dispatchWaiting();
       },
     },
   );
@@ -119,6 +144,8 @@ export function batchedStatements<Item, Result>(
       };
       entry.timer!.unref();
       loader.load(entry).then(resolve, reject);
+      // load() put the entry in the newest batch (opening it, and scheduling it above, if the last one was full or gone).
+      if (newest && ++newest.items === options.maxBatch) dispatchWaiting();
     });
 }
 

@@ -68,7 +68,9 @@ export function numberedPlaceholders(sql: string): string {
  * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone.
  */
 export function batchedPerDatabase<Item, Result>(
-  options: (db: Db) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight'>,
+  options: (
+    db: Db,
+  ) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight' | 'eagerInFlight'>,
 ): (db: Db) => (item: Item) => Promise<Result> {
   const batchers = new WeakMap<Db, (item: Item) => Promise<Result>>();
   return (db) => {

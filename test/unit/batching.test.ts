@@ -1,7 +1,7 @@
 // Statement batching's mechanics (the group commit of creates, the batched session read) with a stand-in for the
 // database: a lone item goes at once, later items queue while statements run and go together, each answered with its
-// own result, batches are capped, a failed batch is retried member by member, a shared failure is not, and a queued
-// item's wait is bounded.
+// own result, batches are capped, statements beyond the eager ones carry full batches only, a failed batch is retried
+// member by member, a shared failure is not, and a queued item's wait is bounded.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from '../../src/db/batching.js';
 
@@ -96,6 +96,56 @@ describe('statement batching', () => {
     statements[1]!.finish();
     await settle();
     expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b'], ['c', 'd']]);
+  });
+
+  it('starts a statement beyond eagerInFlight only for a full batch, up to maxInFlight', async () => {
+    const { statements, store } = fakeDatabase({ maxBatch: 3, maxInFlight: 2, eagerInFlight: 1 });
+    store('a');
+    await settle();
+    // One statement runs: a batch that is not full waits for it, however long.
+    store('b');
+    store('c');
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a']]);
+    // Full now: it takes the second slot at once. The next batch waits again, for either statement.
+    store('d');
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd']]);
+    store('e');
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd']]);
+    statements[1]!.finish();
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd']]);
+    statements[0]!.finish();
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+  });
+
+  it('never runs more than maxInFlight statements, full batches included', async () => {
+    const { statements, store } = fakeDatabase({ maxBatch: 2, maxInFlight: 2, eagerInFlight: 1 });
+    const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map(store);
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    statements[0]!.finish();
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e', 'f'],
+    ]);
+    statements[1]!.finish();
+    await settle();
+    // One statement still runs: the last item, alone in its batch, waits for it.
+    expect(statements).toHaveLength(3);
+    statements[2]!.finish();
+    await settle();
+    expect(statements.map((statement) => statement.items)).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f'], ['g']]);
+    statements[3]!.finish();
+    expect(await outcomes(all)).toEqual(['A', 'B', 'C', 'D', 'E', 'F', 'G']);
   });
 
   it('puts at most maxBatch items in one statement', async () => {

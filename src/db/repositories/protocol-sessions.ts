@@ -109,7 +109,7 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolea
   return batch.map((item, index) => firsts.get(keys[index]!) === item && stored.has(keys[index]!));
 }
 
-/** As carts.ts's group commit of new carts, for the protocol creates under a key. */
+/** As carts.ts's group commit of new carts (a second statement for a full batch only), for the protocol creates. */
 const MAX_STORES_IN_FLIGHT = 2;
 const MAX_CREATES_PER_STATEMENT = 16;
 const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => ({
@@ -117,6 +117,7 @@ const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => (
   many: (batch) => storeMany(db, batch),
   maxBatch: MAX_CREATES_PER_STATEMENT,
   maxInFlight: MAX_STORES_IN_FLIGHT,
+  eagerInFlight: 1,
 }));
 
 /**
