@@ -126,15 +126,17 @@ describe('Idempotency-Key', () => {
       },
       [],
       {
-        scope: 'createCheckoutSession',
-        key: 'key-takeover',
-        requestHash: requestHash(body),
-        status: 201,
-        body: cart,
-        apiVersion: stored.api_version,
-        createdAt: new Date(clock),
-        expiresAt: new Date(clock + 1_000),
-        replaces: new Date(new Date(stored.created_at).getTime() - 1).toISOString(),
+        answer: {
+          scope: 'createCheckoutSession',
+          key: 'key-takeover',
+          requestHash: requestHash(body),
+          status: 201,
+          body: cart,
+          apiVersion: stored.api_version,
+          createdAt: new Date(clock),
+          expiresAt: new Date(clock + 1_000),
+          replaces: new Date(new Date(stored.created_at).getTime() - 1).toISOString(),
+        },
       },
     );
     expect(late).toBe(false);

@@ -77,15 +77,31 @@ export async function cancelLockWaitersUntil<T>(database: TestDatabase, pending:
 }
 
 /**
+ * Changes the catalogue's version (as any change to what a create reads does), so that a create priced from an earlier
+ * read is not stored and reads again: every create sent after this reads.
+ */
+export async function changeCatalogVersion(database: TestDatabase): Promise<void> {
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query('update catalog_version set version = version + 1');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * Holds every create's read (they read promotions) behind a lock while `send` sends creates to `api`; once the first
  * read statement waits, cancels each statement waiting on the lock (the lone read's, then the batch's that queued
- * meanwhile) until every create is answered. The answers, and how many read statements carried them.
+ * meanwhile) until every create is answered. The answers, and how many read statements carried them. Every create
+ * reads (changeCatalogVersion), those like earlier ones included.
  */
 export async function createsWithReadsCancelled<T>(
   database: TestDatabase,
   api: TestService,
   send: () => Array<Promise<T>>,
 ): Promise<{ answers: T[]; statements: number }> {
+  await changeCatalogVersion(database);
   const held = await holdTable(database, 'promotions', 'access exclusive');
   const sent = statementsSent([api], NEW_CART_READS);
   const pending = Promise.all(send());

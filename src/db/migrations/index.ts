@@ -6,6 +6,7 @@ import * as checkout from './003_checkout.js';
 import * as retention from './004_retention.js';
 import * as orders from './005_orders.js';
 import * as protocols from './006_protocols.js';
+import * as catalogVersion from './007_catalog_version.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '004_retention': retention,
   '005_orders': orders,
   '006_protocols': protocols,
+  '007_catalog_version': catalogVersion,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

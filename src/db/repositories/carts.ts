@@ -87,7 +87,10 @@ function newCartAndLines(condition: string): string {
 )`;
 }
 
-const NEW_CART_AND_LINES = `with ${newCartAndLines('true')} select id from new_cart`;
+/** The catalogue version a cart was priced at, when priced from an earlier read: stored only if it is still current. */
+const STILL_PRICED_AT = '(select coalesce(?::bigint = version, true) from catalog_version)';
+
+const NEW_CART_AND_LINES = `with ${newCartAndLines(STILL_PRICED_AT)} select id from new_cart`;
 
 /** The same under an Idempotency-Key: the key's answer first, and the cart only if the key took it. */
 const NEW_CART_AND_LINES_ANSWERING_KEY = `with claimed as (
@@ -100,26 +103,26 @@ interface CartToStore {
   cart: NewCartRow;
   lines: NewLine[];
   answer: KeyAnswer | undefined;
+  pricedAt: string | undefined;
 }
 
 /**
  * One cart, its lines and (under an Idempotency-Key) its key's answer, in one statement of fixed text. False when
  * the key already had an answer: nothing was stored.
  */
-async function insertOneCart(db: Db, { cart, lines, answer }: CartToStore): Promise<boolean> {
-  const bindings = newCartBindings(cart, lines);
+async function insertOneCart(db: Db, { cart, lines, answer, pricedAt }: CartToStore): Promise<boolean> {
   const statement = answer
     ? asPrepared(
         'insert_cart_answering_key',
-        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...bindings]),
+        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...newCartBindings(cart, lines)]),
       )
-    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, bindings));
+    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, newCartBindings(cart, lines, [pricedAt ?? null])));
   const { rows } = (await statement) as { rows: unknown[] };
   return rows.length === 1;
 }
 
-/** The bindings of newCartAndLines, in its order. */
-function newCartBindings(cart: NewCartRow, lines: NewLine[]): Knex.RawBinding[] {
+/** The bindings of newCartAndLines, in its order, with those of its condition. */
+function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.RawBinding[] = []): Knex.RawBinding[] {
   return [
     cart.id,
     cart.region_id,
@@ -131,6 +134,7 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[]): Knex.RawBinding[] 
     cart.updated_at,
     jsonText(cart.buyer_details),
     jsonText(cart.fulfillment_details),
+    ...condition,
     lines.map((line) => line.id),
     lines.map((line) => line.variant_id),
     lines.map((line) => line.quantity),
@@ -177,8 +181,9 @@ export const NEW_CARTS_AND_LINES = `new_carts as (
          buyer_details, fulfillment_details
   from jsonb_to_recordset(?::jsonb) as cart (id text, region_id text, status text, buyer_email text,
     promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
-    fulfillment_details jsonb, key_scope text, key text)
-  where cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed)
+    fulfillment_details jsonb, key_scope text, key text, priced_at bigint)
+  where (cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed))
+    and (select coalesce(cart.priced_at = version, true) from catalog_version)
   returning id
 ), new_lines as (
   insert into cart_line_items (id, cart_id, variant_id, quantity, position)
@@ -189,14 +194,20 @@ export const NEW_CARTS_AND_LINES = `new_carts as (
 
 /** The bindings of NEW_CARTS_AND_LINES: each cart under its key (if any), as JSON arrays of records. */
 export function newCartsAndLinesBindings(
-  batch: Array<{ cart: NewCartRow; lines: NewLine[]; key: { scope: string; key: string } | undefined }>,
+  batch: Array<{
+    cart: NewCartRow;
+    lines: NewLine[];
+    key: { scope: string; key: string } | undefined;
+    pricedAt?: string | undefined;
+  }>,
 ): [string, string] {
-  const cartRecords = batch.map(({ cart, key }) => ({
+  const cartRecords = batch.map(({ cart, key, pricedAt }) => ({
     ...cart,
     buyer_details: cart.buyer_details ?? null,
     fulfillment_details: cart.fulfillment_details ?? null,
     key_scope: key?.scope ?? null,
     key: key?.key ?? null,
+    priced_at: pricedAt ?? null,
   }));
   const lineRecords = batch.flatMap(({ cart, lines }) =>
     lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
@@ -231,7 +242,9 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]>
     .flatMap(({ answer }) => (answer ? [answer] : []))
     .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
     .map(answerRecord);
-  const carts = newCartsAndLinesBindings(sent.map(({ cart, lines, answer }) => ({ cart, lines, key: answer })));
+  const carts = newCartsAndLinesBindings(
+    sent.map(({ cart, lines, answer, pricedAt }) => ({ cart, lines, key: answer, pricedAt })),
+  );
   const { rows } = (await asPrepared(
     'insert_carts',
     db.raw(NEW_CARTS_LINES_AND_ANSWERS, [JSON.stringify(answers), ...carts]),
@@ -259,6 +272,13 @@ const cartStore = batchedPerDatabase<CartToStore, boolean>((db) => ({
 }));
 
 /**
+ * What a new cart is stored under: its key's answer (a create under an Idempotency-Key, always priced from its own
+ * read), or the catalogue version it was priced at when priced from an earlier read (NewCartReads' catalogVersion), so
+ * that it is stored only if nothing it was priced from changed since (false otherwise: nothing stored).
+ */
+export type StoredUnder = { answer: KeyAnswer; pricedAt?: never } | { answer?: never; pricedAt?: string | undefined };
+
+/**
  * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
  * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
  * the same statement claims the key with its `answer`, so a stored answer always describes a stored cart, and the
@@ -266,8 +286,13 @@ const cartStore = batchedPerDatabase<CartToStore, boolean>((db) => ({
  * Resolves once committed. Outside a transaction the statement may carry other requests' carts too (group commit);
  * a batch that fails is retried cart by cart, so each request gets the outcome and the error it would get alone.
  */
-export async function insertCart(db: Db, cart: NewCartRow, lines: NewLine[], answer?: KeyAnswer): Promise<boolean> {
-  const toStore = { cart, lines, answer };
+export async function insertCart(
+  db: Db,
+  cart: NewCartRow,
+  lines: NewLine[],
+  stored: StoredUnder = {},
+): Promise<boolean> {
+  const toStore = { cart, lines, answer: stored.answer, pricedAt: stored.pricedAt };
   return db.isTransaction ? insertOneCart(db, toStore) : cartStore(db)(toStore);
 }
 

@@ -229,6 +229,8 @@ export interface NewCartReads {
   promotions: Map<string, Promotion>;
   /** Under an Idempotency-Key, the key's record (undefined when it has none). */
   keyRecord?: IdempotencyRecord | undefined;
+  /** The catalogue's version these reads saw (see insertCart's `pricedAt`). */
+  catalogVersion: string;
 }
 
 /** Under an Idempotency-Key, the key whose record the create's read brings. */
@@ -283,7 +285,7 @@ export const NEW_CART_READS = `with member as (
 ), requested_code as (
   select * from unnest((select $11::int[]), (select $12::text[])) as requested_code (owner, code)
 )
-select member.position, region.json as region,
+select member.position, region.json as region, (select version from catalog_version)::text as catalog_version,
   member.country is not null and exists (select from region_countries where lower(iso_2) = member.country)
     as country_served,
   (select array(select currency_code from regions order by rank)) as currencies,
@@ -328,6 +330,8 @@ export interface CreateReads {
   promotions: PromotionRow[];
   key_record: IdempotencyRecord | null;
   protocol_record: StoredAnswer | null;
+  /** The catalogue's version (catalog_version) these reads saw, a bigint as text. */
+  catalog_version: string;
 }
 
 interface NewCartReadsRow extends CreateReads {
@@ -412,6 +416,7 @@ export async function findNewCartReads(db: Db, read: NewCartRead): Promise<NewCa
     region: row.region ?? undefined,
     variants: row.variants,
     promotions: promotionsOf(row.promotions),
+    catalogVersion: row.catalog_version,
     ...(read.key ? { keyRecord: row.key_record ?? undefined } : {}),
   };
 }

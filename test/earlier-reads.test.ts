@@ -1,0 +1,178 @@
+// A create without a key like an earlier one is priced from the earlier one's read (src/services/checkout.ts,
+// createCheckoutSession) and stored only if the catalogue has not changed since (catalog_version, compared by the
+// insert itself): it sends no read, answers what a fresh read would answer, and a change to anything a create reads, on
+// any instance, is in the next create's answer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
+import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import { startTestService, type TestService } from './support/service.js';
+import { statementsSent } from './support/statements.js';
+
+const TWO_PACK = 'variant_01tongue2pack';
+const TRAVEL = 'variant_01tonguetravel';
+
+async function create(api: TestService, body: unknown) {
+  const response = await api.http('/checkout_sessions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+/** An answer without what differs between two creates of the same request (ids and the checkout URL). */
+function figures(answer: { status: number; body: any }) {
+  const { id: _id, payment_provider: _provider, line_items: lines, ...rest } = answer.body;
+  return { status: answer.status, ...rest, line_items: lines?.map(({ id: _line, ...line }: any) => line) };
+}
+
+/** A create's answer and how many create reads its instance sent for it. */
+async function createCountingReads(api: TestService, body: unknown) {
+  const sent = statementsSent([api], NEW_CART_READS);
+  try {
+    return { answer: await create(api, body), reads: sent.sent };
+  } finally {
+    sent.stop();
+  }
+}
+
+async function cartCount(api: TestService): Promise<number> {
+  const [row] = await api.service.deps.db('carts').count({ count: '*' });
+  return Number(row?.count);
+}
+
+describe('creates priced from an earlier read', () => {
+  let api: TestService;
+  beforeAll(async () => {
+    api = await startTestService();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('answers a create like an earlier one without reading, as a fresh read would, and stores it once', async () => {
+    const body = { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }], promo_codes: ['10OFF'] };
+    const first = await createCountingReads(api, body);
+    expect(first.answer.status).toBe(201);
+    expect(first.reads).toBe(1);
+    const before = await cartCount(api);
+    const again = await createCountingReads(api, { ...body, buyer: { email: 'again@example.com' } });
+    expect(again.reads).toBe(0);
+    expect(figures(again.answer)).toEqual(figures(first.answer));
+    expect(again.answer.body.id).not.toBe(first.answer.body.id);
+    expect(await cartCount(api)).toBe(before + 1);
+    const stored = await api.service.deps.db('carts').where({ id: again.answer.body.id }).first();
+    expect(stored).toMatchObject({ buyer_email: 'again@example.com', promo_codes: ['10OFF'] });
+  });
+
+  it('prices the next creates at a price changed since, alone or sharing an insert, and stores only those', async () => {
+    const db = api.service.deps.db;
+    const body = { region_id: 'reg_eu', items: [{ id: TRAVEL }] };
+    const first = await create(api, body);
+    expect(first.status).toBe(201);
+    const price = (await db('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_eu' }).first()).amount;
+    await db('variant_prices')
+      .where({ variant_id: TRAVEL, region_id: 'reg_eu' })
+      .update({ amount: price + 100 });
+    try {
+      const before = await cartCount(api);
+      const changed = await createCountingReads(api, body);
+      expect(changed.reads).toBe(1);
+      expect(changed.answer.body.line_items[0].base_amount).toBe((price + 100) / 100);
+      expect(await cartCount(api)).toBe(before + 1);
+      // Concurrent ones priced from the read before the change: the first goes alone, the others share an insert.
+      await db('variant_prices')
+        .where({ variant_id: TRAVEL, region_id: 'reg_eu' })
+        .update({ amount: price + 200 });
+      const concurrent = await Promise.all(Array.from({ length: 6 }, () => create(api, body)));
+      expect(concurrent.map((answer) => answer.body.line_items[0].base_amount)).toEqual(
+        Array(6).fill((price + 200) / 100),
+      );
+      expect(await cartCount(api)).toBe(before + 7);
+      // And that read is the next one's.
+      expect((await createCountingReads(api, body)).reads).toBe(0);
+    } finally {
+      await db('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_eu' }).update({ amount: price });
+    }
+  });
+
+  it('judges a request that fails when priced from an earlier read by a fresh one (stock added since)', async () => {
+    const db = api.service.deps.db;
+    const { inventory_quantity: stock } = await db('variants').where({ id: TRAVEL }).first();
+    await db('variants').where({ id: TRAVEL }).update({ inventory_quantity: 1 });
+    try {
+      const body = { region_id: 'reg_gb', items: [{ id: TRAVEL }] };
+      expect((await create(api, body)).status).toBe(201);
+      await db('variants').where({ id: TRAVEL }).update({ inventory_quantity: 5 });
+      const more = await createCountingReads(api, { ...body, items: [{ id: TRAVEL, quantity: 3 }] });
+      expect(more.answer.status).toBe(201);
+      expect(more.reads).toBe(1);
+      // Failing on a fresh read, it fails as it would without any earlier read.
+      const tooMany = await create(api, { ...body, items: [{ id: TRAVEL, quantity: 6 }] });
+      expect(tooMany).toMatchObject({ status: 400, body: { code: 'insufficient_stock', param: 'items[0].quantity' } });
+    } finally {
+      await db('variants').where({ id: TRAVEL }).update({ inventory_quantity: stock });
+    }
+  });
+
+  it('counts a change to any table a create reads as a new catalogue version', async () => {
+    const db = api.service.deps.db;
+    const version = async () => Number((await db('catalog_version').first()).version);
+    const changes: Record<string, () => Promise<unknown>> = {
+      regions: () =>
+        db('regions')
+          .where({ id: 'reg_eu' })
+          .update({ name: db.raw('name') }),
+      region_countries: () =>
+        db('region_countries')
+          .where({ region_id: 'reg_eu' })
+          .update({ iso_2: db.raw('iso_2') }),
+      products: () => db('products').update({ title: db.raw('title') }),
+      variants: () =>
+        db('variants')
+          .where({ id: TWO_PACK })
+          .update({ title: db.raw('title') }),
+      variant_prices: () =>
+        db('variant_prices')
+          .where({ variant_id: TWO_PACK })
+          .update({ amount: db.raw('amount') }),
+      promotions: () => db('promotions').update({ code: db.raw('code') }),
+    };
+    for (const [table, change] of Object.entries(changes)) {
+      const before = await version();
+      await change();
+      expect({ table, changed: (await version()) > before }).toEqual({ table, changed: true });
+    }
+  });
+});
+
+describe.skipIf(!serverUrl)('creates priced from an earlier read, two instances on one PostgreSQL', () => {
+  let database: TestDatabase;
+  let one: TestService;
+  let two: TestService;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    one = await startTestService({ database });
+    two = await startTestService({ database });
+  });
+  afterAll(async () => {
+    await Promise.all([one?.close(), two?.close()]);
+    await database?.drop();
+  });
+
+  it("prices a create at the promotion another instance's change removed, on both instances", async () => {
+    const body = { region_id: 'reg_ca', items: [{ id: TWO_PACK }], promo_codes: ['10OFF'] };
+    for (const api of [one, two]) expect((await create(api, body)).body.promo_codes).toEqual(['10OFF']);
+    const promotion = await one.service.deps.db('promotions').where({ code: '10OFF' }).first();
+    await one.service.deps.db('promotions').where({ code: '10OFF' }).delete();
+    try {
+      for (const api of [two, one]) {
+        const after = await createCountingReads(api, body);
+        expect(after.reads).toBe(1);
+        expect(after.answer.body.promo_codes).toEqual([]);
+      }
+    } finally {
+      await one.service.deps.db('promotions').insert(promotion);
+    }
+  });
+});
