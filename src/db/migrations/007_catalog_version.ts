@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /** The tables a create reads (NEW_CART_READS, apart from the idempotency records): any change to them is a new version. */
-const CATALOG_TABLES = ['regions', 'region_countries', 'products', 'variants', 'variant_prices', 'promotions'];
+export const CATALOG_TABLES = ['regions', 'region_countries', 'products', 'variants', 'variant_prices', 'promotions'];
 
 export async function up(db: Knex): Promise<void> {
   // One counter of committed changes to what a create reads, so that a create priced from an earlier read (the

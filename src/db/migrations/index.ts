@@ -7,6 +7,7 @@ import * as retention from './004_retention.js';
 import * as orders from './005_orders.js';
 import * as protocols from './006_protocols.js';
 import * as catalogVersion from './007_catalog_version.js';
+import * as catalogVersionTruncate from './008_catalog_version_truncate.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '005_orders': orders,
   '006_protocols': protocols,
   '007_catalog_version': catalogVersion,
+  '008_catalog_version_truncate': catalogVersionTruncate,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
