@@ -87,10 +87,14 @@ function newCartAndLines(condition: string): string {
 )`;
 }
 
-/** The catalogue version a cart was priced at, when priced from an earlier read: stored only if it is still current. */
-const STILL_PRICED_AT = '(select coalesce(?::bigint = version, true) from catalog_version)';
+/**
+ * Whether a cart priced at `pricedAt` (an SQL expression: the catalogue version of the earlier read it was priced
+ * from, or null when priced from its own read) may be stored: null, or still the current version (catalog_version,
+ * migration 007). Evaluated by the insert itself, so nothing committed between that read and the insert is missed.
+ */
+const stillPricedAt = (pricedAt: string) => `(select coalesce(${pricedAt} = version, true) from catalog_version)`;
 
-const NEW_CART_AND_LINES = `with ${newCartAndLines(STILL_PRICED_AT)} select id from new_cart`;
+const NEW_CART_AND_LINES = `with ${newCartAndLines(stillPricedAt('?::bigint'))} select id from new_cart`;
 
 /** The same under an Idempotency-Key: the key's answer first, and the cart only if the key took it. */
 const NEW_CART_AND_LINES_ANSWERING_KEY = `with claimed as (
@@ -183,7 +187,7 @@ export const NEW_CARTS_AND_LINES = `new_carts as (
     promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
     fulfillment_details jsonb, key_scope text, key text, priced_at bigint)
   where (cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed))
-    and (select coalesce(cart.priced_at = version, true) from catalog_version)
+    and ${stillPricedAt('cart.priced_at')}
   returning id
 ), new_lines as (
   insert into cart_line_items (id, cart_id, variant_id, quantity, position)
