@@ -367,7 +367,7 @@ describe.skipIf(!serverUrl)('statement batching over two instances on one Postgr
     ];
     const sent = statementsSent(instances, NEW_CART_READS);
     // Creates like earlier ones (the fillers, the mixed creates made alone above) read like the others.
-    await changeCatalogVersion(database);
+    await changeCatalogVersion(one);
     const held = await holdCreateReads();
     // The first read on each instance waits behind the lock; the mixed creates queue for the next statement.
     const first = Promise.all(fillers.map((index) => create(instances[index % 2]!, request(index))));

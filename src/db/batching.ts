@@ -2,8 +2,8 @@
 // batched session read). DataLoader does the batching (a batch stays open, collecting items, until it is dispatched or
 // full); the schedule below dispatches a batch at once while fewer than `eagerInFlight` batch statements run, a full
 // batch also while fewer than `maxInFlight` run, and otherwise when one of them ends. So a lone item goes at once (one
-// microtask later), and under load each statement carries everything that queued meanwhile. Its cache is off: every item is sent in a statement that starts after the
-// item arrived, so it sees every write committed before.
+// microtask later), and under load each statement carries everything that queued meanwhile. Its cache is off: every
+// item is sent in a statement that starts after the item arrived, so it sees every write committed before.
 import DataLoader from 'dataloader';
 
 /** An item still queued when its wait ran out: the database is too slow to take it (answered as unavailable). */
@@ -144,7 +144,8 @@ export function batchedStatements<Item, Result>(
       };
       entry.timer!.unref();
       loader.load(entry).then(resolve, reject);
-      // load() put the entry in the newest batch (opening it, and scheduling it above, if the last one was full or gone).
+      // load() put the entry in the newest batch (opening it, and scheduling it above, when the last one was full or
+      // already sent).
       if (newest && ++newest.items === options.maxBatch) dispatchWaiting();
     });
 }

@@ -78,16 +78,10 @@ export async function cancelLockWaitersUntil<T>(database: TestDatabase, pending:
 
 /**
  * Changes the catalogue's version (as any change to what a create reads does), so that a create priced from an earlier
- * read is not stored and reads again: every create sent after this reads.
+ * read is not stored and reads again: every create sent after this, to any instance on `api`'s database, reads.
  */
-export async function changeCatalogVersion(database: TestDatabase): Promise<void> {
-  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query('update catalog_version set version = version + 1');
-  } finally {
-    await client.end();
-  }
+export async function changeCatalogVersion(api: TestService): Promise<void> {
+  await api.service.deps.db.raw('update catalog_version set version = version + 1');
 }
 
 /**
@@ -101,7 +95,7 @@ export async function createsWithReadsCancelled<T>(
   api: TestService,
   send: () => Array<Promise<T>>,
 ): Promise<{ answers: T[]; statements: number }> {
-  await changeCatalogVersion(database);
+  await changeCatalogVersion(api);
   const held = await holdTable(database, 'promotions', 'access exclusive');
   const sent = statementsSent([api], NEW_CART_READS);
   const pending = Promise.all(send());

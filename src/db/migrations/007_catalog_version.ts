@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** The tables a create reads (NEW_CART_READS, apart from the idempotency records): any change to them is a new version. */
+/** The tables a create reads (NEW_CART_READS, its idempotency records aside): a change to any is a new version. */
 export const CATALOG_TABLES = ['regions', 'region_countries', 'products', 'variants', 'variant_prices', 'promotions'];
 
 export async function up(db: Knex): Promise<void> {
