@@ -1,10 +1,23 @@
-// A create without a key like an earlier one is priced from the earlier one's read (src/services/checkout.ts,
-// createCheckoutSession) and stored only if the catalogue has not changed since (catalog_version, compared by the
-// insert itself): it sends no read, answers what a fresh read would answer, and a change to anything a create reads, on
-// any instance, is in the next create's answer.
+// A create like an earlier one is priced from the earlier one's read (src/services/earlier-reads.ts): a REST create
+// without a key (createCheckoutSession), and an ACP or UCP create with or without one (createProtocolSession). It is
+// stored only if the catalogue has not changed since (catalog_version, compared by the statement that stores it, which
+// under a key also claims the key only then): it sends no read, answers what a fresh read would answer, and a change
+// to anything a create reads, on any instance, is in the next create's answer.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
+import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
+import { agentToken, bearer } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
+import {
+  cartCount,
+  comparableAnswer,
+  PROTOCOL_ENV,
+  protocolFetch,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 import { statementsSent } from './support/statements.js';
 
@@ -34,11 +47,6 @@ async function createCountingReads(api: TestService, body: unknown) {
   } finally {
     sent.stop();
   }
-}
-
-async function cartCount(api: TestService): Promise<number> {
-  const [row] = await api.service.deps.db('carts').count({ count: '*' });
-  return Number(row?.count);
 }
 
 describe('creates priced from an earlier read', () => {
@@ -156,6 +164,139 @@ describe('creates priced from an earlier read', () => {
       }
       expect({ table, changed: truncated > before }).toEqual({ table, changed: true });
     }
+  });
+});
+
+/** A protocol create: where it goes, its body, and its Idempotency-Key (a fresh one unless named). */
+interface ProtocolCreate {
+  surface: 'ucp' | 'acp';
+  body: object;
+  key?: string;
+}
+
+/** A protocol create's answer, the reads and the store statements its instance sent for it. */
+async function sendProtocolCreate(
+  api: TestService,
+  credentials: { token: string; profile: string },
+  create: ProtocolCreate,
+) {
+  const key = create.key ?? randomUUID();
+  const headers =
+    create.surface === 'ucp'
+      ? ucpHeaders(credentials.profile, { 'Idempotency-Key': key })
+      : {
+          ...bearer(credentials.token),
+          'API-Version': '2026-04-17',
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        };
+  const path = create.surface === 'ucp' ? '/ucp/checkout-sessions' : '/acp/checkout_sessions';
+  const reads = statementsSent([api], NEW_CART_READS);
+  const stores = statementsSent([api], STORE_PROTOCOL_CREATES);
+  try {
+    const { response, text } = await protocolFetch(api, path, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(create.body),
+    });
+    return {
+      status: response.status,
+      text,
+      replayed: response.headers.get('Idempotent-Replayed'),
+      key,
+      reads: reads.sent,
+      stores: stores.sent,
+    };
+  } finally {
+    reads.stop();
+    stores.stop();
+  }
+}
+
+/** The answer a protocol key holds (the exact bytes of the create's answer), if any. */
+async function keyAnswer(api: TestService, key: string): Promise<string | undefined> {
+  return (await api.service.deps.db('protocol_idempotency').where({ key }).first())?.response_body;
+}
+
+const UCP_TWO_PACK = { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }], discounts: { codes: ['10OFF'] } };
+const ACP_TRAVEL = { line_items: [{ id: TRAVEL, quantity: 1 }], currency: 'gbp', capabilities: {} };
+
+describe('protocol creates priced from an earlier read', () => {
+  let api: TestService;
+  let profiles: ProfileServer;
+  let credentials: { token: string; profile: string };
+  const send = (create: ProtocolCreate) => sendProtocolCreate(api, credentials, create);
+
+  beforeAll(async () => {
+    profiles = await startProfileServer();
+    api = await startTestService({ env: PROTOCOL_ENV });
+    credentials = { token: await agentToken(api, 'cart:write'), profile: profiles.url('/full.json') };
+  });
+  afterAll(async () => {
+    await api?.close();
+    await profiles?.close();
+  });
+
+  it.each([
+    { surface: 'ucp' as const, body: UCP_TWO_PACK, conflictStatus: 409 },
+    { surface: 'acp' as const, body: ACP_TRAVEL, conflictStatus: 422 },
+  ])(
+    '$surface: answers a create like an earlier one in the one statement that stores it, as a fresh read would; its key replays or conflicts in one statement too',
+    async ({ conflictStatus, ...create }) => {
+      const first = await send(create);
+      expect(first.status).toBe(201);
+      expect(first.reads).toBe(1);
+      const before = await cartCount(api);
+      const again = await send(create);
+      expect({ reads: again.reads, stores: again.stores }).toEqual({ reads: 0, stores: 1 });
+      expect(comparableAnswer(again)).toEqual(comparableAnswer(first));
+      expect(await cartCount(api)).toBe(before + 1);
+      expect(await keyAnswer(api, again.key)).toBe(again.text);
+      // The same key again: its store claims nothing and brings the key's answer, which is replayed byte for byte.
+      const replay = await send({ ...create, key: again.key });
+      expect(replay).toMatchObject({ status: 201, text: again.text, replayed: 'true', reads: 0, stores: 1 });
+      // Another body under it (the same read): a conflict, from the same statement.
+      const changed = JSON.parse(JSON.stringify(create.body).replace(/"quantity":\d/, '"quantity":3'));
+      const conflict = await send({ ...create, body: changed, key: again.key });
+      expect(conflict).toMatchObject({ status: conflictStatus, reads: 0, stores: 1 });
+      expect(conflict.text).toContain('idempotency_conflict');
+      expect(await cartCount(api)).toBe(before + 1);
+    },
+  );
+
+  it('stores nothing priced at a price changed since: the create reads again, and its key holds the new price', async () => {
+    const db = api.service.deps.db;
+    const first = await send({ surface: 'ucp', body: UCP_TWO_PACK });
+    expect(first.status).toBe(201);
+    const where = { variant_id: TWO_PACK, region_id: 'reg_us' };
+    const price = (await db('variant_prices').where(where).first()).amount;
+    await db('variant_prices')
+      .where(where)
+      .update({ amount: price + 100 });
+    try {
+      const before = await cartCount(api);
+      const changed = await send({ surface: 'ucp', body: UCP_TWO_PACK });
+      expect(changed).toMatchObject({ status: 201, reads: 1 });
+      expect(JSON.parse(changed.text).line_items[0].item.price).toBe(price + 100);
+      expect(await keyAnswer(api, changed.key)).toBe(changed.text);
+      expect(await cartCount(api)).toBe(before + 1);
+      // That read is the next one's.
+      expect(await send({ surface: 'ucp', body: UCP_TWO_PACK })).toMatchObject({ status: 201, reads: 0 });
+    } finally {
+      await db('variant_prices').where(where).update({ amount: price });
+    }
+  });
+
+  it('judges a create that fails when priced from an earlier read by a fresh read, and keeps that answer', async () => {
+    expect((await send({ surface: 'acp', body: ACP_TRAVEL })).status).toBe(201);
+    const { inventory_quantity: stock } = await api.service.deps.db('variants').where({ id: TRAVEL }).first();
+    const tooMany = await send({
+      surface: 'acp',
+      body: { ...ACP_TRAVEL, line_items: [{ id: TRAVEL, quantity: stock + 1 }] },
+    });
+    expect(tooMany.reads).toBe(1);
+    expect(tooMany.status).toBeGreaterThanOrEqual(400);
+    expect(await keyAnswer(api, tooMany.key)).toBe(tooMany.text);
   });
 });
 

@@ -1,6 +1,5 @@
 // Checkout sessions: create, read (re-priced live), cancel. The REST handlers, the agent API and the MCP checkout
 // server all go through these functions, so every surface quotes the same numbers.
-import { LRUCache } from 'lru-cache';
 import type { components } from '../../codegen/types.js';
 import * as carts from '../db/repositories/carts.js';
 import type { OrderWithLines } from '../db/repositories/orders.js';
@@ -34,6 +33,7 @@ import {
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
+import { earlierReadsCache } from './earlier-reads.js';
 import { idempotencyClaim, keyAnswer, untilSettled, type IdempotentRequest } from './idempotency.js';
 
 export type { CheckoutSession };
@@ -219,24 +219,11 @@ export async function storeNewCart(
 }
 
 /**
- * The last read of each set of references a create without a key named (at most EARLIER_READS of them), per database:
- * a create like an earlier one is priced from its read and stored only if the catalogue has not changed since (the
- * insert compares versions in its own statement, StoredUnder's `pricedAt`), which saves the read's round trip: at 32
- * connections that read was half of a create's CPU in the service and in PostgreSQL. A changed catalogue, or a request
- * that fails when priced from it, is read afresh, so an answer and a stored cart are always what a fresh read gives.
- * Nothing here needs sharing between instances: each checks its reads against the one database.
+ * The last read of each set of references a create without a key named, per database (see earlier-reads.ts): a create
+ * like an earlier one is priced from its read, and one that fails so priced is read afresh, so an answer and a stored
+ * cart are always what a fresh read gives.
  */
-const EARLIER_READS = 1_000;
-const earlierReads = new WeakMap<Db, LRUCache<string, NewCartReads>>();
-
-function earlierReadsOf(db: Db): LRUCache<string, NewCartReads> {
-  let reads = earlierReads.get(db);
-  if (!reads) {
-    reads = new LRUCache({ max: EARLIER_READS });
-    earlierReads.set(db, reads);
-  }
-  return reads;
-}
+const earlierReadsOf = earlierReadsCache<NewCartReads>();
 
 /** The new cart priced from an earlier read, or undefined when the request fails so priced (a fresh read judges it). */
 function pricedFromEarlierRead(deps: Deps, input: CreateRequest, reads: NewCartReads) {

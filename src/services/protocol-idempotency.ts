@@ -128,48 +128,73 @@ export async function runIdempotently(
 export interface CreateAnswer {
   response: ProtocolResponse;
   /**
-   * Stores what the answer reports with the key's `answer` (none without a key), in one statement: true once stored;
-   * false when nothing was stored (another request's answer holds the key, or what was read changed meanwhile), so
-   * the create reads and answers again.
+   * Stores what the answer reports with the key's `answer` (none without a key), in one statement: stored, or not
+   * (another request's answer holds the key, or what was read changed meanwhile), with the key's record when the
+   * statement saw one; the create then answers from that record, or reads and answers again.
    */
-  store(answer: repo.ProtocolAnswer | undefined): Promise<boolean>;
+  store(answer: repo.ProtocolAnswer | undefined): Promise<repo.ProtocolCreateStored>;
+}
+
+/** How a create reads, and answers from what it read. */
+export interface CreateSteps<Reads> {
+  /**
+   * Reads an earlier create made, to try first without reading (undefined: none). The answer is given only if stored,
+   * which the store confirms against what was read since (see earlier-reads.ts); otherwise the create reads.
+   */
+  earlier: Reads | undefined;
+  /** Reads the key's record with whatever the create needs. */
+  read(key: Pick<IdempotentCall, 'scope' | 'key'> | undefined): Promise<{ reads: Reads; record?: repo.StoredAnswer }>;
+  /** The answer to the reads, or, for earlier reads, undefined when only a fresh read may give it. */
+  answer(reads: Reads, earlier: boolean): CreateAnswer | undefined;
 }
 
 /**
  * Runs a create in two statements and no transaction: `read` brings the key's record with whatever the create needs,
- * and the answer is stored with the session it reports in one statement. A replay, a conflict or a request still in
- * flight (a record of an earlier release) answers from the record, as `runIdempotently` does; a stale record is taken
- * over. Two requests under one key both run; the first to store its answer wins, and the other, reading again,
- * replays it (or conflicts): exactly one session is stored. A create whose store keeps failing so gives up after
- * MAX_SETTLE_ATTEMPTS (untilSettled): answered as unavailable, nothing stored.
+ * and the answer is stored with the session it reports in one statement; a create like an earlier one tries the
+ * earlier reads first, in the one statement that stores it. A replay, a conflict or a request still in flight (a
+ * record of an earlier release) answers from the record, as `runIdempotently` does; a stale record is taken over.
+ * Two requests under one key both run; the first to store its answer wins, and the other replays it (or conflicts),
+ * from the record its store saw, else from a new read: exactly one session is stored. A create whose store keeps
+ * failing so gives up after MAX_SETTLE_ATTEMPTS reads (untilSettled): answered as unavailable, nothing stored.
  */
 export async function createIdempotently<Reads>(
   deps: Deps,
   call: IdempotentCall | undefined,
-  read: (
-    key: Pick<IdempotentCall, 'scope' | 'key'> | undefined,
-  ) => Promise<{ reads: Reads; record?: repo.StoredAnswer }>,
-  answer: (reads: Reads) => CreateAnswer,
+  steps: CreateSteps<Reads>,
 ): Promise<IdempotentOutcome> {
   const hash = call && jcsHash(call.body);
-  return untilSettled<IdempotentOutcome>(async () => {
-    const { reads, record } = await read(call && { scope: call.scope, key: call.key });
+  /** Answers from a key's record: undefined when the request may take it over (or there is none). */
+  const fromRecord = (record: repo.StoredAnswer | undefined) => {
+    if (!call || !record) return undefined;
+    const decided = decide(record, hash!, deps.now());
+    return decided.kind === 'stale' ? undefined : decided;
+  };
+  /** The outcome of answering `reads` (with the key's `record` as read), or undefined to read again. */
+  const attempt = async (reads: Reads, record: repo.StoredAnswer | undefined, earlier: boolean) => {
+    const answered = steps.answer(reads, earlier);
+    if (!answered) return undefined;
+    const { response, store } = answered;
+    if (response.status >= 500) return { kind: 'ran' as const, response };
     const now = deps.now();
-    if (call && record) {
-      const decided = decide(record, hash!, now);
-      if (decided.kind !== 'stale') return decided;
-    }
-    const { response, store } = answer(reads);
-    if (response.status >= 500) return { kind: 'ran', response };
-    const stored = call && {
-      scope: call.scope,
-      key: call.key,
-      requestHash: hash!,
-      response,
-      createdAt: new Date(now),
-      expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
-      replaces: record?.created_at ?? null,
-    };
-    return (await store(stored)) ? { kind: 'ran', response } : undefined;
-  });
+    const stored = await store(
+      call && {
+        scope: call.scope,
+        key: call.key,
+        requestHash: hash!,
+        response,
+        createdAt: new Date(now),
+        expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
+        replaces: record?.created_at ?? null,
+      },
+    );
+    return stored.stored ? { kind: 'ran' as const, response } : fromRecord(stored.record);
+  };
+  const first = steps.earlier === undefined ? undefined : await attempt(steps.earlier, undefined, true);
+  return (
+    first ??
+    untilSettled<IdempotentOutcome>(async () => {
+      const { reads, record } = await steps.read(call && { scope: call.scope, key: call.key });
+      return fromRecord(record) ?? (await attempt(reads, record, false));
+    })
+  );
 }

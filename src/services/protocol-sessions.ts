@@ -10,7 +10,7 @@ import {
   type RegionRow,
 } from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
-import type { ProtocolAnswer } from '../db/repositories/protocol-idempotency.js';
+import type { ProtocolAnswer, ProtocolCreateStored } from '../db/repositories/protocol-idempotency.js';
 import {
   readProtocolCreate,
   storeProtocolCreate,
@@ -25,6 +25,7 @@ import { canonicalCodes } from '../domain/promotions.js';
 import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
 import { requireRegion } from './catalog.js';
+import { earlierReadsCache } from './earlier-reads.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
 import {
   createIdempotently,
@@ -281,47 +282,64 @@ function newSession(deps: Deps, input: NewProtocolSession, region: RegionRow, re
 /**
  * Stores a create's answer with what it created (if anything), in one statement: under a key through the protocol
  * creates' group commit, without one the cart alone through the carts' (an answer nobody can replay is not stored).
+ * Priced from an earlier read (`pricedAt`: its catalogue version), only if the catalogue is still at that version.
  */
 async function storeCreate(
   db: Db,
   created: { cart: carts.NewCartRow; lines: carts.NewLine[] } | undefined,
   answer: ProtocolAnswer | undefined,
-): Promise<boolean> {
+  pricedAt: string | undefined,
+): Promise<ProtocolCreateStored> {
   try {
-    if (answer) return await storeProtocolCreate(db, { answer, created });
-    return created ? await carts.insertCart(db, created.cart, created.lines) : true;
+    if (answer) return await storeProtocolCreate(db, { answer, created, pricedAt });
+    const stored = created ? await carts.insertCart(db, created.cart, created.lines, { pricedAt }) : true;
+    return stored ? { stored: true } : { stored: false, record: undefined };
   } catch (error) {
     // A variant deleted since the read: read again, and the line is answered as not found.
-    if (carts.isMissingVariant(error)) return false;
+    if (carts.isMissingVariant(error)) return { stored: false, record: undefined };
     throw error;
   }
 }
 
-function answerCreate(deps: Deps, create: ProtocolCreate, reads: ProtocolCreateReads): CreateAnswer {
+/**
+ * The answer to a create from what was read; from an earlier read (`earlier`), only a session created (anything else
+ * is judged by a fresh read), stored only if the catalogue is still at that read's version.
+ */
+function answerCreate(
+  deps: Deps,
+  create: ProtocolCreate,
+  reads: ProtocolCreateReads,
+  earlier: boolean,
+): CreateAnswer | undefined {
   const { db } = deps;
-  if (!create.input) return { response: create.refused, store: (answer) => storeCreate(db, undefined, answer) };
+  const answerOnly = (response: ProtocolResponse) =>
+    earlier
+      ? undefined
+      : { response, store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer, undefined) };
+  if (!create.input) return answerOnly(create.refused);
   const { input, respond } = create;
   const region = 'currency' in input.market ? reads.region : requireRegion(reads.region, undefined);
-  const answerOnly = (outcome: CreateOutcome) => ({
-    response: respond(outcome),
-    store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer),
-  });
-  if (!region) return answerOnly({ kind: 'unsupported_currency', currencies: reads.currencies });
+  if (!region) return answerOnly(respond({ kind: 'unsupported_currency', currencies: reads.currencies }));
   const built = newSession(deps, input, region, reads);
-  if (built.problems) return answerOnly({ kind: 'rejected', problems: built.problems });
+  if (built.problems) return answerOnly(respond({ kind: 'rejected', problems: built.problems }));
   const { cart, lines, session } = built;
+  const pricedAt = earlier ? reads.catalogVersion : undefined;
   return {
     response: respond({ kind: 'created', session, countryServed: reads.countryServed }),
-    store: (answer) => storeCreate(db, { cart, lines }, answer),
+    store: (answer) => storeCreate(db, { cart, lines }, answer, pricedAt),
   };
 }
 
 const NOTHING_TO_READ = { country: null, currency: null, variantIds: [], codes: [] };
 
+/** The last read of each kind of protocol create, per database (see earlier-reads.ts), without its key's record. */
+const earlierReadsOf = earlierReadsCache<ProtocolCreateReads>();
+
 /**
  * Creates a session exactly once per key (createIdempotently): one statement reads what the create needs with the
  * key's record, the session is built and priced from it, and one statement stores the cart, its lines and the answer
- * (or the answer alone, when nothing could be created). Without a key the cart goes through the group commit.
+ * (or the answer alone, when nothing could be created). A create like an earlier one is priced from that one's read
+ * and sends only the store. Without a key the cart goes through the group commit.
  */
 export function createProtocolSession(
   deps: Deps,
@@ -337,15 +355,16 @@ export function createProtocolSession(
         codes: canonicalCodes(input.codes),
       }
     : NOTHING_TO_READ;
-  return createIdempotently(
-    deps,
-    call,
-    async (key) => {
+  const readKey = JSON.stringify(query);
+  return createIdempotently(deps, call, {
+    earlier: earlierReadsOf(deps.db).get(readKey),
+    async read(key) {
       const reads = await readProtocolCreate(deps.db, { ...query, key });
+      earlierReadsOf(deps.db).set(readKey, { ...reads, record: undefined });
       return { reads, record: reads.record };
     },
-    (reads) => answerCreate(deps, create, reads),
-  );
+    answer: (reads, earlier) => answerCreate(deps, create, reads, earlier),
+  });
 }
 
 /** What an update changes; an absent field is left as it is. */

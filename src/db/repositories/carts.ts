@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asPrepared, batchedPerDatabase, readByKey, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
+import { stillPricedAt } from './catalog-version.js';
 import {
   ANSWERS_RECORDSET,
   answerBindings,
@@ -87,13 +88,6 @@ function newCartAndLines(condition: string): string {
 )`;
 }
 
-/**
- * Whether a cart priced at `pricedAt` (an SQL expression: the catalogue version of the earlier read it was priced
- * from, or null when priced from its own read) may be stored: null, or still the current version (catalog_version,
- * migration 007). Evaluated by the insert itself, so nothing committed between that read and the insert is missed.
- */
-const stillPricedAt = (pricedAt: string) => `(select coalesce(${pricedAt} = version, true) from catalog_version)`;
-
 const NEW_CART_AND_LINES = `with ${newCartAndLines(stillPricedAt('?::bigint'))} select id from new_cart`;
 
 /** The same under an Idempotency-Key: the key's answer first, and the cart only if the key took it. */
@@ -143,34 +137,6 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.Raw
     lines.map((line) => line.variant_id),
     lines.map((line) => line.quantity),
   ];
-}
-
-/** A statement that claims a key with its answer, returning a row only when the key took it (as INSERT_ANSWER). */
-export interface KeyClaim {
-  /** The prepared statement's name: one per claim text. */
-  name: string;
-  sql: string;
-  bindings: Knex.RawBinding[];
-}
-
-/**
- * A cart and its lines stored by the statement that claims their key (in its own table, with its own answer), in one
- * round trip of fixed text: the cart only if the key took the answer. False when it did not: nothing was stored.
- */
-export async function insertCartClaimingKey(
-  db: Db,
-  claim: KeyClaim,
-  cart: NewCartRow,
-  lines: NewLine[],
-): Promise<boolean> {
-  const sql = `with claimed as (
-  ${claim.sql}
-), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
-  const { rows } = (await asPrepared(
-    claim.name,
-    db.raw(sql, [...claim.bindings, ...newCartBindings(cart, lines)]),
-  )) as { rows: unknown[] };
-  return rows.length === 1;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Idempotency records of the ACP/UCP bindings. The (scope, key) primary key decides, across every instance, which
 // request runs; the answer is kept as the exact bytes sent.
-import type { Knex } from 'knex';
-import { asPrepared, type Db } from '../knex.js';
+import type { Db } from '../knex.js';
+import { stillPricedAt } from './catalog-version.js';
 import { takeOverConflict } from './idempotency.js';
 
 export interface ProtocolIdempotencyRecord {
@@ -70,6 +70,9 @@ export type StoredAnswer = Omit<ProtocolIdempotencyRecord, 'scope' | 'key' | 'cr
   expires_at: string;
 };
 
+/** Whether a create's answer took its key; when it did not, the key's record as the statement saw it (if any). */
+export type ProtocolCreateStored = { stored: true } | { stored: false; record: StoredAnswer | undefined };
+
 /**
  * The key's record as JSON (a StoredAnswer), null when it has none: a column of the create's read (`scope`, `key`:
  * SQL expressions).
@@ -99,27 +102,26 @@ const COLUMNS = 'scope, key, request_hash, state, status_code, response_body, re
 /** A key's completed answer takes the key, or replaces its stale record (see takeOverConflict). */
 const answerConflict = (replaced: string) => takeOverConflict(COLUMNS, replaced);
 
-/** Stores one key's answer, as answerConflict says (bindings: protocolAnswerBindings). */
-export const INSERT_PROTOCOL_ANSWER = `insert into protocol_idempotency as record (${COLUMNS})
-  values (?, ?, ?, 'completed', ?, ?, ?::jsonb, ?, ?)
-  ${answerConflict('?::timestamptz')}`;
-
 /**
- * INSERT_PROTOCOL_ANSWER for many answers, from a JSON array of protocolAnswerRecord bound at `?`: the CTEs `answers`
- * and `claimed` (the (scope, key) of each answer stored). The answers must name distinct keys.
+ * A key's completed answer for each of many creates, from a JSON array of protocolAnswerRecord bound at `?`: the CTEs
+ * `answers` and `claimed` (the (scope, key) of each answer stored). The answers must name distinct keys. An answer
+ * priced from an earlier read (its record's `priced_at`: that read's catalogue version) claims its key only if the
+ * catalogue is still at that version, so a key never holds an answer a fresh read would not give.
  */
 export const INSERT_PROTOCOL_ANSWERS = `answers as (
   select * from jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text, status_code int,
-    response_body text, response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz)
+    response_body text, response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz,
+    priced_at bigint)
 ), claimed as (
   insert into protocol_idempotency as record (${COLUMNS})
   select scope, key, request_hash, 'completed', status_code, response_body, response_headers, created_at, expires_at
   from answers
+  where ${stillPricedAt('answers.priced_at')}
   ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}
 )`;
 
-/** An answer as a record of INSERT_PROTOCOL_ANSWERS's array. */
-export function protocolAnswerRecord(answer: ProtocolAnswer) {
+/** An answer as a record of INSERT_PROTOCOL_ANSWERS's array, priced at `pricedAt` (or from its own read). */
+export function protocolAnswerRecord(answer: ProtocolAnswer, pricedAt: string | undefined) {
   return {
     scope: answer.scope,
     key: answer.key,
@@ -130,29 +132,6 @@ export function protocolAnswerRecord(answer: ProtocolAnswer) {
     created_at: answer.createdAt,
     expires_at: answer.expiresAt,
     replaces: answer.replaces,
+    priced_at: pricedAt ?? null,
   };
-}
-
-/** The bindings of INSERT_PROTOCOL_ANSWER, in its order. */
-export function protocolAnswerBindings(answer: ProtocolAnswer): Knex.RawBinding[] {
-  return [
-    answer.scope,
-    answer.key,
-    answer.requestHash,
-    answer.response.status,
-    answer.response.body,
-    JSON.stringify(answer.response.headers),
-    answer.createdAt,
-    answer.expiresAt,
-    answer.replaces,
-  ];
-}
-
-/** Stores an answer that changed nothing else (INSERT_PROTOCOL_ANSWER); false when another request's answer holds the key. */
-export async function insertAnswer(db: Db, answer: ProtocolAnswer): Promise<boolean> {
-  const { rows } = (await asPrepared(
-    'insert_protocol_answer',
-    db.raw(INSERT_PROTOCOL_ANSWER, protocolAnswerBindings(answer)),
-  )) as { rows: unknown[] };
-  return rows.length === 1;
 }

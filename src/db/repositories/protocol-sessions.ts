@@ -2,21 +2,14 @@
 // codes name, and the key's record) is REST's, NEW_CART_READS, batched with every other create's; the write stores
 // the session with its answer (storeProtocolCreate), group-committed with other creates'.
 import { batchedPerDatabase, numberedPlaceholders, runPrepared, type Db } from '../knex.js';
-import {
-  insertCartClaimingKey,
-  NEW_CARTS_AND_LINES,
-  newCartsAndLinesBindings,
-  type NewCartRow,
-  type NewLine,
-} from './carts.js';
+import { NEW_CARTS_AND_LINES, newCartsAndLinesBindings, type NewCartRow, type NewLine } from './carts.js';
 import { findCreateReads, type CreateVariantRow, type KeyToRead, type RegionRow } from './catalog.js';
 import {
-  insertAnswer,
-  INSERT_PROTOCOL_ANSWER,
   INSERT_PROTOCOL_ANSWERS,
-  protocolAnswerBindings,
   protocolAnswerRecord,
+  protocolRecordOf,
   type ProtocolAnswer,
+  type ProtocolCreateStored,
   type StoredAnswer,
 } from './protocol-idempotency.js';
 import type { PromotionRow } from './promotions.js';
@@ -33,6 +26,8 @@ export interface ProtocolCreateReads {
   promotions: PromotionRow[];
   /** The key's record, if it has one (timestamps as JSON gives them). */
   record: StoredAnswer | undefined;
+  /** The catalogue's version these reads saw (see ProtocolCreateToStore's `pricedAt`). */
+  catalogVersion: string;
 }
 
 export interface ProtocolCreateQuery {
@@ -61,6 +56,7 @@ export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Pr
     variants: row.variants,
     promotions: row.promotions,
     record: row.protocol_record ?? undefined,
+    catalogVersion: row.catalog_version,
   };
 }
 
@@ -68,30 +64,26 @@ export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Pr
 export interface ProtocolCreateToStore {
   answer: ProtocolAnswer;
   created: { cart: NewCartRow; lines: NewLine[] } | undefined;
-}
-
-async function storeOne(db: Db, { answer, created }: ProtocolCreateToStore): Promise<boolean> {
-  if (!created) return insertAnswer(db, answer);
-  const claim = {
-    name: 'insert_cart_answering_protocol_key',
-    sql: INSERT_PROTOCOL_ANSWER,
-    bindings: protocolAnswerBindings(answer),
-  };
-  return insertCartClaimingKey(db, claim, created.cart, created.lines);
+  /** The catalogue version of the earlier read the create was priced from; undefined when priced from its own read. */
+  pricedAt: string | undefined;
 }
 
 /**
- * Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer.
- * Run as written (runPrepared), without Knex's raw query building its text and bindings again for every batch.
- * Exported so that tests can count the statements sent.
+ * Many creates' answers and sessions in one statement of fixed text: each session only if its key took the answer,
+ * and for each answer that did not, the key's record (as of the statement's start: one committed meanwhile is not
+ * there). Run as written (runPrepared), without Knex's raw query building its text and bindings again for every
+ * batch. Exported so that tests can count the statements sent.
  */
 export const STORE_PROTOCOL_CREATES = numberedPlaceholders(
-  `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES} select scope, key from claimed`,
+  `with ${INSERT_PROTOCOL_ANSWERS}, ${NEW_CARTS_AND_LINES}
+  select answers.scope, answers.key, claimed.key is not null as stored,
+    case when claimed.key is null then ${protocolRecordOf('answers.scope', 'answers.key')} end as record
+  from answers left join claimed on claimed.scope = answers.scope and claimed.key = answers.key`,
 );
 
 const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
 
-async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolean[]> {
+async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<ProtocolCreateStored[]> {
   // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it, they
   // read its answer again). In key order, so two statements claiming the same keys take their locks in that order.
   const keys = batch.map(({ answer }) => keyOf(answer.scope, answer.key));
@@ -101,19 +93,31 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<boolea
   });
   const sent = [...firsts.keys()].sort().map((key) => firsts.get(key)!);
   const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
-  const rows = await runPrepared<{ scope: string; key: string }>(db, 'store_protocol_creates', STORE_PROTOCOL_CREATES, [
-    JSON.stringify(sent.map(({ answer }) => protocolAnswerRecord(answer))),
-    ...newCartsAndLinesBindings(sessions),
-  ]);
-  const stored = new Set(rows.map((row) => keyOf(row.scope, row.key)));
-  return batch.map((item, index) => firsts.get(keys[index]!) === item && stored.has(keys[index]!));
+  const rows = await runPrepared<{ scope: string; key: string; stored: boolean; record: StoredAnswer | null }>(
+    db,
+    'store_protocol_creates',
+    STORE_PROTOCOL_CREATES,
+    [
+      JSON.stringify(sent.map(({ answer, pricedAt }) => protocolAnswerRecord(answer, pricedAt))),
+      ...newCartsAndLinesBindings(sessions),
+    ],
+  );
+  const outcomes = new Map(
+    rows.map((row): [string, ProtocolCreateStored] => [
+      keyOf(row.scope, row.key),
+      row.stored ? { stored: true } : { stored: false, record: row.record ?? undefined },
+    ]),
+  );
+  return batch.map((item, index) =>
+    firsts.get(keys[index]!) === item ? outcomes.get(keys[index]!)! : { stored: false, record: undefined },
+  );
 }
 
 /** As carts.ts's group commit of new carts (a second statement for a full batch only), for the protocol creates. */
 const MAX_STORES_IN_FLIGHT = 2;
 const MAX_CREATES_PER_STATEMENT = 16;
-const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => ({
-  one: (item) => storeOne(db, item),
+const createStore = batchedPerDatabase<ProtocolCreateToStore, ProtocolCreateStored>((db) => ({
+  one: async (item) => (await storeMany(db, [item]))[0]!,
   many: (batch) => storeMany(db, batch),
   maxBatch: MAX_CREATES_PER_STATEMENT,
   maxInFlight: MAX_STORES_IN_FLIGHT,
@@ -122,10 +126,11 @@ const createStore = batchedPerDatabase<ProtocolCreateToStore, boolean>((db) => (
 
 /**
  * Stores a create's answer under its key with the session it reports (if any), in one statement: the session only if
- * the key took the answer; false when another request's answer holds the key (nothing stored). Concurrent creates
- * share a statement and a commit (group commit, src/db/batching.ts); a batch that fails is retried item by item, so
- * each gets the outcome and the error it would get alone.
+ * the key took the answer (and, priced from an earlier read, only if the catalogue is still at that read's version).
+ * When it did not, nothing is stored, and the outcome carries the key's record if the statement saw one. Concurrent
+ * creates share a statement and a commit (group commit, src/db/batching.ts); a batch that fails is retried item by
+ * item, so each gets the outcome and the error it would get alone.
  */
-export function storeProtocolCreate(db: Db, item: ProtocolCreateToStore): Promise<boolean> {
+export function storeProtocolCreate(db: Db, item: ProtocolCreateToStore): Promise<ProtocolCreateStored> {
   return createStore(db)(item);
 }
