@@ -102,16 +102,24 @@ const COLUMNS = 'scope, key, request_hash, state, status_code, response_body, re
 /** A key's completed answer takes the key, or replaces its stale record (see takeOverConflict). */
 const answerConflict = (replaced: string) => takeOverConflict(COLUMNS, replaced);
 
+/** The most answers INSERT_PROTOCOL_ANSWERS stores in one statement: each answer's body is a parameter of its own. */
+export const MAX_ANSWERS_PER_STATEMENT = 16;
+
 /**
- * A key's completed answer for each of many creates, from a JSON array of protocolAnswerRecord bound at `?`: the CTEs
- * `answers` and `claimed` (the (scope, key) of each answer stored). The answers must name distinct keys. An answer
- * priced from an earlier read (its record's `priced_at`: that read's catalogue version) claims its key only if the
- * catalogue is still at that version, so a key never holds an answer a fresh read would not give.
+ * A key's completed answer for each of many creates (bindings: protocolAnswersBindings), as the CTEs `answers` and
+ * `claimed` (the (scope, key) of each answer stored). The answers must name distinct keys. Each body is bound as it is,
+ * a parameter of its own (unused ones null), beside a JSON array of the rest of each answer naming its body's
+ * position: escaped into the JSON, a body was written twice over in the service and parsed as JSON by PostgreSQL. An
+ * answer priced from an earlier read (its record's `priced_at`: that read's catalogue version) claims its key only if
+ * the catalogue is still at that version, so a key never holds an answer a fresh read would not give.
  */
 export const INSERT_PROTOCOL_ANSWERS = `answers as (
-  select * from jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text, status_code int,
-    response_body text, response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz,
-    priced_at bigint)
+  select answer.*, body.response_body
+  from unnest(array[${Array.from({ length: MAX_ANSWERS_PER_STATEMENT }, () => '?::text').join(', ')}])
+    with ordinality as body (response_body, body_index)
+  join jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text, status_code int,
+    response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz, priced_at bigint,
+    body_index int) using (body_index)
 ), claimed as (
   insert into protocol_idempotency as record (${COLUMNS})
   select scope, key, request_hash, 'completed', status_code, response_body, response_headers, created_at, expires_at
@@ -120,18 +128,32 @@ export const INSERT_PROTOCOL_ANSWERS = `answers as (
   ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}
 )`;
 
-/** An answer as a record of INSERT_PROTOCOL_ANSWERS's array, priced at `pricedAt` (or from its own read). */
-export function protocolAnswerRecord(answer: ProtocolAnswer, pricedAt: string | undefined) {
-  return {
+/** An answer to store, priced at `pricedAt` (the catalogue version of an earlier read), or from its own read. */
+export interface AnswerToStore {
+  answer: ProtocolAnswer;
+  pricedAt: string | undefined;
+}
+
+/** The bindings of INSERT_PROTOCOL_ANSWERS, in its order, for at most MAX_ANSWERS_PER_STATEMENT answers. */
+export function protocolAnswersBindings(answers: AnswerToStore[]): Array<string | null> {
+  if (answers.length > MAX_ANSWERS_PER_STATEMENT)
+    throw new Error(`At most ${MAX_ANSWERS_PER_STATEMENT} answers per statement, not ${answers.length}`);
+  const records = answers.map(({ answer, pricedAt }, index) => ({
     scope: answer.scope,
     key: answer.key,
     request_hash: answer.requestHash,
     status_code: answer.response.status,
-    response_body: answer.response.body,
     response_headers: answer.response.headers,
     created_at: answer.createdAt,
     expires_at: answer.expiresAt,
     replaces: answer.replaces,
     priced_at: pricedAt ?? null,
-  };
+    body_index: index + 1,
+  }));
+  const unused = MAX_ANSWERS_PER_STATEMENT - answers.length;
+  return [
+    ...answers.map(({ answer }) => answer.response.body),
+    ...Array.from({ length: unused }, () => null),
+    JSON.stringify(records),
+  ];
 }

@@ -6,9 +6,10 @@ import { NEW_CARTS_AND_LINES, newCartsAndLinesBindings, type NewCartRow, type Ne
 import { findCreateReads, type CreateVariantRow, type KeyToRead, type RegionRow } from './catalog.js';
 import {
   INSERT_PROTOCOL_ANSWERS,
-  protocolAnswerRecord,
+  MAX_ANSWERS_PER_STATEMENT,
+  protocolAnswersBindings,
   protocolRecordOf,
-  type ProtocolAnswer,
+  type AnswerToStore,
   type ProtocolCreateStored,
   type StoredAnswer,
 } from './protocol-idempotency.js';
@@ -60,12 +61,12 @@ export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Pr
   };
 }
 
-/** A create's answer under its key, and the session it reports, if it created one. */
-export interface ProtocolCreateToStore {
-  answer: ProtocolAnswer;
+/**
+ * A create's answer under its key, and the session it reports, if it created one; `pricedAt`: the catalogue version
+ * of the earlier read the create was priced from, undefined when priced from its own read.
+ */
+export interface ProtocolCreateToStore extends AnswerToStore {
   created: { cart: NewCartRow; lines: NewLine[] } | undefined;
-  /** The catalogue version of the earlier read the create was priced from; undefined when priced from its own read. */
-  pricedAt: string | undefined;
 }
 
 /**
@@ -97,10 +98,7 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<Protoc
     db,
     'store_protocol_creates',
     STORE_PROTOCOL_CREATES,
-    [
-      JSON.stringify(sent.map(({ answer, pricedAt }) => protocolAnswerRecord(answer, pricedAt))),
-      ...newCartsAndLinesBindings(sessions),
-    ],
+    [...protocolAnswersBindings(sent), ...newCartsAndLinesBindings(sessions)],
   );
   const outcomes = new Map(
     rows.map((row): [string, ProtocolCreateStored] => [
@@ -113,13 +111,15 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<Protoc
   );
 }
 
-/** As carts.ts's group commit of new carts (a second statement for a full batch only), for the protocol creates. */
+/**
+ * As carts.ts's group commit of new carts (a second statement for a full batch only), for the protocol creates: as
+ * many per statement as it can bind answers for.
+ */
 const MAX_STORES_IN_FLIGHT = 2;
-const MAX_CREATES_PER_STATEMENT = 16;
 const createStore = batchedPerDatabase<ProtocolCreateToStore, ProtocolCreateStored>((db) => ({
   one: async (item) => (await storeMany(db, [item]))[0]!,
   many: (batch) => storeMany(db, batch),
-  maxBatch: MAX_CREATES_PER_STATEMENT,
+  maxBatch: MAX_ANSWERS_PER_STATEMENT,
   maxInFlight: MAX_STORES_IN_FLIGHT,
   eagerInFlight: 1,
 }));
