@@ -16,7 +16,6 @@ import {
   storeProtocolCreate,
   type ProtocolCreateReads,
 } from '../db/repositories/protocol-sessions.js';
-import { promotionsOf } from '../db/repositories/promotions.js';
 import type { Db } from '../db/knex.js';
 import { MAX_QUANTITY } from '../domain/cart-items.js';
 import { checkoutUrlFor } from '../domain/checkout-session.js';
@@ -273,7 +272,7 @@ function newSession(deps: Deps, input: NewProtocolSession, region: RegionRow, re
     cart: { ...cart, canceled_at: null, completed_at: null },
     lines: rows,
     region,
-    promotions: promotionsOf(reads.promotions),
+    promotions: reads.promotions,
     order: undefined,
   });
   return { cart, lines: rows.map(({ id, variant_id, quantity }) => ({ id, variant_id, quantity })), session };

@@ -13,7 +13,8 @@ import {
   type ProtocolCreateStored,
   type StoredAnswer,
 } from './protocol-idempotency.js';
-import type { PromotionRow } from './promotions.js';
+import type { Promotion } from '../../domain/promotions.js';
+import { promotionsOf } from './promotions.js';
 
 export interface ProtocolCreateReads {
   /** The market's region; none for a currency no region sells in (or a store without a default region). */
@@ -24,7 +25,8 @@ export interface ProtocolCreateReads {
   currencies: string[];
   /** The requested variants, with what the session shows of them, their stock and their price in the region. */
   variants: CreateVariantRow[];
-  promotions: PromotionRow[];
+  /** The stored promotions among the codes, keyed by code. */
+  promotions: Map<string, Promotion>;
   /** The key's record, if it has one (timestamps as JSON gives them). */
   record: StoredAnswer | undefined;
   /** The catalogue's version these reads saw (see ProtocolCreateToStore's `pricedAt`). */
@@ -55,7 +57,7 @@ export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Pr
     countryServed: row.country_served,
     currencies: row.currencies,
     variants: row.variants,
-    promotions: row.promotions,
+    promotions: promotionsOf(row.promotions),
     record: row.protocol_record ?? undefined,
     catalogVersion: row.catalog_version,
   };
