@@ -30,9 +30,22 @@ export interface Negotiated {
   discount: boolean;
 }
 
+/** How many distinct `UCP-Agent` headers keep their parsed profile URL (a platform sends the same one every time). */
+const PARSED_HEADERS = 1_000;
+const profileUrls = new LRUCache<string, { url: string | undefined }>({ max: PARSED_HEADERS });
+
 /** The profile URL of a `UCP-Agent` header (an RFC 8941 dictionary with an sf-string `profile`); undefined when unusable. */
 export function profileUrlOf(header: string): string | undefined {
   if (!header) return undefined;
+  let parsed = profileUrls.get(header);
+  if (!parsed) {
+    parsed = { url: parseProfileUrl(header) };
+    profileUrls.set(header, parsed);
+  }
+  return parsed.url;
+}
+
+function parseProfileUrl(header: string): string | undefined {
   try {
     const member = parseDictionary(header).get('profile');
     if (!member || typeof member[0] !== 'string') return undefined;
