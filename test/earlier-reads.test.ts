@@ -6,8 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
+import { TOKEN_READ } from '../src/db/repositories/oauth.js';
 import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
-import { agentToken, bearer } from './support/agent.js';
+import { hashSecret } from '../src/domain/auth.js';
+import { agentToken, basicAuth, bearer, form, registerClient, requestToken } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import {
   cartCount,
@@ -174,11 +176,12 @@ interface ProtocolCreate {
   key?: string;
 }
 
-/** A protocol create's answer, the reads and the store statements its instance sent for it. */
+/** A protocol create's answer, and the create reads, token reads and store statements its instance sent for it. */
 async function sendProtocolCreate(
   api: TestService,
   credentials: { token: string; profile: string },
   create: ProtocolCreate,
+  headerChanges: Record<string, string | undefined> = {},
 ) {
   const key = create.key ?? randomUUID();
   const headers =
@@ -191,12 +194,14 @@ async function sendProtocolCreate(
           'Idempotency-Key': key,
         };
   const path = create.surface === 'ucp' ? '/ucp/checkout-sessions' : '/acp/checkout_sessions';
+  const changed = Object.entries({ ...headers, ...headerChanges }).filter(([, value]) => value !== undefined);
   const reads = statementsSent([api], NEW_CART_READS);
+  const tokenReads = statementsSent([api], TOKEN_READ);
   const stores = statementsSent([api], STORE_PROTOCOL_CREATES);
   try {
     const { response, text } = await protocolFetch(api, path, {
       method: 'POST',
-      headers,
+      headers: Object.fromEntries(changed) as Record<string, string>,
       body: JSON.stringify(create.body),
     });
     return {
@@ -205,10 +210,12 @@ async function sendProtocolCreate(
       replayed: response.headers.get('Idempotent-Replayed'),
       key,
       reads: reads.sent,
+      tokenReads: tokenReads.sent,
       stores: stores.sent,
     };
   } finally {
     reads.stop();
+    tokenReads.stop();
     stores.stop();
   }
 }
@@ -238,27 +245,34 @@ describe('protocol creates priced from an earlier read', () => {
   });
 
   it.each([
-    { surface: 'ucp' as const, body: UCP_TWO_PACK, conflictStatus: 409 },
-    { surface: 'acp' as const, body: ACP_TRAVEL, conflictStatus: 422 },
+    // UCP: a replay or a conflict is answered from the record the store brings. ACP: the create's token was read
+    // earlier too, and only a stored create is answered before the token is read again (a replay or a conflict then
+    // tries the store once more, and answers from its record).
+    { surface: 'ucp' as const, body: UCP_TWO_PACK, conflictStatus: 409, afterStore: { tokenReads: 0, stores: 1 } },
+    { surface: 'acp' as const, body: ACP_TRAVEL, conflictStatus: 422, afterStore: { tokenReads: 1, stores: 2 } },
   ])(
-    '$surface: answers a create like an earlier one in the one statement that stores it, as a fresh read would; its key replays or conflicts in one statement too',
-    async ({ conflictStatus, ...create }) => {
+    '$surface: answers a create like an earlier one in the one statement that stores it, as a fresh read would; its key replays or conflicts without a read',
+    async ({ conflictStatus, afterStore, ...create }) => {
       const first = await send(create);
       expect(first.status).toBe(201);
       expect(first.reads).toBe(1);
       const before = await cartCount(api);
       const again = await send(create);
-      expect({ reads: again.reads, stores: again.stores }).toEqual({ reads: 0, stores: 1 });
+      expect({ reads: again.reads, tokenReads: again.tokenReads, stores: again.stores }).toEqual({
+        reads: 0,
+        tokenReads: 0,
+        stores: 1,
+      });
       expect(comparableAnswer(again)).toEqual(comparableAnswer(first));
       expect(await cartCount(api)).toBe(before + 1);
       expect(await keyAnswer(api, again.key)).toBe(again.text);
       // The same key again: its store claims nothing and brings the key's answer, which is replayed byte for byte.
       const replay = await send({ ...create, key: again.key });
-      expect(replay).toMatchObject({ status: 201, text: again.text, replayed: 'true', reads: 0, stores: 1 });
+      expect(replay).toMatchObject({ status: 201, text: again.text, replayed: 'true', reads: 0, ...afterStore });
       // Another body under it (the same read): a conflict, from the same statement.
       const changed = JSON.parse(JSON.stringify(create.body).replace(/"quantity":\d/, '"quantity":3'));
       const conflict = await send({ ...create, body: changed, key: again.key });
-      expect(conflict).toMatchObject({ status: conflictStatus, reads: 0, stores: 1 });
+      expect(conflict).toMatchObject({ status: conflictStatus, reads: 0, ...afterStore });
       expect(conflict.text).toContain('idempotency_conflict');
       expect(await cartCount(api)).toBe(before + 1);
     },
@@ -297,6 +311,67 @@ describe('protocol creates priced from an earlier read', () => {
     expect(tooMany.reads).toBe(1);
     expect(tooMany.status).toBeGreaterThanOrEqual(400);
     expect(await keyAnswer(api, tooMany.key)).toBe(tooMany.text);
+  });
+});
+
+describe('an ACP create by a token read earlier', () => {
+  let api: TestService;
+  const send = (
+    token: string,
+    create: Omit<ProtocolCreate, 'surface'>,
+    headers: Record<string, string | undefined> = {},
+  ) => sendProtocolCreate(api, { token, profile: '' }, { surface: 'acp', ...create }, headers);
+  /** A token for cart:write, read once by a create that stores a session, and the client it was issued to. */
+  async function readToken() {
+    const client = await registerClient(api, { scope: 'cart:write' });
+    const token = await requestToken(api, client);
+    expect(await send(token, { body: ACP_TRAVEL })).toMatchObject({ status: 201, tokenReads: 1 });
+    return { client, token };
+  }
+
+  beforeAll(async () => {
+    api = await startTestService({ env: PROTOCOL_ENV });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('is stored without reading the token again, and refused once the token is revoked: 401 first, nothing stored', async () => {
+    const { client, token } = await readToken();
+    const stored = await send(token, { body: ACP_TRAVEL });
+    expect(stored).toMatchObject({ status: 201, reads: 0, tokenReads: 0, stores: 1 });
+    const revocation = form({ token });
+    const revoked = await api.http('/oauth/revoke', {
+      method: 'POST',
+      body: revocation.body,
+      headers: { ...revocation.headers, Authorization: basicAuth(client.client_id, client.client_secret) },
+    });
+    expect(revoked.status).toBe(200);
+    const before = await cartCount(api);
+    const refused = await send(token, { body: ACP_TRAVEL });
+    expect(refused).toMatchObject({ status: 401, tokenReads: 1 });
+    expect(JSON.parse(refused.text)).toMatchObject({ code: 'invalid_token' });
+    expect(await keyAnswer(api, refused.key)).toBeUndefined();
+    // Its earlier create's key is not replayed to it either, and a check that fails waits for the token's refusal.
+    expect(await send(token, { body: ACP_TRAVEL, key: stored.key })).toMatchObject({ status: 401 });
+    expect(await send(token, { body: ACP_TRAVEL }, { 'API-Version': undefined })).toMatchObject({ status: 401 });
+    expect(await cartCount(api)).toBe(before);
+  });
+
+  it('refuses a token expired since it was read, nothing stored', async () => {
+    const { token } = await readToken();
+    const stored = await send(token, { body: ACP_TRAVEL });
+    expect(stored).toMatchObject({ status: 201, tokenReads: 0 });
+    await api.service.deps
+      .db('oauth_tokens')
+      .where({ token_hash: hashSecret(token) })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const before = await cartCount(api);
+    const refused = await send(token, { body: ACP_TRAVEL });
+    expect(refused).toMatchObject({ status: 401, tokenReads: 1 });
+    expect(await keyAnswer(api, refused.key)).toBeUndefined();
+    expect(await send(token, { body: ACP_TRAVEL, key: stored.key })).toMatchObject({ status: 401 });
+    expect(await cartCount(api)).toBe(before);
   });
 });
 

@@ -6,11 +6,12 @@ import type { Deps } from '../deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
-import { agentUrls, findActiveGrant } from '../services/oauth.js';
+import { agentUrls, earlierGrant, findActiveGrant } from '../services/oauth.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import type { Logger } from '../log.js';
 import {
+  createUnderGrant,
   jsonResponse,
   matchProtocolRoute,
   notStored,
@@ -127,6 +128,13 @@ async function authenticate(deps: Deps, exchange: ProtocolExchange): Promise<str
   return grant.clientId;
 }
 
+/** The grant an earlier read found for the request's bearer token, when it holds cart:write (see earlierGrant). */
+function earlierCartGrant(deps: Deps, exchange: ProtocolExchange) {
+  const token = parseBearerToken(exchange.get('Authorization'));
+  const grant = token === undefined ? undefined : earlierGrant(deps, token);
+  return grant && hasScopes(grant.scopes, [SCOPE]) ? grant : undefined;
+}
+
 function checkApiVersion(exchange: ProtocolExchange): void {
   const version = exchange.get('API-Version');
   const details = { supported_versions: [ACP_VERSION] };
@@ -162,10 +170,8 @@ function idempotencyKey(exchange: ProtocolExchange): string {
 export function acpBinding(deps: Deps): ProtocolBinding {
   const { create, operations } = createAcpOperations(deps);
 
-  /** After the rate limit: route, bearer token, API-Version, Idempotency-Key, body, then the operation. */
-  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
-    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
-    const clientId = await authenticate(deps, exchange);
+  /** API-Version, Idempotency-Key and body: the operation's call, and its key on POST. */
+  async function checkedCall(exchange: ProtocolExchange, route: { op: AcpOperation; id?: string }) {
     checkApiVersion(exchange);
     const mutating = exchange.method === 'POST';
     const key = mutating ? idempotencyKey(exchange) : undefined;
@@ -174,8 +180,37 @@ export function acpBinding(deps: Deps): ProtocolBinding {
       ? await readJsonBody(exchange, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
       : { kind: 'absent' as const };
     const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
+    return { call, key };
+  }
+
+  /**
+   * After the rate limit: route, bearer token, API-Version, Idempotency-Key, body, then the operation. A create whose
+   * token this instance read earlier does not read it again: the statement that stores the create confirms the token
+   * is still active (createUnderGrant). Anything else answered to it, an error of the checks included, waits for the
+   * token's own read, so a revoked or expired token is refused as before, and first.
+   */
+  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
+    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
+    const earlier = route.op === 'create' ? earlierCartGrant(deps, exchange) : undefined;
+    const clientId = earlier?.clientId ?? (await authenticate(deps, exchange));
+    /** The token read, when it was taken from an earlier read, before `step`'s failure is answered. */
+    const confirmingFirst = async <T>(step: () => Promise<T>): Promise<T> => {
+      try {
+        return await step();
+      } catch (error) {
+        if (earlier) await authenticate(deps, exchange);
+        throw error;
+      }
+    };
+    const { call, key } = await confirmingFirst(() => checkedCall(exchange, route));
     const scope =
       key === undefined ? undefined : { scope: `acp|${clientId}|POST ${exchange.path}`, key, body: call.body };
+    if (earlier && scope) {
+      const grant = earlier.tokenHash;
+      const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderError, grant));
+      if (stored) return { response: stored };
+    }
+    if (earlier) await authenticate(deps, exchange);
     const { op } = route;
     const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);

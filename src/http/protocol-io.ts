@@ -18,7 +18,12 @@ import {
   type IdempotentOutcome,
   type ProtocolResponse,
 } from '../services/protocol-idempotency.js';
-import { createProtocolSession, type CreatePlan, type ProtocolCreate } from '../services/protocol-sessions.js';
+import {
+  createProtocolSession,
+  createProtocolSessionUnderGrant,
+  type CreatePlan,
+  type ProtocolCreate,
+} from '../services/protocol-sessions.js';
 
 /** An error answered in a binding's own shape: status and code are the protocol's (rendered by src/http/ucp.ts, acp.ts). */
 export class ProtocolError extends Error {
@@ -227,6 +232,20 @@ function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolC
 
 /** A binding's operation: a create's plan, or any other operation run in the transaction that records its answer. */
 export type ProtocolOperation = { create: () => CreatePlan } | { run: (db: Db) => Promise<ProtocolResponse> };
+
+/**
+ * A create by a client whose access token was read earlier, not read again (createProtocolSessionUnderGrant: `grant`
+ * is the token's hash, confirmed by the create's own store): its answer once stored, undefined when nothing was.
+ */
+export function createUnderGrant(
+  deps: Deps,
+  call: IdempotentCall,
+  create: () => CreatePlan,
+  render: ErrorRenderer,
+  grant: string,
+): Promise<ProtocolResponse | undefined> {
+  return createProtocolSessionUnderGrant(deps, call, plannedCreate(create, render), grant);
+}
 
 /**
  * Runs a binding's operation under the request's key (if any): a create in one read and one write

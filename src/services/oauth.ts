@@ -25,6 +25,7 @@ import {
 import { newId } from '../domain/ids.js';
 import { webhookSecret, webhookUrlProblem } from '../domain/webhooks.js';
 import { BadRequest } from '../domain/errors.js';
+import { earlierReadsCache } from './earlier-reads.js';
 import { capLiveTokens } from './retention.js';
 
 type Schemas = components['schemas'];
@@ -209,18 +210,41 @@ export interface Grant {
   scopes: string[];
 }
 
+/** A grant as read earlier, until when it holds, and the hash of its token. */
+interface ReadGrant {
+  grant: Grant;
+  tokenHash: string;
+  expiresAt: number;
+}
+
+/** The last read of each active token, by hash, per database (see earlier-reads.ts). */
+const earlierGrantsOf = earlierReadsCache<ReadGrant>();
+
 /**
  * The grant of an access token that is known, unexpired and unrevoked at `deps.now()`; read afresh on every request
- * (never cached, so a revocation is refused by the very next request), in a statement shared with the lookups of
- * concurrent requests (repo.findToken).
+ * (never taken from an earlier read, so a revocation is refused by the very next request), in a statement shared with
+ * the lookups of concurrent requests (repo.findToken).
  */
 export async function findActiveGrant(deps: Deps, accessToken: string): Promise<Grant | undefined> {
-  const token = await repo.findToken(deps.db, hashSecret(accessToken));
+  const tokenHash = hashSecret(accessToken);
+  const token = await repo.findToken(deps.db, tokenHash);
   if (!token) return undefined;
   const state = tokenState(token, deps.now());
   if (state !== 'active') {
     deps.log.debug({ clientId: token.client_id, state }, 'bearer token rejected');
     return undefined;
   }
-  return { clientId: token.client_id, scopes: parseScope(token.scope) ?? [] };
+  const grant = { clientId: token.client_id, scopes: parseScope(token.scope) ?? [] };
+  earlierGrantsOf(deps.db).set(tokenHash, { grant, tokenHash, expiresAt: token.expires_at.getTime() });
+  return grant;
+}
+
+/**
+ * The grant an earlier read found for this token, if it has not expired since, with the token's hash: only for a
+ * request whose one write confirms the token is still active in the same statement (repo.stillActiveToken), and
+ * whose every other answer waits for findActiveGrant.
+ */
+export function earlierGrant(deps: Deps, accessToken: string): (Grant & { tokenHash: string }) | undefined {
+  const read = earlierGrantsOf(deps.db).get(hashSecret(accessToken));
+  return read && deps.now() < read.expiresAt ? { ...read.grant, tokenHash: read.tokenHash } : undefined;
 }

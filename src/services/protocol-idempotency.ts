@@ -135,6 +135,26 @@ export interface CreateAnswer {
   store(answer: repo.ProtocolAnswer | undefined): Promise<repo.ProtocolCreateStored>;
 }
 
+/** The answer a request stores under its key, replacing the stale record created at `replaces` (if any). */
+function keyAnswer(
+  deps: Deps,
+  call: IdempotentCall,
+  hash: string,
+  response: ProtocolResponse,
+  replaces: string | null,
+): repo.ProtocolAnswer {
+  const now = deps.now();
+  return {
+    scope: call.scope,
+    key: call.key,
+    requestHash: hash,
+    response,
+    createdAt: new Date(now),
+    expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
+    replaces,
+  };
+}
+
 /** How a create reads, and answers from what it read. */
 export interface CreateSteps<Reads> {
   /**
@@ -175,18 +195,7 @@ export async function createIdempotently<Reads>(
     if (!answered) return undefined;
     const { response, store } = answered;
     if (response.status >= 500) return { kind: 'ran' as const, response };
-    const now = deps.now();
-    const stored = await store(
-      call && {
-        scope: call.scope,
-        key: call.key,
-        requestHash: hash!,
-        response,
-        createdAt: new Date(now),
-        expiresAt: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
-        replaces: record?.created_at ?? null,
-      },
-    );
+    const stored = await store(call && keyAnswer(deps, call, hash!, response, record?.created_at ?? null));
     return stored.stored ? { kind: 'ran' as const, response } : fromRecord(stored.record);
   };
   const first = steps.earlier === undefined ? undefined : await attempt(steps.earlier, undefined, true);
@@ -197,4 +206,22 @@ export async function createIdempotently<Reads>(
       return fromRecord(record) ?? (await attempt(reads, record, false));
     })
   );
+}
+
+/**
+ * Only the first of createIdempotently's attempts, from an earlier create's reads, whose store also confirms what the
+ * caller took from an earlier read (an access token: `answer`'s store says how): the answer if it was stored, else
+ * undefined, with nothing stored and nothing answered from the key's record, which the caller may only answer once
+ * confirmed (then by createIdempotently).
+ */
+export async function createFromEarlierReads<Reads>(
+  deps: Deps,
+  call: IdempotentCall,
+  earlier: Reads,
+  answer: (reads: Reads) => CreateAnswer | undefined,
+): Promise<ProtocolResponse | undefined> {
+  const answered = answer(earlier);
+  if (!answered || answered.response.status >= 500) return undefined;
+  const stored = await answered.store(keyAnswer(deps, call, jcsHash(call.body), answered.response, null));
+  return stored.stored ? answered.response : undefined;
 }

@@ -27,6 +27,7 @@ import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
 import {
+  createFromEarlierReads,
   createIdempotently,
   type CreateAnswer,
   type IdempotentCall,
@@ -278,19 +279,26 @@ function newSession(deps: Deps, input: NewProtocolSession, region: RegionRow, re
   return { cart, lines: rows.map(({ id, variant_id, quantity }) => ({ id, variant_id, quantity })), session };
 }
 
+/** What a create is stored under, beyond its key's answer: see AnswerToStore. */
+interface StoredUnder {
+  pricedAt: string | undefined;
+  grant?: string | undefined;
+}
+
 /**
  * Stores a create's answer with what it created (if anything), in one statement: under a key through the protocol
  * creates' group commit, without one the cart alone through the carts' (an answer nobody can replay is not stored).
- * Priced from an earlier read (`pricedAt`: its catalogue version), only if the catalogue is still at that version.
+ * Priced from an earlier read (`pricedAt`: its catalogue version), only if the catalogue is still at that version;
+ * under an access token read earlier (`grant`: its hash, with a key only), only if the token is still active.
  */
 async function storeCreate(
   db: Db,
   created: { cart: carts.NewCartRow; lines: carts.NewLine[] } | undefined,
   answer: ProtocolAnswer | undefined,
-  pricedAt: string | undefined,
+  { pricedAt, grant }: StoredUnder,
 ): Promise<ProtocolCreateStored> {
   try {
-    if (answer) return await storeProtocolCreate(db, { answer, created, pricedAt });
+    if (answer) return await storeProtocolCreate(db, { answer, created, pricedAt, grant });
     const stored = created ? await carts.insertCart(db, created.cart, created.lines, { pricedAt }) : true;
     return stored ? { stored: true } : { stored: false, record: undefined };
   } catch (error) {
@@ -302,19 +310,24 @@ async function storeCreate(
 
 /**
  * The answer to a create from what was read; from an earlier read (`earlier`), only a session created (anything else
- * is judged by a fresh read), stored only if the catalogue is still at that read's version.
+ * is judged by a fresh read), stored only if the catalogue is still at that read's version (and under `grant`, only
+ * if that token is still active).
  */
 function answerCreate(
   deps: Deps,
   create: ProtocolCreate,
   reads: ProtocolCreateReads,
   earlier: boolean,
+  grant?: string,
 ): CreateAnswer | undefined {
   const { db } = deps;
   const answerOnly = (response: ProtocolResponse) =>
     earlier
       ? undefined
-      : { response, store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer, undefined) };
+      : {
+          response,
+          store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer, { pricedAt: undefined }),
+        };
   if (!create.input) return answerOnly(create.refused);
   const { input, respond } = create;
   const region = 'currency' in input.market ? reads.region : requireRegion(reads.region, undefined);
@@ -325,7 +338,7 @@ function answerCreate(
   const pricedAt = earlier ? reads.catalogVersion : undefined;
   return {
     response: respond({ kind: 'created', session, countryServed: reads.countryServed }),
-    store: (answer) => storeCreate(db, { cart, lines }, answer, pricedAt),
+    store: (answer) => storeCreate(db, { cart, lines }, answer, { pricedAt, grant }),
   };
 }
 
@@ -333,6 +346,20 @@ const NOTHING_TO_READ = { country: null, currency: null, variantIds: [], codes: 
 
 /** The last read of each kind of protocol create, per database (see earlier-reads.ts), without its key's record. */
 const earlierReadsOf = earlierReadsCache<ProtocolCreateReads>();
+
+/** What a create reads (but its key's record), and that read's place among the earlier reads. */
+function createRead(create: ProtocolCreate) {
+  const { input } = create;
+  const query = input
+    ? {
+        country: 'country' in input.market ? input.market.country?.toLowerCase() || null : null,
+        currency: 'currency' in input.market ? input.market.currency.toLowerCase() : null,
+        variantIds: requestedVariantIds(input.lines),
+        codes: canonicalCodes(input.codes),
+      }
+    : NOTHING_TO_READ;
+  return { query, readKey: JSON.stringify(query) };
+}
 
 /**
  * Creates a session exactly once per key (createIdempotently): one statement reads what the create needs with the
@@ -345,16 +372,7 @@ export function createProtocolSession(
   call: IdempotentCall | undefined,
   create: ProtocolCreate,
 ): Promise<IdempotentOutcome> {
-  const { input } = create;
-  const query = input
-    ? {
-        country: 'country' in input.market ? input.market.country?.toLowerCase() || null : null,
-        currency: 'currency' in input.market ? input.market.currency.toLowerCase() : null,
-        variantIds: requestedVariantIds(input.lines),
-        codes: canonicalCodes(input.codes),
-      }
-    : NOTHING_TO_READ;
-  const readKey = JSON.stringify(query);
+  const { query, readKey } = createRead(create);
   return createIdempotently(deps, call, {
     earlier: earlierReadsOf(deps.db).get(readKey),
     async read(key) {
@@ -364,6 +382,22 @@ export function createProtocolSession(
     },
     answer: (reads, earlier) => answerCreate(deps, create, reads, earlier),
   });
+}
+
+/**
+ * A create by a client whose access token was read earlier (`grant`: the token's hash), not read again: priced from an
+ * earlier create's read and stored in one statement that also confirms the token is still active. The answer once
+ * stored; undefined when it was not (nothing stored): the token must then be read before anything is answered.
+ */
+export function createProtocolSessionUnderGrant(
+  deps: Deps,
+  call: IdempotentCall,
+  create: ProtocolCreate,
+  grant: string,
+): Promise<ProtocolResponse | undefined> {
+  const earlier = earlierReadsOf(deps.db).get(createRead(create).readKey);
+  if (!earlier) return Promise.resolve(undefined);
+  return createFromEarlierReads(deps, call, earlier, (reads) => answerCreate(deps, create, reads, true, grant));
 }
 
 /** What an update changes; an absent field is left as it is. */

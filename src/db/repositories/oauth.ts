@@ -41,6 +41,15 @@ export const TOKEN_READ = `select token_hash, client_id, scope, issued_at, expir
 from oauth_tokens where token_hash = any((select $1::text[])::text[])`;
 
 /**
+ * Whether the token whose hash is `tokenHash` (an SQL expression; null: no token to confirm) is still active at `at`
+ * (unrevoked and unexpired, as tokenState has it), evaluated by the statement that relies on it: nothing committed
+ * before that statement, a revocation included, is missed.
+ */
+export const stillActiveToken = (tokenHash: string, at: string) =>
+  `(${tokenHash} is null or exists (select from oauth_tokens
+    where token_hash = ${tokenHash} and revoked_at is null and expires_at > ${at}))`;
+
+/**
  * Token reads outside a transaction are batched per database as create reads are (see src/db/batching.ts): a lone
  * read goes at once; while a token statement runs, further reads queue, and the next statement reads them all (at
  * most 32). A bearer request so costs a share of one round trip instead of a round trip of its own.

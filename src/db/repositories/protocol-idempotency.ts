@@ -3,6 +3,7 @@
 import type { Db } from '../knex.js';
 import { stillPricedAt } from './catalog-version.js';
 import { takeOverConflict } from './idempotency.js';
+import { stillActiveToken } from './oauth.js';
 
 export interface ProtocolIdempotencyRecord {
   scope: string;
@@ -111,7 +112,8 @@ export const MAX_ANSWERS_PER_STATEMENT = 16;
  * a parameter of its own (unused ones null), beside a JSON array of the rest of each answer naming its body's
  * position: escaped into the JSON, a body was written twice over in the service and parsed as JSON by PostgreSQL. An
  * answer priced from an earlier read (its record's `priced_at`: that read's catalogue version) claims its key only if
- * the catalogue is still at that version, so a key never holds an answer a fresh read would not give.
+ * the catalogue is still at that version, so a key never holds an answer a fresh read would not give; one given under
+ * an access token read earlier (`grant_token`: its hash) only if the token is still active then.
  */
 export const INSERT_PROTOCOL_ANSWERS = `answers as (
   select answer.*, body.response_body
@@ -119,26 +121,30 @@ export const INSERT_PROTOCOL_ANSWERS = `answers as (
     with ordinality as body (response_body, body_index)
   join jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text, status_code int,
     response_headers jsonb, created_at timestamptz, expires_at timestamptz, replaces timestamptz, priced_at bigint,
-    body_index int) using (body_index)
+    grant_token text, body_index int) using (body_index)
 ), claimed as (
   insert into protocol_idempotency as record (${COLUMNS})
   select scope, key, request_hash, 'completed', status_code, response_body, response_headers, created_at, expires_at
   from answers
-  where ${stillPricedAt('answers.priced_at')}
+  where ${stillPricedAt('answers.priced_at')} and ${stillActiveToken('answers.grant_token', 'answers.created_at')}
   ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}
 )`;
 
-/** An answer to store, priced at `pricedAt` (the catalogue version of an earlier read), or from its own read. */
+/**
+ * An answer to store, priced at `pricedAt` (the catalogue version of an earlier read), or from its own read; given
+ * under `grant`, the hash of an access token read earlier that the store is to confirm, or under none.
+ */
 export interface AnswerToStore {
   answer: ProtocolAnswer;
   pricedAt: string | undefined;
+  grant?: string | undefined;
 }
 
 /** The bindings of INSERT_PROTOCOL_ANSWERS, in its order, for at most MAX_ANSWERS_PER_STATEMENT answers. */
 export function protocolAnswersBindings(answers: AnswerToStore[]): Array<string | null> {
   if (answers.length > MAX_ANSWERS_PER_STATEMENT)
     throw new Error(`At most ${MAX_ANSWERS_PER_STATEMENT} answers per statement, not ${answers.length}`);
-  const records = answers.map(({ answer, pricedAt }, index) => ({
+  const records = answers.map(({ answer, pricedAt, grant }, index) => ({
     scope: answer.scope,
     key: answer.key,
     request_hash: answer.requestHash,
@@ -148,6 +154,7 @@ export function protocolAnswersBindings(answers: AnswerToStore[]): Array<string 
     expires_at: answer.expiresAt,
     replaces: answer.replaces,
     priced_at: pricedAt ?? null,
+    grant_token: grant ?? null,
     body_index: index + 1,
   }));
   const unused = MAX_ANSWERS_PER_STATEMENT - answers.length;
