@@ -9,7 +9,7 @@ import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
 import { TOKEN_READ } from '../src/db/repositories/oauth.js';
 import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
 import { hashSecret } from '../src/domain/auth.js';
-import { agentToken, basicAuth, bearer, form, registerClient, requestToken } from './support/agent.js';
+import { agentToken, bearer, registerClient, requestToken, revokeToken } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import {
   cartCount,
@@ -340,13 +340,7 @@ describe('an ACP create by a token read earlier', () => {
     const { client, token } = await readToken();
     const stored = await send(token, { body: ACP_TRAVEL });
     expect(stored).toMatchObject({ status: 201, reads: 0, tokenReads: 0, stores: 1 });
-    const revocation = form({ token });
-    const revoked = await api.http('/oauth/revoke', {
-      method: 'POST',
-      body: revocation.body,
-      headers: { ...revocation.headers, Authorization: basicAuth(client.client_id, client.client_secret) },
-    });
-    expect(revoked.status).toBe(200);
+    await revokeToken(api, client, token);
     const before = await cartCount(api);
     const refused = await send(token, { body: ACP_TRAVEL });
     expect(refused).toMatchObject({ status: 401, tokenReads: 1 });

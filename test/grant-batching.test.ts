@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findToken, TOKEN_READ, type TokenRow } from '../src/db/repositories/oauth.js';
 import { hashSecret } from '../src/domain/auth.js';
-import { basicAuth, bearer, form, registerClient, requestToken } from './support/agent.js';
+import { bearer, registerClient, requestToken, revokeToken } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import { PROTOCOL_ENV, protocolFetch } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -24,13 +24,7 @@ async function tokensOfEveryKind(api: TestService): Promise<Record<TokenKind, st
   );
   const revoker = await registerClient(api, { scope: 'catalog:read cart:write' });
   const revoked = await requestToken(api, revoker);
-  const revocation = form({ token: revoked });
-  const answer = await api.http('/oauth/revoke', {
-    method: 'POST',
-    body: revocation.body,
-    headers: { ...revocation.headers, Authorization: basicAuth(revoker.client_id, revoker.client_secret) },
-  });
-  expect(answer.status).toBe(200);
+  await revokeToken(api, revoker, revoked);
   await api.service.deps
     .db('oauth_tokens')
     .where({ token_hash: hashSecret(expired!) })
@@ -190,13 +184,7 @@ describe.skipIf(!serverUrl)('token reads over two instances on one PostgreSQL', 
       { surface: 'acp', token },
     ];
     for (const api of instances) for (const call of calls) expect((await send(api, call)).status).not.toBe(401);
-    const revocation = form({ token });
-    const revoked = await two.http('/oauth/revoke', {
-      method: 'POST',
-      body: revocation.body,
-      headers: { ...revocation.headers, Authorization: basicAuth(client.client_id, client.client_secret) },
-    });
-    expect(revoked.status).toBe(200);
+    await revokeToken(two, client, token);
     for (const api of [one, two]) for (const call of calls) expect((await send(api, call)).status).toBe(401);
   });
 

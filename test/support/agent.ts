@@ -49,6 +49,17 @@ export async function requestToken(api: TestService, client: RegisteredClient, s
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
+/** Revokes a token of the client's at POST /oauth/revoke (RFC 7009), on `api` (any instance will refuse it). */
+export async function revokeToken(api: TestService, client: RegisteredClient, token: string): Promise<void> {
+  const revocation = form({ token });
+  const answer = await api.http('/oauth/revoke', {
+    method: 'POST',
+    body: revocation.body,
+    headers: { ...revocation.headers, Authorization: basicAuth(client.client_id, client.client_secret) },
+  });
+  expect(answer.status).toBe(200);
+}
+
 /** A fresh client with the given scope and a token for it. */
 export async function agentToken(api: TestService, scope = 'catalog:read'): Promise<string> {
   return requestToken(api, await registerClient(api, { scope }));
