@@ -26,13 +26,17 @@ import { statementsSent } from './support/statements.js';
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
 
-async function create(api: TestService, body: unknown) {
+async function create(api: TestService, body: unknown, key?: string) {
   const response = await api.http('/checkout_sessions', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as any };
+  return {
+    status: response.status,
+    body: (await response.json()) as any,
+    replayed: response.headers.get('Idempotent-Replayed'),
+  };
 }
 
 /** An answer without what differs between two creates of the same request (ids and the checkout URL). */
@@ -42,10 +46,10 @@ function figures(answer: { status: number; body: any }) {
 }
 
 /** A create's answer and how many create reads its instance sent for it. */
-async function createCountingReads(api: TestService, body: unknown) {
+async function createCountingReads(api: TestService, body: unknown, key?: string) {
   const sent = statementsSent([api], NEW_CART_READS);
   try {
-    return { answer: await create(api, body), reads: sent.sent };
+    return { answer: await create(api, body, key), reads: sent.sent };
   } finally {
     sent.stop();
   }
@@ -73,6 +77,37 @@ describe('creates priced from an earlier read', () => {
     expect(await cartCount(api)).toBe(before + 1);
     const stored = await api.service.deps.db('carts').where({ id: again.answer.body.id }).first();
     expect(stored).toMatchObject({ buyer_email: 'again@example.com', promo_codes: ['10OFF'] });
+  });
+
+  it('answers a create with a key like an earlier one without reading; a replay or a conflict from the record its insert meets', async () => {
+    const body = { region_id: 'reg_ca', items: [{ id: TWO_PACK, quantity: 2 }], promo_codes: ['10OFF'] };
+    expect((await create(api, body, randomUUID())).status).toBe(201);
+    const key = randomUUID();
+    const keyed = await createCountingReads(api, body, key);
+    expect(keyed).toMatchObject({ reads: 0, answer: { status: 201, replayed: null } });
+    const record = await api.service.deps.db('idempotency_keys').where({ key }).first();
+    expect(record.response_body).toEqual(keyed.answer.body);
+    const replay = await createCountingReads(api, body, key);
+    expect(replay).toMatchObject({ reads: 0, answer: { status: 201, replayed: 'true', body: keyed.answer.body } });
+    const conflict = await createCountingReads(api, { ...body, items: [{ id: TWO_PACK, quantity: 3 }] }, key);
+    expect(conflict).toMatchObject({ reads: 0, answer: { status: 422, body: { code: 'idempotency_conflict' } } });
+    // A price changed since: the insert claims nothing, the create reads, and the key holds the new price.
+    const where = { variant_id: TWO_PACK, region_id: 'reg_ca' };
+    const price = (await api.service.deps.db('variant_prices').where(where).first()).amount;
+    await api.service.deps
+      .db('variant_prices')
+      .where(where)
+      .update({ amount: price + 100 });
+    try {
+      const changedKey = randomUUID();
+      const changed = await createCountingReads(api, body, changedKey);
+      expect(changed).toMatchObject({ reads: 1, answer: { status: 201 } });
+      expect(changed.answer.body.line_items[0].base_amount).toBe((2 * (price + 100)) / 100);
+      const stored = await api.service.deps.db('idempotency_keys').where({ key: changedKey }).first();
+      expect(stored.response_body).toEqual(changed.answer.body);
+    } finally {
+      await api.service.deps.db('variant_prices').where(where).update({ amount: price });
+    }
   });
 
   it('prices the next creates at a price changed since, alone or sharing an insert, and stores only those', async () => {

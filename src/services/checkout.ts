@@ -34,7 +34,14 @@ import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
-import { idempotencyClaim, keyAnswer, untilSettled, type IdempotentRequest } from './idempotency.js';
+import {
+  freeKeyClaim,
+  idempotencyClaim,
+  keyAnswer,
+  untilSettled,
+  type Claim,
+  type IdempotentRequest,
+} from './idempotency.js';
 
 export type { CheckoutSession };
 
@@ -197,7 +204,7 @@ export async function prepareSession(
 }
 
 /**
- * Stores a new cart (see carts.insertCart); under a key, false when another request's answer took the key first.
+ * Stores a new cart (see carts.insertCart); under a key, not when another request's answer took the key first.
  * A variant deleted between the create's read and this insert is answered as the same request sent now would be, an
  * unknown item, rather than as an internal error.
  */
@@ -206,7 +213,7 @@ export async function storeNewCart(
   cart: NewCart['cart'],
   lines: carts.NewLine[],
   stored?: carts.StoredUnder,
-): Promise<boolean> {
+): Promise<carts.CartStored> {
   try {
     return await carts.insertCart(deps.db, cart, lines, stored);
   } catch (error) {
@@ -219,9 +226,9 @@ export async function storeNewCart(
 }
 
 /**
- * The last read of each set of references a create without a key named, per database (see earlier-reads.ts): a create
- * like an earlier one is priced from its read, and one that fails so priced is read afresh, so an answer and a stored
- * cart are always what a fresh read gives.
+ * The last read of each set of references a create named, per database (see earlier-reads.ts), without its key's
+ * record: a create like an earlier one, with a key or without, is priced from its read, and one that fails so priced
+ * is read afresh, so an answer and a stored cart are always what a fresh read gives.
  */
 const earlierReadsOf = earlierReadsCache<NewCartReads>();
 
@@ -241,7 +248,7 @@ export async function createCheckoutSession(deps: Deps, input: CreateRequest): P
   const fromEarlier = earlier && pricedFromEarlierRead(deps, input, earlier);
   if (
     fromEarlier &&
-    (await storeNewCart(deps, fromEarlier.cart, fromEarlier.lines, { pricedAt: earlier.catalogVersion }))
+    (await storeNewCart(deps, fromEarlier.cart, fromEarlier.lines, { pricedAt: earlier.catalogVersion })).stored
   )
     return fromEarlier.session;
   const reads = await findNewCartReads(deps.db, read);
@@ -265,8 +272,11 @@ export interface IdempotentCreation {
 /**
  * Creates a session exactly once per Idempotency-Key: the create's read brings the key's record, and a replay answers
  * the stored session and API version. Otherwise the insert stores the session and claims the key with its answer in
- * one statement, so a failure stores nothing (never replayed). When another request claimed the key in between, the
- * next read finds its answer; a create whose store keeps failing so gives up (untilSettled), storing nothing.
+ * one statement, so a failure stores nothing (never replayed). A create like an earlier one is priced from that one's
+ * read and sends only the insert, which claims the key only if the catalogue has not changed since. An insert that
+ * claims nothing brings the key's record: a replay (or a conflict) is answered from it, and a create that met none
+ * reads; a create whose store keeps failing so gives up after MAX_SETTLE_ATTEMPTS reads (untilSettled), storing
+ * nothing.
  */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
@@ -275,19 +285,38 @@ export async function createCheckoutSessionIdempotently(
   apiVersion: string,
 ): Promise<IdempotentCreation> {
   const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
-  return untilSettled(async () => {
-    const reads = await readNewCart(deps, input, request);
-    const claim = idempotencyClaim(deps, request, reads.keyRecord);
-    if (claim.kind === 'replay')
-      return {
-        session: claim.result.body as CheckoutSession,
-        apiVersion: claim.result.apiVersion,
-        replayed: true,
-      };
-    const { cart, lines, session } = sessionFrom(deps, input, PUBLIC_SESSION, reads);
+  /** The stored answer a replay gives; undefined when the key is free (no record, or a stale one). */
+  const replayOf = (claim: Claim): IdempotentCreation | undefined =>
+    claim.kind === 'replay'
+      ? { session: claim.result.body as CheckoutSession, apiVersion: claim.result.apiVersion, replayed: true }
+      : undefined;
+  /** Stores a session built for the key it claims, or answers the record its insert met (undefined: read again). */
+  const storeUnderKey = async (
+    { cart, lines, session }: ReturnType<typeof sessionFrom>,
+    claim: Extract<Claim, { kind: 'run' }>,
+    pricedAt?: string,
+  ): Promise<IdempotentCreation | undefined> => {
     const answer = keyAnswer(deps, request, claim, { status: 201, body: session, apiVersion });
-    return (await storeNewCart(deps, cart, lines, { answer })) ? { session, apiVersion, replayed: false } : undefined;
-  });
+    const stored = await storeNewCart(deps, cart, lines, { answer, pricedAt });
+    if (stored.stored) return { session, apiVersion, replayed: false };
+    return stored.keyRecord && replayOf(idempotencyClaim(deps, request, stored.keyRecord));
+  };
+  const readKey = JSON.stringify(newCartRead(input));
+  const earlier = earlierReadsOf(deps.db).get(readKey);
+  const fromEarlier = earlier && pricedFromEarlierRead(deps, input, earlier);
+  const first = fromEarlier && (await storeUnderKey(fromEarlier, freeKeyClaim(deps, request), earlier.catalogVersion));
+  return (
+    first ??
+    untilSettled(async () => {
+      const reads = await readNewCart(deps, input, request);
+      const claim = idempotencyClaim(deps, request, reads.keyRecord);
+      if (claim.kind === 'replay') return replayOf(claim);
+      const created = await storeUnderKey(sessionFrom(deps, input, PUBLIC_SESSION, reads), claim);
+      // As for a create without a key, the read serves later creates once this one is settled.
+      earlierReadsOf(deps.db).set(readKey, { ...reads, keyRecord: undefined });
+      return created;
+    })
+  );
 }
 
 function sessionNotFound(id: string): NotFound {

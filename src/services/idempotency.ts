@@ -89,10 +89,17 @@ export function idempotencyClaim(
   request: IdempotentRequest,
   record: repo.IdempotencyRecord | undefined,
 ): Claim {
-  const hash = requestHash(request.body);
-  const now = deps.now();
-  if (record && !isStale(record, now)) return outcomeOf(record, hash);
-  return { kind: 'run', requestHash: hash, claimedAt: new Date(now), replaces: record?.created_at ?? null };
+  if (record && !isStale(record, deps.now())) return outcomeOf(record, requestHash(request.body));
+  return freeKeyClaim(deps, request, record?.created_at ?? null);
+}
+
+/** The claim of a key found free: without a record, or (`replaces`) with the stale one created then. */
+export function freeKeyClaim(
+  deps: Deps,
+  request: IdempotentRequest,
+  replaces: string | null = null,
+): Extract<Claim, { kind: 'run' }> {
+  return { kind: 'run', requestHash: requestHash(request.body), claimedAt: new Date(deps.now()), replaces };
 }
 
 /** The successful answer as the key keeps it (24 h by default, RETENTION_IDEMPOTENCY_SECONDS); the repositories store it with the write it describes. */

@@ -299,7 +299,7 @@ async function storeCreate(
 ): Promise<ProtocolCreateStored> {
   try {
     if (answer) return await storeProtocolCreate(db, { answer, created, pricedAt, grant });
-    const stored = created ? await carts.insertCart(db, created.cart, created.lines, { pricedAt }) : true;
+    const stored = created ? (await carts.insertCart(db, created.cart, created.lines, { pricedAt })).stored : true;
     return stored ? { stored: true } : { stored: false, record: undefined };
   } catch (error) {
     // A variant deleted since the read: read again, and the line is answered as not found.

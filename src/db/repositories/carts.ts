@@ -6,10 +6,10 @@ import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { stillPricedAt } from './catalog-version.js';
 import {
   ANSWERS_RECORDSET,
-  answerBindings,
   answerRecord,
-  INSERT_ANSWER,
   INSERT_ANSWERS,
+  keyRecordOf,
+  type IdempotencyRecord,
   type KeyAnswer,
 } from './idempotency.js';
 import type { OrderLineRow, OrderRow, OrderWithLines } from './orders.js';
@@ -90,11 +90,6 @@ function newCartAndLines(condition: string): string {
 
 const NEW_CART_AND_LINES = `with ${newCartAndLines(stillPricedAt('?::bigint'))} select id from new_cart`;
 
-/** The same under an Idempotency-Key: the key's answer first, and the cart only if the key took it. */
-const NEW_CART_AND_LINES_ANSWERING_KEY = `with claimed as (
-  ${INSERT_ANSWER}
-), ${newCartAndLines('exists (select from claimed)')} select id from new_cart`;
-
 export type NewCartRow = Omit<CartRow, 'canceled_at' | 'completed_at'>;
 
 interface CartToStore {
@@ -104,19 +99,23 @@ interface CartToStore {
   pricedAt: string | undefined;
 }
 
-/**
- * One cart, its lines and (under an Idempotency-Key) its key's answer, in one statement of fixed text. False when
- * the key already had an answer: nothing was stored.
- */
-async function insertOneCart(db: Db, { cart, lines, answer, pricedAt }: CartToStore): Promise<boolean> {
-  const statement = answer
-    ? asPrepared(
-        'insert_cart_answering_key',
-        db.raw(NEW_CART_AND_LINES_ANSWERING_KEY, [...answerBindings(answer), ...newCartBindings(cart, lines)]),
-      )
-    : asPrepared('insert_cart', db.raw(NEW_CART_AND_LINES, newCartBindings(cart, lines, [pricedAt ?? null])));
-  const { rows } = (await statement) as { rows: unknown[] };
-  return rows.length === 1;
+/** Whether a cart was stored; when it was not, under a key, the key's record as the statement saw it (if any). */
+export type CartStored = { stored: true } | { stored: false; keyRecord: IdempotencyRecord | undefined };
+
+const NOT_STORED: CartStored = { stored: false, keyRecord: undefined };
+
+/** One cart without a key and its lines, in one statement of fixed text. */
+async function insertOneCart(db: Db, { cart, lines, pricedAt }: CartToStore): Promise<CartStored> {
+  const { rows } = (await asPrepared(
+    'insert_cart',
+    db.raw(NEW_CART_AND_LINES, newCartBindings(cart, lines, [pricedAt ?? null])),
+  )) as { rows: unknown[] };
+  return rows.length === 1 ? { stored: true } : NOT_STORED;
+}
+
+/** A cart stored alone: without a key by insertOneCart, under one by the batch's statement (a batch of one). */
+async function insertCartAlone(db: Db, toStore: CartToStore): Promise<CartStored> {
+  return toStore.answer ? (await insertManyCarts(db, [toStore]))[0]! : insertOneCart(db, toStore);
 }
 
 /** The bindings of newCartAndLines, in its order, with those of its condition. */
@@ -188,17 +187,30 @@ export function newCartsAndLinesBindings(
 /**
  * Many carts, their lines and their keys' answers in one statement: three JSON arrays of records, so the text stays
  * the same whatever the batch holds (one plan per connection). A cart under a key is inserted only if its key took
- * the answer (as in NEW_CART_AND_LINES_ANSWERING_KEY); the statement returns the ids of the carts it stored.
+ * the answer. The statement returns the ids of the carts it stored, and for each key it did not claim the key's
+ * record as of the statement's start (one committed meanwhile is not there).
  */
 const NEW_CARTS_LINES_AND_ANSWERS = `with answers as (
   select * from ${ANSWERS_RECORDSET}
 ), claimed as (
   ${INSERT_ANSWERS}
-), ${NEW_CARTS_AND_LINES} select id from new_carts`;
+), ${NEW_CARTS_AND_LINES}
+select id, null as scope, null as key, null::json as key_record from new_carts
+union all
+select null, answers.scope, answers.key, ${keyRecordOf('answers.scope', 'answers.key')}
+from answers where (answers.scope, answers.key) not in (select scope, key from claimed)`;
 
-const keyOf = (answer: KeyAnswer) => `${answer.scope}\n${answer.key}`;
+const keyOf = (answer: { scope: string; key: string }) => `${answer.scope}\n${answer.key}`;
 
-async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]> {
+interface StoredRow {
+  /** A cart stored, or null on a row of a key not claimed. */
+  id: string | null;
+  scope: string | null;
+  key: string | null;
+  key_record: IdempotencyRecord | null;
+}
+
+async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<CartStored[]> {
   // A key twice in one batch: the first one goes, the others are not stored (as if they came right after it). The
   // answers go in key order, so two statements claiming the same keys take their locks in the same order.
   const keys = new Set<string>();
@@ -209,18 +221,23 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]>
     return true;
   });
   const answers = sent
-    .flatMap(({ answer }) => (answer ? [answer] : []))
-    .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
-    .map(answerRecord);
+    .flatMap(({ answer, pricedAt }) => (answer ? [answerRecord(answer, pricedAt)] : []))
+    .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
   const carts = newCartsAndLinesBindings(
     sent.map(({ cart, lines, answer, pricedAt }) => ({ cart, lines, key: answer, pricedAt })),
   );
   const { rows } = (await asPrepared(
     'insert_carts',
     db.raw(NEW_CARTS_LINES_AND_ANSWERS, [JSON.stringify(answers), ...carts]),
-  )) as { rows: Array<{ id: string }> };
+  )) as { rows: StoredRow[] };
   const stored = new Set(rows.map((row) => row.id));
-  return batch.map(({ cart }) => stored.has(cart.id));
+  const records = new Map(rows.map((row) => [keyOf({ scope: row.scope!, key: row.key! }), row.key_record]));
+  const wasSent = new Set(sent);
+  return batch.map((item): CartStored => {
+    if (stored.has(item.cart.id)) return { stored: true };
+    const record = item.answer && wasSent.has(item) ? records.get(keyOf(item.answer)) : undefined;
+    return { stored: false, keyRecord: record ?? undefined };
+  });
 }
 
 /**
@@ -233,8 +250,8 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<boolean[]>
  */
 const MAX_INSERTS_IN_FLIGHT = 2;
 const MAX_CARTS_PER_STATEMENT = 16;
-const cartStore = batchedPerDatabase<CartToStore, boolean>((db) => ({
-  one: (toStore) => insertOneCart(db, toStore),
+const cartStore = batchedPerDatabase<CartToStore, CartStored>((db) => ({
+  one: (toStore) => insertCartAlone(db, toStore),
   many: (batch) => insertManyCarts(db, batch),
   maxBatch: MAX_CARTS_PER_STATEMENT,
   maxInFlight: MAX_INSERTS_IN_FLIGHT,
@@ -242,17 +259,21 @@ const cartStore = batchedPerDatabase<CartToStore, boolean>((db) => ({
 }));
 
 /**
- * What a new cart is stored under: its key's answer (a create under an Idempotency-Key, always priced from its own
- * read), or the catalogue version it was priced at when priced from an earlier read (NewCartReads' catalogVersion), so
- * that it is stored only if nothing it was priced from changed since (false otherwise: nothing stored).
+ * What a new cart is stored under: its key's answer (a create under an Idempotency-Key), and the catalogue version it
+ * was priced at when priced from an earlier read (NewCartReads' catalogVersion), so that it is stored, and its key
+ * claimed, only if nothing it was priced from changed since (otherwise nothing is stored).
  */
-export type StoredUnder = { answer: KeyAnswer; pricedAt?: never } | { answer?: never; pricedAt?: string | undefined };
+export interface StoredUnder {
+  answer?: KeyAnswer | undefined;
+  pricedAt?: string | undefined;
+}
 
 /**
  * Stores a cart and its lines in a single statement (instead of a transaction's four or five round trips), with a
  * fixed text whatever the number of lines, so that PostgreSQL plans it once per connection. Under an Idempotency-Key,
  * the same statement claims the key with its `answer`, so a stored answer always describes a stored cart, and the
- * cart is stored only if the key took the answer: false when another request's answer holds the key (nothing stored).
+ * cart is stored only if the key took the answer: when another request's answer holds the key nothing is stored, and
+ * the outcome carries that record if the statement saw it.
  * Resolves once committed. Outside a transaction the statement may carry other requests' carts too (group commit);
  * a batch that fails is retried cart by cart, so each request gets the outcome and the error it would get alone.
  */
@@ -261,9 +282,9 @@ export async function insertCart(
   cart: NewCartRow,
   lines: NewLine[],
   stored: StoredUnder = {},
-): Promise<boolean> {
+): Promise<CartStored> {
   const toStore = { cart, lines, answer: stored.answer, pricedAt: stored.pricedAt };
-  return db.isTransaction ? insertOneCart(db, toStore) : cartStore(db)(toStore);
+  return db.isTransaction ? insertCartAlone(db, toStore) : cartStore(db)(toStore);
 }
 
 /** The insert named a variant that was deleted after the create read it (the line's foreign key). */

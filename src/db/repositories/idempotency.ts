@@ -1,7 +1,7 @@
 // Idempotency-Key records. The (scope, key) primary key decides, across every instance, which request runs: a key's
 // record is written by the statement that stores the session it answers, so a stored record always describes a
 // stored session and a failed create leaves none.
-import type { Knex } from 'knex';
+import { stillPricedAt } from './catalog-version.js';
 
 /** A key's record as the create's read brings it (timestamps as JSON gives them). */
 export interface IdempotencyRecord {
@@ -61,28 +61,11 @@ export function takeOverConflict(columns: string, replaced: string): string {
 
 const answerConflict = (replaced: string) => takeOverConflict(RECORD_COLUMNS, replaced);
 
-/** Inserts one key's answer (bindings: answerBindings), as answerConflict says. */
-export const INSERT_ANSWER = `insert into idempotency_keys as record (${RECORD_COLUMNS})
-  values (?, ?, ?, 'completed', ?, ?::jsonb, ?, ?, ?)
-  ${answerConflict('?::timestamptz')}`;
-
-/** The bindings of INSERT_ANSWER, in its order. */
-export function answerBindings(answer: KeyAnswer): Knex.RawBinding[] {
-  return [
-    answer.scope,
-    answer.key,
-    answer.requestHash,
-    answer.status,
-    JSON.stringify(answer.body),
-    answer.apiVersion,
-    answer.createdAt,
-    answer.expiresAt,
-    answer.replaces,
-  ];
-}
-
-/** A key's answer as a record of the JSON array the batched insert reads (see ANSWERS_RECORDSET). */
-export function answerRecord(answer: KeyAnswer) {
+/**
+ * A key's answer as a record of the JSON array the batched insert reads (see ANSWERS_RECORDSET), priced at `pricedAt`
+ * (the catalogue version of an earlier read), or from its own read.
+ */
+export function answerRecord(answer: KeyAnswer, pricedAt: string | undefined) {
   return {
     scope: answer.scope,
     key: answer.key,
@@ -93,16 +76,22 @@ export function answerRecord(answer: KeyAnswer) {
     created_at: answer.createdAt,
     expires_at: answer.expiresAt,
     replaces: answer.replaces,
+    priced_at: pricedAt ?? null,
   };
 }
 
 /** The records of answerRecord, from a JSON array bound at `?`. */
 export const ANSWERS_RECORDSET = `jsonb_to_recordset(?::jsonb) as answer (scope text, key text, request_hash text,
     status_code int, response_body jsonb, api_version text, created_at timestamptz, expires_at timestamptz,
-    replaces timestamptz)`;
+    replaces timestamptz, priced_at bigint)`;
 
-/** Inserts many keys' answers, read from the CTE `answers` (ANSWERS_RECORDSET), as answerConflict says. */
+/**
+ * Inserts many keys' answers, read from the CTE `answers` (ANSWERS_RECORDSET), as answerConflict says; an answer
+ * priced from an earlier read only if the catalogue is still at that read's version (its `priced_at`), so a key never
+ * holds an answer a fresh read would not give.
+ */
 export const INSERT_ANSWERS = `insert into idempotency_keys as record (${RECORD_COLUMNS})
   select scope, key, request_hash, 'completed', status_code, response_body, api_version, created_at, expires_at
   from answers
+  where ${stillPricedAt('answers.priced_at')}
   ${answerConflict('(select replaces from answers where answers.scope = record.scope and answers.key = record.key)')}`;
