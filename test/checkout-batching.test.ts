@@ -21,6 +21,7 @@ import {
   statementsDuring,
   type TestDatabase,
 } from './support/database.js';
+import { createSession as create } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
   cancelLockWaitersUntil,
@@ -39,15 +40,6 @@ const request = (index: number) => ({
   promo_codes: ['10OFF'],
   buyer: { email: `buyer${index}@example.com` },
 });
-
-async function create(api: TestService, body: unknown, key?: string) {
-  const response = await api.http('/checkout_sessions', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as any, headers: response.headers };
-}
 
 async function read(api: TestService, id: string) {
   const response = await api.http(`/checkout_sessions/${id}`);
