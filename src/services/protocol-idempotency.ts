@@ -196,7 +196,7 @@ export async function createIdempotently<Reads>(
     const { response, store } = answered;
     if (response.status >= 500) return { kind: 'ran' as const, response };
     const stored = await store(call && keyAnswer(deps, call, hash!, response, record?.created_at ?? null));
-    return stored.stored ? { kind: 'ran' as const, response } : fromRecord(stored.record);
+    return stored.stored ? { kind: 'ran' as const, response } : fromRecord(stored.keyRecord);
   };
   const first = steps.earlier === undefined ? undefined : await attempt(steps.earlier, undefined, true);
   return (

@@ -300,10 +300,10 @@ async function storeCreate(
   try {
     if (answer) return await storeProtocolCreate(db, { answer, created, pricedAt, grant });
     const stored = created ? (await carts.insertCart(db, created.cart, created.lines, { pricedAt })).stored : true;
-    return stored ? { stored: true } : { stored: false, record: undefined };
+    return stored ? { stored: true } : { stored: false, keyRecord: undefined };
   } catch (error) {
     // A variant deleted since the read: read again, and the line is answered as not found.
-    if (carts.isMissingVariant(error)) return { stored: false, record: undefined };
+    if (carts.isMissingVariant(error)) return { stored: false, keyRecord: undefined };
     throw error;
   }
 }

@@ -11,6 +11,7 @@ import {
   keyRecordOf,
   type IdempotencyRecord,
   type KeyAnswer,
+  type KeyClaimed,
 } from './idempotency.js';
 import type { OrderLineRow, OrderRow, OrderWithLines } from './orders.js';
 import { findPromotions, promotionsOf, type PromotionRow } from './promotions.js';
@@ -99,8 +100,8 @@ interface CartToStore {
   pricedAt: string | undefined;
 }
 
-/** Whether a cart was stored; when it was not, under a key, the key's record as the statement saw it (if any). */
-export type CartStored = { stored: true } | { stored: false; keyRecord: IdempotencyRecord | undefined };
+/** Whether a cart was stored (under a key: with its answer). */
+export type CartStored = KeyClaimed<IdempotencyRecord>;
 
 const NOT_STORED: CartStored = { stored: false, keyRecord: undefined };
 

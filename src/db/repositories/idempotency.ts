@@ -23,6 +23,12 @@ export function keyRecordOf(scope: string, key: string): string {
   ) as record)`;
 }
 
+/**
+ * Whether a write that claims a key with its answer stored it; when it did not, the key's record as that statement saw
+ * it (as of its start: one committed meanwhile is not there), if it has one.
+ */
+export type KeyClaimed<KeyRecord> = { stored: true } | { stored: false; keyRecord: KeyRecord | undefined };
+
 /** A key's answer, stored with the write it describes, kept until `expiresAt`. */
 export interface KeyAnswer {
   scope: string;

@@ -2,7 +2,7 @@
 // request runs; the answer is kept as the exact bytes sent.
 import type { Db } from '../knex.js';
 import { stillPricedAt } from './catalog-version.js';
-import { takeOverConflict } from './idempotency.js';
+import { takeOverConflict, type KeyClaimed } from './idempotency.js';
 import { stillActiveToken } from './oauth.js';
 
 export interface ProtocolIdempotencyRecord {
@@ -71,8 +71,8 @@ export type StoredAnswer = Omit<ProtocolIdempotencyRecord, 'scope' | 'key' | 'cr
   expires_at: string;
 };
 
-/** Whether a create's answer took its key; when it did not, the key's record as the statement saw it (if any). */
-export type ProtocolCreateStored = { stored: true } | { stored: false; record: StoredAnswer | undefined };
+/** Whether a create's answer took its key (with the session it reports). */
+export type ProtocolCreateStored = KeyClaimed<StoredAnswer>;
 
 /**
  * The key's record as JSON (a StoredAnswer), null when it has none: a column of the create's read (`scope`, `key`:

@@ -105,11 +105,11 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<Protoc
   const outcomes = new Map(
     rows.map((row): [string, ProtocolCreateStored] => [
       keyOf(row.scope, row.key),
-      row.stored ? { stored: true } : { stored: false, record: row.record ?? undefined },
+      row.stored ? { stored: true } : { stored: false, keyRecord: row.record ?? undefined },
     ]),
   );
   return batch.map((item, index) =>
-    firsts.get(keys[index]!) === item ? outcomes.get(keys[index]!)! : { stored: false, record: undefined },
+    firsts.get(keys[index]!) === item ? outcomes.get(keys[index]!)! : { stored: false, keyRecord: undefined },
   );
 }
 
