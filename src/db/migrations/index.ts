@@ -25,8 +25,23 @@ const migrations: Record<string, Migration> = {
   '008_catalog_version_truncate': catalogVersionTruncate,
 };
 
+/**
+ * Each migration runs in its own transaction (knex's default), without the statement timeout that bounds requests
+ * (DATABASE_STATEMENT_TIMEOUT_MS): a migration may wait on locks, or build an index, for longer than a request may
+ * take, and a start that fails half-way through its migrations helps nobody.
+ */
+function withoutStatementTimeout({ up, down }: Migration): Migration {
+  return {
+    async up(db) {
+      await db.raw('set local statement_timeout = 0');
+      await up(db);
+    },
+    down,
+  };
+}
+
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations),
   getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name]!,
+  getMigration: async (name) => withoutStatementTimeout(migrations[name]!),
 };
