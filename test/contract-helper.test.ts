@@ -70,4 +70,17 @@ describe('contract validation of responses', () => {
       run('/nowhere', 429, readHeaders, { error: { code: 'rate_limited', message: 'm', resolution: 'r' } }),
     ).toThrow(/Retry-After/);
   });
+
+  it('expects each family of paths in its own error shape, whatever surface answered', () => {
+    const readError = { error: { code: 'unknown_endpoint', message: 'm', resolution: 'r' } };
+    const oauthError = { error: 'unknown_endpoint', error_description: 'm' };
+    // An agent path answered by the reads surface (a routing mistake) is a violation, decoded spellings included.
+    expect(run('/agent/nowhere', 404, readHeaders, readError)).toThrow(/OAuthError/);
+    expect(run('/%61gent/nowhere/', 404, readHeaders, readError)).toThrow(/OAuthError/);
+    expect(run('/agent/nowhere', 404, readHeaders, oauthError)).not.toThrow();
+    expect(run('/checkout_sessions/x/nowhere', 404, readHeaders, readError)).toThrow(/CheckoutError/);
+    expect(run('/ucp/nowhere', 404, readHeaders, readError)).toThrow(/UcpError/);
+    expect(run('/acp/nowhere', 404, readHeaders, readError)).toThrow(/AcpError/);
+    expect(run('/agents', 404, readHeaders, readError)).not.toThrow();
+  });
 });

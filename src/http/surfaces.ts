@@ -110,12 +110,6 @@ export function surfaceOf(method: string, path: string): SurfaceName {
   return (found?.store as { name: SurfaceName } | undefined)?.name ?? 'reads';
 }
 
-/** The error shape of the surface a request belongs to (tests check unrouted responses against it). */
-export function errorShapeOf(method: string, path: string): ErrorShape | undefined {
-  const routes: SurfaceRoutes = SURFACES[surfaceOf(method, path)];
-  return routes.errors;
-}
-
 /** Routes each request to its surface's pipeline; a request a pipeline passes on goes to the reads surface. */
 export function routeToSurfaces(parts: SurfaceParts): AppMiddleware {
   const steps = pipelines(parts);

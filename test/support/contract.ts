@@ -4,9 +4,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { loadDocument } from '../../src/document.js';
-import { errorShapeOf } from '../../src/http/surfaces.js';
-import { isAcpPath } from '../../src/http/acp.js';
-import { isUcpPath } from '../../src/http/ucp.js';
 
 type Json = Record<string, any>;
 const document = loadDocument() as Json;
@@ -43,13 +40,30 @@ const templates = Object.keys(document.paths).map((template) => ({
   pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
-const ERROR_SCHEMAS: Record<string, string> = {
-  read: 'ReadError',
-  page: 'ReadError',
-  checkout: 'CheckoutError',
-  oauth: 'OAuthError',
-  mcp: 'JsonRpcErrorResponse',
-};
+/**
+ * The error shape each family of paths documents (the contract's description and each binding's own), written here
+ * rather than asked of the application's router: a path the service routes to the wrong surface must fail the check.
+ * First match wins; paths are compared decoded, without a trailing slash.
+ */
+const ERROR_SHAPES: Array<[RegExp, string]> = [
+  [/^\/ucp(\/|$)|^\/\.well-known\/ucp$/, 'UcpError'],
+  [/^\/acp(\/|$)|^\/\.well-known\/acp\.json$/, 'AcpError'],
+  [/^\/(checkout-sessions|checkout_sessions)(\/|$)/, 'CheckoutError'],
+  [/^\/(agent|oauth|\.well-known)(\/|$)/, 'OAuthError'],
+  [/^\/(catalog|checkout)\/mcp$/, 'JsonRpcErrorResponse'],
+  [/^/, 'ReadError'],
+];
+
+function errorSchemaFor(path: string): string {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Not valid percent-encoding: compared as sent.
+  }
+  if (decoded.length > 1) decoded = decoded.replace(/\/+$/, '');
+  return ERROR_SHAPES.find(([pattern]) => pattern.test(decoded))![1];
+}
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
@@ -103,18 +117,13 @@ function validateBody(response: Response, text: string, responseObject: Json, wh
  * Responses of paths or methods the document has no operation for: 404/405 in the surface's error shape, or the 429
  * the rate limit gives any request (the document's description covers both).
  */
-function validateUnrouted(response: Response, text: string, method: string, path: string, where: string): void {
+function validateUnrouted(response: Response, text: string, path: string, where: string): void {
   check(
     [404, 405, 429].includes(response.status),
     `${where}: no documented operation, and the status ${response.status} is not 404/405/429`,
   );
   if (response.status === 429) check(response.headers.has('retry-after'), `${where}: 429 without Retry-After`);
-  // The protocol bindings answer in their own error shape.
-  const schemaName = isUcpPath(path)
-    ? 'UcpError'
-    : isAcpPath(path)
-      ? 'AcpError'
-      : ERROR_SCHEMAS[errorShapeOf(method, path)!]!;
+  const schemaName = errorSchemaFor(path);
   const validate = validatorAt(`/components/schemas/${schemaName}`);
   check(validate(JSON.parse(text)), `${where}: body does not match ${schemaName}: ${ajv.errorsText(validate.errors)}`);
   if (response.status === 405) check(response.headers.has('allow'), `${where}: 405 without an Allow header`);
@@ -142,7 +151,7 @@ export function validateResponse(method: string, url: URL, response: Response, t
   const operation = match && document.paths[match.template][operationMethod];
   // Only the MCP endpoints document their preflights (granted per origin); elsewhere the CORS layer answers them.
   if (method === 'OPTIONS' && response.status === 204 && !operation) return validatePreflight(response, where);
-  if (!match || !operation) return validateUnrouted(response, text, method, url.pathname, where);
+  if (!match || !operation) return validateUnrouted(response, text, url.pathname, where);
   const responsesPointer = `/paths/${escape(match.template)}/${operationMethod}/responses`;
   const raw = operation.responses[String(response.status)];
   check(raw !== undefined, `${where}: status ${response.status} is not documented for ${operation.operationId}`);
