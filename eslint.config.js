@@ -1,12 +1,12 @@
 // ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
-// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP. Type-only
-// imports are allowed across layers (the domain is typed by the contract's generated types and repository rows).
+// Architecture section: the domain imports nothing from the other layers, not even types (it is typed by the
+// contract's generated types and its own records); services import nothing from HTTP but types.
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-const layer = (from, forbidden, why) => ({
+const layer = (from, forbidden, why, { allowTypeImports = true } = {}) => ({
   files: [`src/${from}/**/*.ts`],
   rules: {
     '@typescript-eslint/no-restricted-imports': [
@@ -15,7 +15,7 @@ const layer = (from, forbidden, why) => ({
         patterns: forbidden.map((name) => ({
           group: [`**/${name}/**`, `../${name}/**`, `**/${name}.js`],
           message: why,
-          allowTypeImports: true,
+          allowTypeImports,
         })),
       },
     ],
@@ -45,7 +45,8 @@ export default tseslint.config(
   layer(
     'domain',
     ['http', 'db', 'services', 'handlers', 'mcp', 'deps'],
-    'src/domain is pure: it imports nothing but types from the other layers.',
+    'src/domain is pure: it imports nothing from the other layers, types included (records it shapes are its own).',
+    { allowTypeImports: false },
   ),
   layer('services', ['http', 'handlers', 'mcp'], 'Services know nothing of HTTP or MCP.'),
 );

@@ -1,13 +1,26 @@
 // Resolves the items of a checkout request to variants and cart lines. Pure: the caller loads the candidate
 // variants (src/db/repositories/catalog.ts findPurchasableVariants) and passes them in.
 import type { components } from '../../codegen/types.js';
-import type { PurchasableVariantRow } from '../db/repositories/catalog.js';
 import { BadRequest, type BadRequestReason } from './errors.js';
 
 export const MAX_QUANTITY = 100;
 const IDENTIFIERS = ['id', 'variant_id', 'handle', 'sku'] as const;
 
 type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
+
+/** A variant that can be put in a cart, as the repository loads it (findPurchasableVariants). */
+/** A variant as checkout needs it: how it can be referred to, its stock and its price in one region. */
+export interface PurchasableVariantRow {
+  id: string;
+  sku: string | null;
+  title: string;
+  product_title: string;
+  product_handle: string;
+  manage_inventory: boolean;
+  allow_backorder: boolean;
+  inventory_quantity: number;
+  price_amount: number | null;
+}
 
 export type ItemReference =
   | { kind: 'variant_id'; value: string; param: string }

@@ -1,12 +1,44 @@
 // Shapes catalogue rows into the API's Product representation, honouring the `fields` selection.
 import type { components } from '../../codegen/types.js';
-import type { ProductRow, RegionRow, VariantRow } from '../db/repositories/catalog.js';
 import type { FieldSelection } from './fields.js';
 import { toMajorUnits } from './money.js';
 
 export type Product = components['schemas']['Product'];
 export type Variant = components['schemas']['Variant'];
 export type CalculatedPrice = components['schemas']['CalculatedPrice'];
+
+/** Catalogue records as the repositories load them (src/db/repositories/catalog.ts). */
+export interface RegionRow {
+  id: string;
+  name: string;
+  currency_code: string;
+  is_default: boolean;
+  tax_rate_bps: number;
+  shipping_amount: number;
+  free_shipping_threshold: number | null;
+}
+
+export interface ProductRow {
+  id: string;
+  title: string;
+  handle: string;
+  description: string | null;
+  material: string | null;
+  thumbnail: string | null;
+  collection_id: string | null;
+}
+
+export interface VariantRow {
+  id: string;
+  product_id: string;
+  title: string;
+  sku: string | null;
+  manage_inventory: boolean;
+  allow_backorder: boolean;
+  inventory_quantity: number;
+  /** Minor units in the requested region; null when the variant has no price there. */
+  price_amount: number | null;
+}
 
 export function calculatedPrice(amount: number, region: Pick<RegionRow, 'currency_code'>): CalculatedPrice {
   return {

@@ -1,47 +1,20 @@
 // Catalogue queries. Rows come back in storage terms (minor units); src/domain/catalog.ts shapes them for the API.
 import type { components } from '../../../codegen/types.js';
+import type { ProductRow, RegionRow, VariantRow } from '../../domain/catalog.js';
+import type { PurchasableVariantRow } from '../../domain/cart-items.js';
 import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import { keyRecordOf, type IdempotencyRecord } from './idempotency.js';
 import { protocolRecordOf, type StoredAnswer } from './protocol-idempotency.js';
 import { promotionsOf, type PromotionRow } from './promotions.js';
 import type { Promotion } from '../../domain/promotions.js';
 
-export interface RegionRow {
-  id: string;
-  name: string;
-  currency_code: string;
-  is_default: boolean;
-  tax_rate_bps: number;
-  shipping_amount: number;
-  free_shipping_threshold: number | null;
-}
+// The records the domain shapes are its own types; repositories return them.
+export type { ProductRow, RegionRow, VariantRow, PurchasableVariantRow };
 
 export interface CountryRow {
   region_id: string;
   iso_2: string;
   display_name: string;
-}
-
-export interface ProductRow {
-  id: string;
-  title: string;
-  handle: string;
-  description: string | null;
-  material: string | null;
-  thumbnail: string | null;
-  collection_id: string | null;
-}
-
-export interface VariantRow {
-  id: string;
-  product_id: string;
-  title: string;
-  sku: string | null;
-  manage_inventory: boolean;
-  allow_backorder: boolean;
-  inventory_quantity: number;
-  /** Minor units in the requested region; null when the variant has no price there. */
-  price_amount: number | null;
 }
 
 /** Reviews are selected in exactly the contract's shape (the date formatted by the database). */
@@ -161,19 +134,6 @@ export async function listCollectionRows(
 ): Promise<{ id: string; title: string; handle: string }[]> {
   const query = db('collections').select('id', 'title', 'handle').orderBy('title');
   return handle === undefined ? query : query.where({ handle });
-}
-
-/** A variant as checkout needs it: how it can be referred to, its stock and its price in one region. */
-export interface PurchasableVariantRow {
-  id: string;
-  sku: string | null;
-  title: string;
-  product_title: string;
-  product_handle: string;
-  manage_inventory: boolean;
-  allow_backorder: boolean;
-  inventory_quantity: number;
-  price_amount: number | null;
 }
 
 export interface VariantReferences {
