@@ -1,5 +1,5 @@
-// ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
-// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP. Type-only
+// ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of
+// docs/architecture.md: the domain imports nothing from the other layers, services nothing from HTTP. Type-only
 // imports are allowed across layers (the domain is typed by the contract's generated types and repository rows).
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
