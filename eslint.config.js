@@ -1,5 +1,5 @@
-// ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
-// Architecture section: the domain imports nothing from the other layers, not even types (it is typed by the
+// ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of
+// docs/architecture.md: the domain imports nothing from the other layers, not even types (it is typed by the
 // contract's generated types and its own records); services import nothing from HTTP but types.
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';

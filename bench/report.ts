@@ -1,7 +1,7 @@
 // Targets of issues #7 and #15, the verdict of each measured row against them, and the table (Markdown, so it pastes
-// into the README) and JSON file they are reported in. Each row is measured in several interleaved rounds (every row's
-// service run and ceiling run, then the next round), and judged on the median of its per-round ratios: the machine is
-// shared, so a ratio taken within one round is the figure to trust.
+// into docs/performance) and JSON file they are reported in. Each row is measured in several interleaved rounds
+// (every row's service run and ceiling run, then the next round), and judged on the median of its per-round ratios:
+// the machine is shared, so a ratio taken within one round is the figure to trust.
 import type { Measurement } from './load.js';
 import type { RowKind } from './rows.js';
 

@@ -1,9 +1,9 @@
 // `npm run bench:soak` (issue #12): does the database stop growing under a steady stream of anonymous writes? The
 // built service runs on a fresh PostgreSQL database with every retention period shortened to a minute and a sweep
-// every 15 s (the RETENTION_* settings, README "Retention"), while visitors keep registering OAuth clients, obtaining
-// tokens, leaving agent carts open, leaving checkout sessions unpaid (created with an Idempotency-Key) and cancelling
-// others. pg_database_size is sampled every 15 s; the series is printed with the verdict. A benchmark, not a test: it
-// exits 0 whatever the figures, and 1 only when the harness itself fails.
+// every 15 s (the RETENTION_* settings, docs/operations.md "Retention"), while visitors keep registering OAuth
+// clients, obtaining tokens, leaving agent carts open, leaving checkout sessions unpaid (created with an
+// Idempotency-Key) and cancelling others. pg_database_size is sampled every 15 s; the series is printed with the
+// verdict. A benchmark, not a test: it exits 0 whatever the figures, and 1 only when the harness itself fails.
 //   --minutes <n>        how long the visitors keep coming (default 6)
 //   --rate <n>           visitors per second (default 10; each makes 7 requests)
 //   --sample <s>         seconds between samples (default 15)

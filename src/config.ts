@@ -31,7 +31,7 @@ export interface Config {
   agentWebhookKey: string | undefined;
 }
 
-/** How long anonymous writes are kept, and how often they are swept (README "Retention"); all in milliseconds. */
+/** How long anonymous writes are kept, and how often they are swept (docs/operations.md "Retention"), in ms. */
 export interface RetentionConfig {
   sweepEveryMs: number;
   /** Idempotency records of the REST and MCP checkout, from the request. */
@@ -48,7 +48,7 @@ export interface RetentionConfig {
   canceledSessionsMs: number;
 }
 
-/** The ACP and UCP bindings (see README, "ACP and UCP"). */
+/** The ACP and UCP bindings (see docs/protocols.md). */
 export interface ProtocolConfig {
   /** The business's reverse-DNS namespace (`UCP_NAMESPACE`, or BASE_URL's host reversed); without one, both bindings are off. */
   namespace: string | undefined;

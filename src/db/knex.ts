@@ -167,7 +167,7 @@ function postgresConfig(databaseUrl: string, statementTimeoutMs: number): Knex.C
  * the process's WebAssembly heap). One embedded connection over a catalogue of a few rows needs a fraction of that;
  * these keep the heap at its 128 MB minimum, of which little is touched (RSS counts touched pages only). 8 MB of
  * shared buffers rather than 16 leaves room in the embedded default's 250 MB for `npm start`'s 8 MB semi-spaces, and
- * measured no slower (README, performance item 7).
+ * measured no slower (docs/performance/notebook.md, item 7).
  */
 const PGLITE_SETTINGS = ['shared_buffers=8MB', 'max_connections=4', 'temp_buffers=2MB', 'wal_buffers=1MB'];
 

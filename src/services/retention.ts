@@ -1,4 +1,4 @@
-// Retention: what the service keeps and for how long (README "Retention"; the periods are deps.config.retention).
+// Retention: what the service keeps and for how long (docs/operations.md "Retention"; periods: deps.config.retention).
 // Anonymous writes (registrations, tokens, carts, sessions, idempotency records) would otherwise grow the database
 // without end. A sweep every 5 minutes purges each kind in batches of 500, at most MAX_BATCHES per kind per sweep, so
 // one sweep never holds locks or the pool for long; several instances may sweep at once (rows are taken with SKIP
