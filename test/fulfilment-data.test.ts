@@ -97,6 +97,13 @@ describe('fulfilment terms', () => {
     expect(await on('2026-11-27')).toEqual([14_000]);
   });
 
+  it("reads the District of Columbia's 6 % until 2026-09-30 and 7 % from 2026-10-01", async () => {
+    const on = async (day: string) =>
+      (await terms('reg_us', 'US', 'US-DC', new Date(`${day}T12:00:00Z`)))!.taxRates.map((rate) => rate.rate);
+    expect(await on('2026-09-30')).toEqual([6000]);
+    expect(await on('2026-10-01')).toEqual([7000]);
+  });
+
   it('reads nothing for a country the region does not ship to', async () => {
     expect(await terms('reg_eu', 'US', 'US-CA')).toBeUndefined();
     expect(await terms('reg_eu', 'AT', null)).toBeUndefined();
@@ -136,7 +143,10 @@ describe('fulfilment terms', () => {
   it('counts a change to the rates or the shipping options as a new catalogue version, truncation included', async () => {
     const version = async (run: Db = db) => Number((await run('catalog_version').first()).version);
     const changes = {
-      tax_rates: () => db('tax_rates').where({ id: 'txr_de_vat' }).update({ rate: db.raw('rate') }),
+      tax_rates: () =>
+        db('tax_rates')
+          .where({ id: 'txr_de_vat' })
+          .update({ rate: db.raw('rate') }),
       shipping_options: () =>
         db('shipping_options')
           .where({ region_id: 'reg_eu', code: 'express' })
@@ -163,9 +173,9 @@ describe('fulfilment terms', () => {
       tax_rates: Number((await db('tax_rates').count({ n: '*' }))[0]!.n),
       shipping_options: Number((await db('shipping_options').count({ n: '*' }))[0]!.n),
     });
-    expect(await counts()).toEqual({ tax_rates: 51 + 18 + 8, shipping_options: 10 });
+    expect(await counts()).toEqual({ tax_rates: 51 + 1 + 18 + 8, shipping_options: 10 });
     await prepareDatabase(db);
-    expect(await counts()).toEqual({ tax_rates: 77, shipping_options: 10 });
+    expect(await counts()).toEqual({ tax_rates: 78, shipping_options: 10 });
 
     // Undone and done again on the seeded database: the seed adds nothing to regions it already holds, so the
     // migration itself marks the tax-inclusive ones.
@@ -179,6 +189,6 @@ describe('fulfilment terms', () => {
     ]);
     expect(await counts()).toEqual({ tax_rates: 0, shipping_options: 0 });
     await prepareDatabase(db);
-    expect(await counts()).toEqual({ tax_rates: 77, shipping_options: 10 });
+    expect(await counts()).toEqual({ tax_rates: 78, shipping_options: 10 });
   });
 });

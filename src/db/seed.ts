@@ -142,6 +142,12 @@ const US_STATES: Array<[string, string, number, boolean]> = [
   ['WY', 'Wyoming', 4000, false],
 ];
 
+// Changes in force from a later date. District of Columbia: 7 % from 2026-10-01 as scheduled by its FY 2025 Budget
+// Support Act (the 6.5 % step of 2025-10-01 was repealed; the 7 % step stood when this was written: confirm).
+const US_RATE_CHANGES: Array<[string, string, number, boolean, string]> = [
+  ['DC', 'District of Columbia', 7000, true, '2026-10-01'],
+];
+
 // Canada: GST 5 % federally; HST (federal and provincial in one) in Ontario 13 %, Nova Scotia 14 % (15 % until
 // 2025-03-31), New Brunswick, Newfoundland and Labrador and Prince Edward Island 15 %; GST and a provincial tax in
 // British Columbia (PST 7 %), Manitoba (RST 7 %), Saskatchewan (PST 6 %) and Quebec (QST 9.975 %); GST only in
@@ -192,6 +198,17 @@ export const taxRates = [
     rate,
     shipping_taxable: shippingTaxable,
     valid_from: '2025-01-01',
+  })),
+  ...US_RATE_CHANGES.map(([state, name, rate, shippingTaxable, validFrom]) => ({
+    id: `txr_us_${state.toLowerCase()}_${validFrom.replaceAll('-', '')}`,
+    country: 'US',
+    subdivision: `US-${state}`,
+    jurisdiction: `US-${state}`,
+    tax_code: 'SALES_TAX',
+    name: `${name} sales tax`,
+    rate,
+    shipping_taxable: shippingTaxable,
+    valid_from: validFrom,
   })),
   ...CANADA.map(([province, taxCode, name, rate, validFrom]) => ({
     id: `txr_ca_${province.toLowerCase()}_${taxCode.toLowerCase()}_${validFrom.replaceAll('-', '')}`,
