@@ -183,19 +183,26 @@ interface Subdivision {
   name: string;
 }
 
+// Built per country on first use, for the few countries addresses name: the package's table (about 5,000
+// subdivisions, some 1.7 MiB of heap) is not copied whole.
 const subdivisionsByCountry = new Map<string, Subdivision[]>();
-for (const { code, name } of iso31662) {
-  const country = code.slice(0, 2);
-  const list = subdivisionsByCountry.get(country) ?? [];
-  list.push({ code, name });
-  subdivisionsByCountry.set(country, list);
+function subdivisionsOf(country: string): Subdivision[] {
+  if (!ASSIGNED_COUNTRIES.has(country)) return []; // nothing cached for a string that is no country
+  let subdivisions = subdivisionsByCountry.get(country);
+  if (!subdivisions) {
+    subdivisions = iso31662
+      .filter((entry) => entry.code.startsWith(`${country}-`))
+      .map(({ code, name }) => ({ code, name }));
+    subdivisionsByCountry.set(country, subdivisions);
+  }
+  return subdivisions;
 }
 
 const folded = (text: string) => text.normalize('NFC').toLocaleLowerCase('en');
 
 /** The full ISO 3166-2 code `region` stands for in `country`, if any. */
 export function subdivisionOf(country: string, region: string): string | undefined {
-  const subdivisions = subdivisionsByCountry.get(country) ?? [];
+  const subdivisions = subdivisionsOf(country);
   const code = region.toUpperCase();
   const full = code.startsWith(`${country}-`) ? code : `${country}-${code}`;
   const byCode = subdivisions.find((subdivision) => subdivision.code === full);
@@ -206,7 +213,7 @@ export function subdivisionOf(country: string, region: string): string | undefin
 
 /** The subdivisions of `country` an address may name and be shipped to (its ISO 3166-2 codes less the exclusions). */
 export function shippableSubdivisions(country: string): string[] {
-  return (subdivisionsByCountry.get(country) ?? [])
+  return subdivisionsOf(country)
     .map((subdivision) => subdivision.code)
     .filter((code) => !NOT_SHIPPED_REGIONS.has(code));
 }
