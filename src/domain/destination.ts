@@ -3,6 +3,7 @@
 // 3166-1 alpha-2 countries, ISO 3166-2 subdivisions). Every problem names the field it is about, so each surface can
 // report it in its own terms (docs/fulfilment-and-tax.md).
 import { iso31661 } from 'iso-3166/1.js';
+import { iso31661Alpha3ToAlpha2 } from 'iso-3166/1-a3-to-1-a2.js';
 import { iso31662 } from 'iso-3166/2.js';
 import { isStorableText } from './text.js';
 
@@ -15,7 +16,7 @@ export interface DestinationInput {
   /** The subdivision: its ISO 3166-2 code with or without the country (`QC`, `CA-QC`) or its ISO name (`Quebec`). */
   region?: string | null;
   postalCode?: string | null;
-  /** ISO 3166-1 alpha-2. */
+  /** ISO 3166-1 alpha-2 (alpha-3 is read as its alpha-2). */
   country?: string | null;
 }
 
@@ -268,7 +269,11 @@ export function checkDestination(input: DestinationInput, shipsTo: Iterable<stri
     if (value === null && !problems.some((found) => found.field === field))
       problems.push(problem(field, 'required', 'is required'));
 
-  const countryText = (input.country ?? '').trim().toUpperCase();
+  // Alpha-3 read as its alpha-2 (UCP's postal address still allows it, for backward compatibility).
+  const typedCountry = (input.country ?? '').trim().toUpperCase();
+  const countryText = Object.hasOwn(iso31661Alpha3ToAlpha2, typedCountry)
+    ? iso31661Alpha3ToAlpha2[typedCountry]!
+    : typedCountry;
   let country: string | null = null;
   if (countryText === '') problems.push(problem('country', 'required', 'is required'));
   else if (!/^[A-Z]{2}$/.test(countryText) || !ASSIGNED_COUNTRIES.has(countryText))

@@ -62,6 +62,7 @@ describe('checkDestination', () => {
     ['Madrid', { country: 'ES', region: 'MD', postalCode: '28013' }, { region: 'ES-MD' }],
     ['Rome, a province', { country: 'IT', region: 'RM', postalCode: '00184' }, { region: 'IT-RM' }],
     ['Paris', { country: 'FR', postalCode: '75001' }, { postalCode: '75001' }],
+    ['Germany by its alpha-3 code', { country: 'deu', postalCode: '10115' }, { country: 'DE' }],
   ])('accepts %s, in canonical form', (_, input, expected) => {
     const check = checkDestination(address(input), SHIPS_TO);
     expect(check).toMatchObject({ ok: true, destination: expected });
@@ -70,10 +71,11 @@ describe('checkDestination', () => {
   it.each<[string, DestinationInput, Array<Pick<DestinationProblem, 'field' | 'code'>>]>([
     ['an unknown country', { country: 'XX' }, [{ field: 'country', code: 'unknown_country' }]],
     [
-      'a three-letter country',
-      { country: 'DEU', postalCode: '10115' },
+      'a three-letter non-country',
+      { country: 'DEX', postalCode: '10115' },
       [{ field: 'country', code: 'unknown_country' }],
     ],
+    ['a country name', { country: 'Germany', postalCode: '10115' }, [{ field: 'country', code: 'unknown_country' }]],
     [
       'a country the store does not ship to',
       { country: 'AT', postalCode: '1010' },
