@@ -82,13 +82,15 @@ const NOT_SHIPPED_REGIONS = new Set([
  * The same territories (and a few without a subdivision of their own) found by postal code, since the region is
  * optional outside the US and Canada: Spain's 35/38 (Canary Islands), 51 (Ceuta), 52 (Melilla); France's 97/98
  * (overseas); Germany's Büsingen am Hochrhein and Heligoland; Italy's Livigno and Campione d'Italia (all outside the
- * EU VAT area).
+ * EU VAT area); the UK's JE and GY (the Channel Islands, outside the UK's VAT area).
  */
 const NOT_SHIPPED_POSTAL_CODES: Record<string, RegExp> = {
   ES: /^(35|38|51|52)/,
   FR: /^9[78]/,
   DE: /^(78266|27498)$/,
   IT: /^(23041|22061)$/,
+  // Jersey and Guernsey (their own GST; the Isle of Man is inside the UK's VAT area).
+  GB: /^(JE|GY)\d/,
 };
 
 interface PostalForm {

@@ -112,6 +112,11 @@ describe('checkDestination', () => {
       [{ field: 'postalCode', code: 'not_shipped' }],
     ],
     ['Réunion by postal code', { country: 'FR', postalCode: '97400' }, [{ field: 'postalCode', code: 'not_shipped' }]],
+    [
+      'Jersey as a UK postcode',
+      { country: 'GB', postalCode: 'JE2 3AB' },
+      [{ field: 'postalCode', code: 'not_shipped' }],
+    ],
     ['Heligoland', { country: 'DE', postalCode: '27498' }, [{ field: 'postalCode', code: 'not_shipped' }]],
     [
       'a short ZIP',
