@@ -226,6 +226,11 @@ export function regionRequired(country: string): boolean {
   return REGION_REQUIRED.has(country);
 }
 
+/** A caller's text inside a message: quoted, escaped, cut short (the message is read by people and agents). */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
 function problem(field: DestinationField, code: DestinationProblemCode, detail: string): DestinationProblem {
   return { field, code, message: `${field}: ${detail}` };
 }
@@ -279,7 +284,9 @@ export function checkDestination(input: DestinationInput, shipsTo: Iterable<stri
   let country: string | null = null;
   if (countryText === '') problems.push(problem('country', 'required', 'is required'));
   else if (!/^[A-Z]{2}$/.test(countryText) || !ASSIGNED_COUNTRIES.has(countryText))
-    problems.push(problem('country', 'unknown_country', `'${countryText}' is not an ISO 3166-1 alpha-2 country code`));
+    problems.push(
+      problem('country', 'unknown_country', `${quoted(countryText)} is not an ISO 3166-1 alpha-2 country code`),
+    );
   else if (!shipped.has(countryText))
     problems.push(problem('country', 'not_shipped', `the store does not ship to ${countryText}`));
   else country = countryText;
@@ -294,7 +301,7 @@ export function checkDestination(input: DestinationInput, shipsTo: Iterable<stri
     } else {
       const code = subdivisionOf(country, regionText);
       if (code === undefined)
-        problems.push(problem('region', 'unknown_region', `'${regionText}' is not a subdivision of ${country}`));
+        problems.push(problem('region', 'unknown_region', `${quoted(regionText)} is not a subdivision of ${country}`));
       else if (NOT_SHIPPED_REGIONS.has(code))
         problems.push(problem('region', 'not_shipped', `the store does not ship to ${code}`));
       else region = code;
@@ -311,14 +318,18 @@ export function checkDestination(input: DestinationInput, shipsTo: Iterable<stri
           problem(
             'postalCode',
             'invalid_postal_code',
-            `'${rawPostalCode}' is not a ${country} postal code (e.g. ${form.example})`,
+            `${quoted(rawPostalCode)} is not a ${country} postal code (e.g. ${form.example})`,
           ),
         );
       else if (NOT_SHIPPED_POSTAL_CODES[country]?.test(canonical))
         problems.push(problem('postalCode', 'not_shipped', `the store does not ship to ${country} ${canonical}`));
       else if (country === 'CA' && region !== null && !CANADIAN_POSTAL_DISTRICTS[canonical[0]!]!.includes(region))
         problems.push(
-          problem('postalCode', 'postal_code_region_mismatch', `'${canonical}' is not a postal code of ${region}`),
+          problem(
+            'postalCode',
+            'postal_code_region_mismatch',
+            `${quoted(canonical)} is not a postal code of ${region}`,
+          ),
         );
       else postalCode = canonical;
     } else postalCode = rawPostalCode.toUpperCase();

@@ -261,3 +261,21 @@ describe('checkDestination', () => {
     );
   });
 });
+
+describe('checkDestination messages', () => {
+  it('quote what the caller sent, escaped and cut short', () => {
+    const check = checkDestination(
+      address({ country: 'US', region: `Q\n${'x'.repeat(100)}`, postalCode: '97201' }),
+      SHIPS_TO,
+    );
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.problems).toEqual([
+      {
+        field: 'region',
+        code: 'unknown_region',
+        message: `region: "Q\\n${'x'.repeat(38)}…" is not a subdivision of US`,
+      },
+    ]);
+  });
+});
