@@ -47,6 +47,32 @@ export function applyRate(amount: MinorUnits, basisPoints: number, currencyCode:
 }
 
 /**
+ * `amount × numerator / denominator`, rounded once, half up, to the currency's minor unit: a rate in any unit
+ * (tax rates in thousandths of a percent, src/domain/tax.ts) or a share of a tax-inclusive amount.
+ */
+export function applyRatio(
+  amount: MinorUnits,
+  numerator: number,
+  denominator: number,
+  currencyCode: string,
+): MinorUnits {
+  requireMinorUnits(amount);
+  currencyOf(currencyCode);
+  if (!Number.isSafeInteger(numerator) || !Number.isSafeInteger(denominator) || denominator <= 0)
+    throw new Error(`A ratio is of integers over a positive integer, got ${numerator}/${denominator}`);
+  const product = amount * numerator;
+  if (Number.isSafeInteger(product)) return divideHalfUp(product, denominator);
+  // Beyond 2^53 the product is not exact as a number: the same rule in BigInt arithmetic.
+  const exact = BigInt(amount) * BigInt(numerator);
+  const divisor = BigInt(denominator);
+  const quotient = exact / divisor;
+  const twiceRemainder = 2n * (exact % divisor < 0n ? -(exact % divisor) : exact % divisor);
+  if (twiceRemainder > divisor || (twiceRemainder === divisor && exact > 0n))
+    return Number(exact > 0n ? quotient + 1n : quotient - 1n);
+  return Number(quotient);
+}
+
+/**
  * Splits `amount` across `weights` in proportion, in whole minor units that sum exactly to `amount`: each share
  * rounded towards zero, then what is left one unit at a time to the heaviest weights first (dinero.js's allocate).
  */

@@ -7,7 +7,15 @@
 //   shipping       = the region's flat rate, free once goods after discount reach its threshold; not taxed;
 //                    nothing to ship (an agent cart whose last line was removed) costs nothing
 //   total          = subtotal − discount + shipping + tax
-import { allocateByWeight, applyRate, type MinorUnits } from './money.js';
+import { allocateByWeight, applyRate, applyRatio, type MinorUnits } from './money.js';
+import {
+  RATE_SCALE,
+  shippingCharge,
+  type FulfilmentTerms,
+  type ShippingOption,
+  type TaxCode,
+  type TaxRate,
+} from './fulfilment.js';
 import type { AppliedPromotion } from './promotions.js';
 
 export interface LineToPrice {
@@ -79,5 +87,188 @@ export function priceCart(lines: LineToPrice[], region: RegionTerms, promotion: 
     currencyCode,
     lines: priced,
     totals: { subtotal, discount, shipping, tax, total: subtotal - discount + shipping + tax },
+  };
+}
+
+// Pricing with a destination (issue #32), beside priceCart and leaving it as it is: a session without a destination is
+// priced by priceCart, as before, and marked as an estimate. With one (docs/fulfilment-and-tax.md):
+//   shelf unit     = the catalogue amount where prices exclude tax (US, Canada); where they include it (EU, UK,
+//                    Japan), the catalogue amount plus the region's tax rate (tax_rate_bps), rounded once per unit:
+//                    the price the buyer sees, and pays, wherever in the region the goods go
+//   line base      = shelf unit × quantity; discount and its allocation exactly as priceCart
+//   line tax       = per jurisdiction, one rounding (half up) per line per jurisdiction:
+//                    excluding:  line subtotal × rate
+//                    including:  line subtotal × rate / (1 + Σ rates levied on the line): the part of the price that
+//                                is tax, shown but not added
+//   shipping       = the chosen option's amount, free once goods after discount (shelf amounts) reach its threshold;
+//                    taxed like a line by each jurisdiction whose rule taxes shipping
+//   total          = subtotal − discount + shipping (+ tax where prices exclude it)
+
+/** What a destination adds to a cart's pricing: the terms of its region and the shipping option chosen. */
+export interface DestinationPricing {
+  terms: FulfilmentTerms;
+  shippingOption: ShippingOption;
+}
+
+/** One jurisdiction's tax on one line or on shipping. */
+export interface JurisdictionAmount {
+  jurisdiction: string;
+  taxCode: TaxCode;
+  amount: MinorUnits;
+}
+
+export interface QuotedLine extends LineToPrice {
+  /** What one unit costs the buyer: tax included where the region's prices include it. */
+  shelfUnitAmount: MinorUnits;
+  baseAmount: MinorUnits;
+  discount: MinorUnits;
+  /** base − discount: what the buyer pays for the line where prices include tax, the taxable amount where not. */
+  subtotal: MinorUnits;
+  tax: MinorUnits;
+  taxes: JurisdictionAmount[];
+  /** The line without tax. */
+  net: MinorUnits;
+  /** The line with tax. */
+  total: MinorUnits;
+}
+
+export interface QuotedShipping {
+  option: ShippingOption;
+  /** What the buyer pays for shipping (0 when free): tax included where the region's prices include it. */
+  amount: MinorUnits;
+  tax: MinorUnits;
+  taxes: JurisdictionAmount[];
+}
+
+/** One jurisdiction's tax on the whole sale, as a receipt lists it. */
+export interface JurisdictionTax {
+  jurisdiction: string;
+  taxCode: TaxCode;
+  name: string;
+  rate: number;
+  /** The amounts it was levied on (line subtotals and, where taxed, shipping), in the region's price terms. */
+  taxableAmount: MinorUnits;
+  amount: MinorUnits;
+}
+
+/** A session priced without a destination: priceCart's result, as before, marked as an estimate. */
+export interface EstimatedQuote extends PricedCart {
+  estimate: true;
+  taxIncluded: false;
+}
+
+/**
+ * A session priced for its destination. totals.tax is Σ taxes; totals.total is subtotal − discount + shipping, plus
+ * totals.tax only where `taxIncluded` is false.
+ */
+export interface DestinationQuote {
+  estimate: false;
+  currencyCode: string;
+  taxIncluded: boolean;
+  lines: QuotedLine[];
+  shipping: QuotedShipping;
+  taxes: JurisdictionTax[];
+  totals: Totals;
+}
+
+export type Quote = EstimatedQuote | DestinationQuote;
+
+/** A tax-inclusive region's shelf price of a unit: its catalogue amount plus the region's rate, rounded once. */
+export function shelfUnitAmount(unitAmount: MinorUnits, region: RegionTerms, pricesIncludeTax: boolean): MinorUnits {
+  return pricesIncludeTax ? unitAmount + applyRate(unitAmount, region.taxRateBps, region.currencyCode) : unitAmount;
+}
+
+/** Each rate's tax on `amount`: added on top, or the part of an amount that includes all of `rates`. */
+function taxesOn(amount: MinorUnits, rates: TaxRate[], included: boolean, currencyCode: string): JurisdictionAmount[] {
+  const denominator = included ? RATE_SCALE + rates.reduce((sum, rate) => sum + rate.rate, 0) : RATE_SCALE;
+  return rates.map((rate) => ({
+    jurisdiction: rate.jurisdiction,
+    taxCode: rate.taxCode,
+    amount: applyRatio(amount, rate.rate, denominator, currencyCode),
+  }));
+}
+
+const sumOf = (amounts: Array<{ amount: MinorUnits }>) => amounts.reduce((sum, { amount }) => sum + amount, 0);
+
+/**
+ * Prices a cart for where it goes. Without a destination, exactly priceCart (today's region rate and flat shipping),
+ * marked as an estimate.
+ */
+export function priceQuote(
+  lines: LineToPrice[],
+  region: RegionTerms,
+  promotion: AppliedPromotion | null,
+  destination: DestinationPricing | null,
+): Quote {
+  if (destination === null) return { ...priceCart(lines, region, promotion), estimate: true, taxIncluded: false };
+  const { terms, shippingOption } = destination;
+  const { currencyCode } = region;
+  if (terms.currencyCode !== currencyCode)
+    throw new Error(`Fulfilment terms in ${terms.currencyCode} cannot price a cart in ${currencyCode}`);
+  const included = terms.pricesIncludeTax;
+
+  const shelfUnits = lines.map((line) => shelfUnitAmount(line.unitAmount, region, included));
+  const bases = lines.map((line, index) => shelfUnits[index]! * line.quantity);
+  const subtotal = bases.reduce((sum, base) => sum + base, 0);
+  const discount = discountFor(promotion, subtotal, currencyCode);
+  const discountShares = allocateByWeight(discount, bases, currencyCode);
+
+  const quoted = lines.map((line, index): QuotedLine => {
+    const baseAmount = bases[index]!;
+    const lineDiscount = discountShares[index]!;
+    const lineSubtotal = baseAmount - lineDiscount;
+    const taxes = taxesOn(lineSubtotal, terms.taxRates, included, currencyCode);
+    const tax = sumOf(taxes);
+    return {
+      ...line,
+      shelfUnitAmount: shelfUnits[index]!,
+      baseAmount,
+      discount: lineDiscount,
+      subtotal: lineSubtotal,
+      tax,
+      taxes,
+      net: included ? lineSubtotal - tax : lineSubtotal,
+      total: included ? lineSubtotal : lineSubtotal + tax,
+    };
+  });
+
+  const shippingAmount = shippingCharge(shippingOption, subtotal - discount, lines.length);
+  const shippingRates = terms.taxRates.filter((rate) => rate.shippingTaxable);
+  const shippingTaxes = taxesOn(shippingAmount, shippingRates, included, currencyCode);
+  const shipping: QuotedShipping = {
+    option: shippingOption,
+    amount: shippingAmount,
+    tax: sumOf(shippingTaxes),
+    taxes: shippingTaxes,
+  };
+
+  // taxesOn keeps the order of the rates it is given: a line's taxes follow terms.taxRates index by index.
+  const taxes = terms.taxRates.map((rate, index): JurisdictionTax => {
+    const onShipping = shippingTaxes[shippingRates.indexOf(rate)];
+    return {
+      jurisdiction: rate.jurisdiction,
+      taxCode: rate.taxCode,
+      name: rate.name,
+      rate: rate.rate,
+      taxableAmount: quoted.reduce((sum, line) => sum + line.subtotal, 0) + (onShipping ? shippingAmount : 0),
+      amount: quoted.reduce((sum, line) => sum + line.taxes[index]!.amount, 0) + (onShipping?.amount ?? 0),
+    };
+  });
+
+  const tax = sumOf(taxes);
+  return {
+    estimate: false,
+    currencyCode,
+    taxIncluded: included,
+    lines: quoted,
+    shipping,
+    taxes,
+    totals: {
+      subtotal,
+      discount,
+      shipping: shippingAmount,
+      tax,
+      total: subtotal - discount + shippingAmount + (included ? 0 : tax),
+    },
   };
 }

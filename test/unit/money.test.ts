@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allocate, dinero, halfUp, multiply, toDecimal, toSnapshot, transformScale } from 'dinero.js';
-import { allocateByWeight, applyRate, currencyOf, toMajorUnits } from '../../src/domain/money.js';
+import { allocateByWeight, applyRate, applyRatio, currencyOf, toMajorUnits } from '../../src/domain/money.js';
 
 /** dinero.js, which the service's integer arithmetic must agree with to the unit. */
 const byDinero = {
@@ -92,5 +92,34 @@ describe('money', () => {
         },
       ),
     );
+  });
+
+  it('applies a ratio rounded half up, as applyRate for basis points and exactly beyond 2^53', () => {
+    /** The exact rational rounded half up, for amounts ≥ 0: ⌊(2·a·n + d) / 2d⌋, in BigInt arithmetic. */
+    const exact = (amount: number, numerator: number, denominator: number) =>
+      Number((2n * BigInt(amount) * BigInt(numerator) + BigInt(denominator)) / (2n * BigInt(denominator)));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -1_000_000_000, max: 1_000_000_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        (amount, basisPoints) => {
+          expect(applyRatio(amount, basisPoints, 10_000, 'usd')).toBe(applyRate(amount, basisPoints, 'usd'));
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+        fc.integer({ min: 0, max: 200_000 }),
+        fc.integer({ min: 1, max: 200_000 }),
+        (amount, numerator, denominator) => {
+          expect(applyRatio(amount, numerator, denominator, 'eur')).toBe(exact(amount, numerator, denominator));
+        },
+      ),
+    );
+    expect(applyRatio(1699, 9975, 100_000, 'cad')).toBe(169); // 169.4752…
+    expect(applyRatio(1530, 5000, 100_000, 'cad')).toBe(77); // 76.5, half up
+    expect(applyRatio(1451, 19_000, 119_000, 'eur')).toBe(232); // 231.68…
+    expect(() => applyRatio(1, 1, 0, 'usd')).toThrow();
   });
 });
