@@ -16,7 +16,7 @@ const POLL_INTERVAL_MS = 1_000;
 /** Deliveries claimed per poll, all endpoints together. */
 const BATCH = 20;
 /** Deliveries in flight to one endpoint from one instance. */
-const PER_ENDPOINT = 4;
+export const DELIVERIES_PER_ENDPOINT = 4;
 /** Due deliveries a poll ranks, oldest first (a dead endpoint's backlog is not sorted whole every second). */
 const SCAN = 500;
 
@@ -52,7 +52,7 @@ interface EndpointLoad {
 }
 
 /**
- * Delivers claimed webhooks, each endpoint on its own: at most PER_ENDPOINT deliveries in flight to one endpoint, the
+ * Delivers claimed webhooks, each endpoint on its own: at most DELIVERIES_PER_ENDPOINT deliveries in flight to one endpoint, the
  * rest of its claims waiting for a slot, so an endpoint that hangs holds only its own deliveries (each ends at the
  * timeout) while the others' go out as soon as they are claimed.
  */
@@ -103,7 +103,7 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
 
   /** Starts the endpoint's waiting deliveries while it has a free slot; each one's end starts the next. */
   function pump(url: string, load: EndpointLoad, signingKey: string): void {
-    while (load.sending < PER_ENDPOINT && load.waiting.length > 0) {
+    while (load.sending < DELIVERIES_PER_ENDPOINT && load.waiting.length > 0) {
       const delivery = load.waiting.shift()!;
       load.sending += 1;
       const sent: Promise<void> = deliver(delivery, signingKey)
@@ -121,10 +121,10 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
   return {
     async round() {
       if (!key) return 0;
-      const full = [...endpoints].filter(([, load]) => load.sending + load.waiting.length >= PER_ENDPOINT);
+      const full = [...endpoints].filter(([, load]) => load.sending + load.waiting.length >= DELIVERIES_PER_ENDPOINT);
       const claimed = await repo.claimDue(deps.db, new Date(deps.now()), leaseSeconds, {
         limit: BATCH,
-        perEndpoint: PER_ENDPOINT,
+        perEndpoint: DELIVERIES_PER_ENDPOINT,
         except: full.map(([url]) => url),
         scan: SCAN,
       });

@@ -1,0 +1,106 @@
+// The platform-profile cache under the attack of issue #29 (finding 1), at small scale: anonymous UCP requests each
+// naming a different valid profile. The business keeps only what negotiation needs, in bytes it bounds, and fetches
+// at most UCP_PROFILE_FETCHES_PER_MINUTE profiles for one address; past that the address gets UCP's 429.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_ENV, platformProfile, protocolFetch, ucpHeaders } from './support/protocols.js';
+import { startTestService, type TestService } from './support/service.js';
+
+/** Serves a valid platform profile padded to `bytes` at every path, and counts the fetches. */
+async function startPaddedProfiles(
+  bytes: number,
+): Promise<{ base: string; fetches: () => number; close(): Promise<void> }> {
+  const profile = platformProfile() as { ucp: Record<string, unknown> };
+  profile.ucp.padding = '';
+  profile.ucp.padding = 'x'.repeat(bytes - JSON.stringify(profile).length);
+  const body = JSON.stringify(profile);
+  let fetches = 0;
+  const server: Server = createServer((_request, response) => {
+    fetches += 1;
+    response.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    fetches: () => fetches,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A UCP read that negotiates the profile at `profile` first (the session need not exist). */
+function readNaming(api: TestService, profile: string) {
+  return protocolFetch(api, `/ucp/checkout-sessions/${randomUUID()}`, { headers: ucpHeaders(profile) });
+}
+
+/** The heap after full collections: what the service still holds. */
+function heapHeld(): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+describe('many distinct valid profiles from one address', () => {
+  let api: TestService;
+  let profiles: Awaited<ReturnType<typeof startPaddedProfiles>>;
+  beforeAll(async () => {
+    profiles = await startPaddedProfiles(30 * 1024);
+    api = await startTestService({ env: { ...PROTOCOL_ENV, UCP_PROFILE_FETCHES_PER_MINUTE: '5' } });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await profiles?.close();
+  });
+
+  it('are fetched up to the budget; past it the address is refused 429 with Retry-After, and known ones still serve', async () => {
+    const urls = Array.from({ length: 8 }, (_, index) => `${profiles.base}/profile-${index}.json`);
+    const answers = [];
+    for (const url of urls) answers.push(await readNaming(api, url));
+    expect(answers.map(({ response }) => response.status === 429)).toEqual([...Array(5).fill(false), true, true, true]);
+    for (const { response, body } of answers.slice(5)) {
+      expect(body.code).toBe('rate_limited');
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(profiles.fetches()).toBe(5);
+    // A profile already fetched costs nothing: the address may still name it.
+    expect((await readNaming(api, urls[0]!)).response.status).not.toBe(429);
+    expect(profiles.fetches()).toBe(5);
+  });
+});
+
+describe('the attack at small scale: hundreds of distinct 30 KB profiles at long URLs', () => {
+  let api: TestService;
+  let profiles: Awaited<ReturnType<typeof startPaddedProfiles>>;
+  beforeAll(async () => {
+    profiles = await startPaddedProfiles(30 * 1024);
+    // The fetch budget is the test support's (loose): this is what one address per minute, or many addresses, send.
+    api = await startTestService({ env: PROTOCOL_ENV });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await profiles?.close();
+  });
+
+  it('leaves the heap holding a bounded few megabytes, not the profiles nor every URL named', async () => {
+    const PROFILES = 300;
+    const padding = 'q'.repeat(8 * 1024);
+    const url = (index: number) => `${profiles.base}/profile-${index}.json?${padding}`;
+    // Warm up: code paths compiled, pools and caches of the service filled, before the baseline.
+    for (let index = 0; index < 20; index++) await readNaming(api, `${profiles.base}/warm-${index}.json`);
+    const before = heapHeld();
+    for (let index = 0; index < PROFILES; index++) {
+      const { response } = await readNaming(api, url(index));
+      expect(response.status).not.toBe(424);
+    }
+    const grown = heapHeld() - before;
+    expect(profiles.fetches()).toBe(20 + PROFILES);
+    // Named: 300 × (30 KB profile + 8 KB URL, kept as cache key, header and parsed URL) ≈ 16 MB. Kept: at most the
+    // profile cache's 2 MiB and the header cache's 1 MiB, as lru-cache counts them (2 bytes a character).
+    expect(grown).toBeLessThan(4 * 1024 * 1024);
+  });
+});
