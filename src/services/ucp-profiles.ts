@@ -20,7 +20,7 @@ const FETCH_TIMEOUT_MS = 5_000;
  * capabilities, payment handlers, signing keys. 32 KiB leaves six times that for a platform with many extensions, and
  * bounds what one fetch holds in memory and costs to parse and validate.
  */
-export const MAX_PROFILE_BYTES = 32 * 1024;
+const MAX_PROFILE_BYTES = 32 * 1024;
 const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const FAILURE_TTL_MS = 10_000;
@@ -28,7 +28,7 @@ const FAILURE_TTL_MS = 10_000;
  * Bytes the profile outcomes may take, keys included: each entry counts its URL and message (UTF-16, 2 bytes a
  * character at most) plus ENTRY_BYTES. Thousands of platforms at typical URL lengths; never more, whatever is named.
  */
-export const PROFILE_CACHE_BYTES = 2 * 1024 * 1024;
+const PROFILE_CACHE_BYTES = 2 * 1024 * 1024;
 /** What an entry costs beyond its strings: the LRU's slots, the outcome object, its TTL bookkeeping. */
 const ENTRY_BYTES = 256;
 
