@@ -1,14 +1,17 @@
 // The platform-profile cache under the attack of issue #29 (finding 1), at small scale: anonymous UCP requests each
 // naming a different valid profile. The business keeps only what negotiation needs, in bytes it bounds, and fetches
 // at most UCP_PROFILE_FETCHES_PER_MINUTE profiles for one address; past that the address gets UCP's 429.
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_ENV, platformProfile, protocolFetch, ucpHeaders } from './support/protocols.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
+
+const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
 /** Serves a valid platform profile padded to `bytes` at every path, and counts the fetches. */
 async function startPaddedProfiles(
@@ -32,8 +35,8 @@ async function startPaddedProfiles(
 }
 
 /** A UCP read that negotiates the profile at `profile` first (the session need not exist). */
-function readNaming(api: TestService, profile: string) {
-  return protocolFetch(api, `/ucp/checkout-sessions/${randomUUID()}`, { headers: ucpHeaders(profile) });
+function readNaming(api: TestService, profile: string, headers: Record<string, string> = {}) {
+  return protocolFetch(api, `/ucp/checkout-sessions/${randomUUID()}`, { headers: ucpHeaders(profile, headers) });
 }
 
 /** The heap after full collections: what the service still holds. */
@@ -70,6 +73,36 @@ describe('many distinct valid profiles from one address', () => {
     // A profile already fetched costs nothing: the address may still name it.
     expect((await readNaming(api, urls[0]!)).response.status).not.toBe(429);
     expect(profiles.fetches()).toBe(5);
+  });
+});
+
+describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
+  let database: TestDatabase;
+  let one: TestService;
+  let two: TestService;
+  let profiles: Awaited<ReturnType<typeof startPaddedProfiles>>;
+  beforeAll(async () => {
+    profiles = await startPaddedProfiles(2 * 1024);
+    database = await createTestDatabase();
+    const env = { ...PROTOCOL_ENV, UCP_PROFILE_FETCHES_PER_MINUTE: '3', TRUST_PROXY: 'true', REDIS_URL: redisUrl! };
+    one = await startTestService({ env, database });
+    two = await startTestService({ env, database });
+  });
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    await database?.drop();
+    await profiles?.close();
+  });
+
+  it("count one address's profile fetches against one budget", async () => {
+    // A client address of its own (TRUST_PROXY honours X-Forwarded-For), so counts never leak between runs.
+    const client = { 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
+    const statuses = [];
+    for (const [index, api] of [one, two, one, two].entries())
+      statuses.push((await readNaming(api, `${profiles.base}/${randomUUID()}-${index}.json`, client)).response.status);
+    expect(statuses.map((status) => status === 429)).toEqual([false, false, false, true]);
+    expect(profiles.fetches()).toBe(3);
   });
 });
 
