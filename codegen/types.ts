@@ -2211,8 +2211,11 @@ export interface components {
             token_endpoint_auth_method?: string;
             /**
              * @description Where to send order events (an extension of RFC 7591 metadata): `order.created` when a buyer pays for a session
-             *     made from one of this client's carts, `order.updated` when its status changes (refunds). https only (plain http
-             *     is accepted for localhost). Each event is a JSON POST `{id, type, created_at, data: {order}}` (`order` as
+             *     made from one of this client's carts, `order.updated` when its status changes (refunds). https to a public host
+             *     only: a loopback, private or link-local address (in any spelling) or a `localhost` name is refused at
+             *     registration, and a name that resolves to one is refused when an event is sent (the store's operator may allow
+             *     named hosts, over plain http too, for tests). Each attempt has a deadline (5 s by default) and redirects are not
+             *     followed. Each event is a JSON POST `{id, type, created_at, data: {order}}` (`order` as
              *     `GET /agent/orders/{id}` returns it) with `Webhook-Id` (the event id; dedupe on it: delivery is at-least-once)
              *     and `Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over "<t>.<raw body>" keyed with webhook_secret>`.
              *     Any 2xx acknowledges; anything else is retried with exponential backoff (1 s, 2 s, 4 s, … capped at an hour) for
@@ -4123,9 +4126,11 @@ export interface components {
         McpOrigin: string;
         /**
          * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-         *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-         *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-         *     (including `version`) are ignored.
+         *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+         *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+         *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+         *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+         *     Other members and parameters (including `version`) are ignored.
          */
         UcpAgent: string;
         /** @description A UUID identifying this request; echoed in the response. */
@@ -5245,9 +5250,11 @@ export interface operations {
             header: {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-                 *     (including `version`) are ignored.
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
                  */
                 "UCP-Agent": components["parameters"]["UcpAgent"];
                 /** @description A UUID identifying this request; echoed in the response. */
@@ -5379,9 +5386,11 @@ export interface operations {
             header: {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-                 *     (including `version`) are ignored.
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
                  */
                 "UCP-Agent": components["parameters"]["UcpAgent"];
                 /** @description A UUID identifying this request; echoed in the response. */
@@ -5411,9 +5420,11 @@ export interface operations {
             header: {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-                 *     (including `version`) are ignored.
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
                  */
                 "UCP-Agent": components["parameters"]["UcpAgent"];
                 /** @description A UUID identifying this request; echoed in the response. */
@@ -5457,9 +5468,11 @@ export interface operations {
             header: {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-                 *     (including `version`) are ignored.
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
                  */
                 "UCP-Agent": components["parameters"]["UcpAgent"];
                 /** @description A UUID identifying this request; echoed in the response. */
@@ -5506,9 +5519,11 @@ export interface operations {
             header: {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
-                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only,
-                 *     5 s, no redirects, at most 256 KiB), checks its version and intersects capabilities. Other members and parameters
-                 *     (including `version`) are ignored.
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
                  */
                 "UCP-Agent": components["parameters"]["UcpAgent"];
                 /** @description A UUID identifying this request; echoed in the response. */

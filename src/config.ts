@@ -29,6 +29,13 @@ export interface Config {
   payments: PaymentsConfig;
   /** Derives each agent's order-webhook signing secret; undefined: agents cannot register webhooks. */
   agentWebhookKey: string | undefined;
+  /** Longest an order-webhook delivery may take (connect, send, answer). */
+  webhookTimeoutMs: number;
+  /**
+   * Hosts (as URLs spell them: `127.0.0.1`, `localhost`, `[::1]`) that requests to addresses a client names may reach
+   * although they resolve to a non-public address (tests and local runs); no other private address is ever reached.
+   */
+  egressAllowedHosts: string[];
 }
 
 /** How long anonymous writes are kept, and how often they are swept (docs/operations.md "Retention"), in ms. */
@@ -56,8 +63,10 @@ export interface ProtocolConfig {
   ucpDisabledReason: string | undefined;
   /** `strict` negotiates from the platform profile; `lenient` proceeds when the profile cannot be used (official suite). */
   profilePolicy: 'strict' | 'lenient';
-  /** Hosts whose platform profiles may be fetched over plain http (tests). */
+  /** Hosts whose platform profiles may be fetched over plain http, and at a non-public address (tests). */
   insecureProfileHosts: string[];
+  /** Platform profiles fetched on behalf of one address per minute (a profile not cached: new, or expired). */
+  profileFetchesPerMinute: number;
   termsUrl: string | undefined;
   privacyUrl: string | undefined;
   /** `psp` of the ACP payment handler. */
@@ -204,10 +213,8 @@ function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): Pr
     namespace,
     ucpDisabledReason,
     profilePolicy: policy,
-    insecureProfileHosts: (read(env, 'UCP_INSECURE_PROFILE_HOSTS') ?? '')
-      .split(',')
-      .map((host) => host.trim().toLowerCase())
-      .filter(Boolean),
+    insecureProfileHosts: hosts(env, 'UCP_INSECURE_PROFILE_HOSTS'),
+    profileFetchesPerMinute: integer(env, 'UCP_PROFILE_FETCHES_PER_MINUTE', 10, 1, 1_000_000),
     termsUrl: optionalUrl('TERMS_URL'),
     privacyUrl: optionalUrl('PRIVACY_URL'),
     paymentPsp: read(env, 'PAYMENT_PSP') ?? 'external',
@@ -254,6 +261,28 @@ function agentWebhookKey(env: Env): string | undefined {
   return key ?? (read(env, 'NODE_ENV') === 'production' ? undefined : DEVELOPMENT_WEBHOOK_KEY);
 }
 
+/**
+ * Comma-separated hosts, each as a URL's hostname spells it (so `127.1` is `127.0.0.1`, and an IPv6 address is written
+ * in brackets): a host that names anything more (a port, a path) or cannot be a hostname stops the start.
+ */
+function hosts(env: Env, name: string): string[] {
+  const listed = (read(env, name) ?? '')
+    .split(',')
+    .map((host) => host.trim())
+    .filter(Boolean);
+  return listed.map((host) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(`http://${host}`);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.href !== `http://${url.hostname}/`)
+      throw new ConfigError(`${name} must list hosts without scheme, port or path (IPv6 in brackets), got "${host}"`);
+    return url.hostname;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const baseUrl = absoluteUrl(env, 'BASE_URL', `http://localhost:${port}`);
@@ -293,5 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     payments: payments(env),
     agentWebhookKey: agentWebhookKey(env),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 5_000, 100, 60_000),
+    egressAllowedHosts: hosts(env, 'EGRESS_ALLOWED_HOSTS'),
   };
 }

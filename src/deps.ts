@@ -16,6 +16,8 @@ export interface Deps {
   now: () => number;
   /** Requests per address and client per minute; the protocol bindings count their requests through it themselves. */
   rateLimiter: RateLimiter;
+  /** Platform profiles fetched on behalf of one address per minute (UCP_PROFILE_FETCHES_PER_MINUTE). */
+  profileFetchLimiter: RateLimiter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
   /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */

@@ -97,6 +97,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
       { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
       redis,
     ),
+    profileFetchLimiter: createRateLimiter(
+      {
+        limit: config.protocols.profileFetchesPerMinute,
+        windowSeconds: 60,
+        keyPrefix: 'profile-fetches',
+        unit: 'platform profiles fetched per minute for this address',
+      },
+      redis,
+    ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),

@@ -59,7 +59,7 @@ describe('registration with a webhook', () => {
     expect(metadata.scopes_supported).toContain('orders:read');
   });
 
-  it('refuses a webhook URL that is not https (except on localhost)', async () => {
+  it('refuses a webhook URL that is not https (except to a host named in EGRESS_ALLOWED_HOSTS)', async () => {
     for (const webhook_url of [
       'http://agent.example/hooks',
       'ftp://agent.example/hooks',

@@ -1,6 +1,7 @@
 // Order webhooks to agents, pure: each client's signing secret (derived from the service's key, never stored), the
 // signature header, the retry schedule and which URLs may receive events.
 import { createHmac } from 'node:crypto';
+import { isRefusedHost, type AllowedHosts } from './egress.js';
 
 export const WEBHOOK_SECRET_PREFIX = 'sfwh_';
 /** Attempts before a delivery is given up (about 17 hours of retries with the schedule below). */
@@ -21,10 +22,12 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(2 ** Math.max(attempts - 1, 0), 3600);
 }
 
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** Why `raw` cannot receive webhooks, or undefined when it can: https, or http to this machine (development). */
-export function webhookUrlProblem(raw: string): string | undefined {
+/**
+ * Why `raw` cannot receive webhooks, or undefined when it can: https to a host that is not a private address or a
+ * loopback name; a host the operator allows (EGRESS_ALLOWED_HOSTS: tests, local runs) over http too. A name that
+ * resolves to a private address is refused when a delivery is sent (src/services/egress.ts).
+ */
+export function webhookUrlProblem(raw: string, allowed: AllowedHosts): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -32,7 +35,9 @@ export function webhookUrlProblem(raw: string): string | undefined {
     return 'webhook_url must be an absolute URL.';
   }
   if (url.username || url.password) return 'webhook_url must not carry credentials.';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname)) return undefined;
-  return 'webhook_url must be an https URL (plain http is accepted only for localhost).';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed.has(url.hostname)))
+    return 'webhook_url must be an https URL.';
+  if (isRefusedHost(url, allowed))
+    return 'webhook_url must name a public host: loopback, private and link-local addresses are refused.';
+  return undefined;
 }

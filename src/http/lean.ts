@@ -62,10 +62,11 @@ export interface LeanRequest {
   /** When the request arrived (performance.now()), for the log line's duration. */
   started: number;
   /**
-   * The answer, given the headers so far; it adds its own (Cache-Control, ETag, API-Version). What it throws is
-   * answered in the surface's error shape, with the headers it added before throwing.
+   * The answer, given the headers so far and the client's address (`ctx.ip`); it adds its own headers (Cache-Control,
+   * ETag, API-Version). What it throws is answered in the surface's error shape, with the headers it added before
+   * throwing.
    */
-  answer: (headers: string[]) => LeanAnswer | Promise<LeanAnswer>;
+  answer: (headers: string[], ip: string) => LeanAnswer | Promise<LeanAnswer>;
 }
 
 /** A header parameter an operation declares, checked per request as the contract's dispatcher checks it. */
@@ -180,10 +181,11 @@ export function leanResponder({
     for (const [name, value] of request.surfaceHeaders) headers.push(name, value);
     let answer: LeanAnswer;
     try {
-      const counted = await limiter.count(addressKey(clientAddress(req)));
+      const ip = clientAddress(req);
+      const counted = await limiter.count(addressKey(ip));
       for (const [name, value] of counted.headers) headers.push(name, value);
       if (counted.rejection) throw counted.rejection;
-      const answered = request.answer(headers);
+      const answered = request.answer(headers, ip);
       // A cached answer is at hand: awaiting it anyway would cost every cached read a turn of the microtask queue.
       answer = answered instanceof Promise ? await answered : answered;
     } catch (error) {

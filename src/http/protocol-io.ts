@@ -44,6 +44,8 @@ export interface ProtocolExchange {
   /** The path without its query, as Koa's `ctx.path`. */
   readonly path: string;
   readonly req: IncomingMessage;
+  /** The client's address (Koa's `ctx.ip`: TRUST_PROXY applied). */
+  readonly ip: string;
   /** A request header's value, '' when absent (Koa's `ctx.get`). */
   get(name: string): string;
   /** Sets a header of the answer, replacing one of the same name (Koa's `ctx.set`). */

@@ -65,8 +65,8 @@ interface LeanCreate extends Pick<LeanRequest, 'path' | 'shape'> {
   surfaceHeaders(req: IncomingMessage): LeanRequest['surfaceHeaders'];
   /** Whether the request can be answered here exactly as the general chain would answer it. */
   servable(req: IncomingMessage): boolean;
-  /** The surface's steps once the request is counted: an answer, or a failure thrown. */
-  create(req: IncomingMessage, headers: string[]): Promise<LeanAnswer>;
+  /** The surface's steps once the request is counted (`ip` is the client's address): an answer, or a failure thrown. */
+  create(req: IncomingMessage, headers: string[], ip: string): Promise<LeanAnswer>;
 }
 
 /** The operations answered here: a session created, at each spelling of the path. */
@@ -190,11 +190,12 @@ function protocolCreate(binding: ProtocolBinding): LeanCreate {
     shape: binding.failure,
     surfaceHeaders: (req) => [NO_STORE, ...binding.opening({ get: get(req) })],
     servable: () => true,
-    async create(req, headers) {
+    async create(req, headers, ip) {
       const exchange: ProtocolExchange = {
         method: 'POST',
         path,
         req,
+        ip,
         get: get(req),
         set: (name, value) => setHeader(headers, name, value),
       };
@@ -225,7 +226,7 @@ export function sessionCreatesFirst(parts: SessionCreateParts, general: RequestL
       shape: create.shape,
       surfaceHeaders: create.surfaceHeaders(req),
       started,
-      answer: (headers) => create.create(req, headers),
+      answer: (headers, ip) => create.create(req, headers, ip),
     });
   };
 }

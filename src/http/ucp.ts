@@ -17,7 +17,6 @@ import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
 import {
   createProfileResolver,
-  negotiate,
   profileUrlOf,
   type Negotiated,
   type ProfileResolver,
@@ -150,16 +149,17 @@ async function negotiateWith(
   deps: Deps,
   profiles: ProfileResolver,
   profileUrl: string,
+  address: string,
 ): Promise<Negotiation | ProtocolResponse> {
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
-  const result = await profiles(profileUrl);
+  const result = await profiles(profileUrl, address);
   if (!result.ok) {
     if (result.problem.code === 'invalid_profile_url' || !lenient) {
       throw new ProtocolError(result.problem.status, result.problem.code, result.content);
     }
     return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   }
-  const negotiated = negotiate(result.profile);
+  const { negotiated } = result;
   if (negotiated.checkout) return { negotiated, notes: [] };
   if (lenient) return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   return incompatible(deps.config.baseUrl);
@@ -179,6 +179,8 @@ function requiredUuidHeader(
 /** One UCP operation after its transport's own checks (REST headers, MCP arguments): steps 6–12 of A.3. */
 export interface UcpExecution {
   profileUrl: string;
+  /** The client's address, charged for a profile fetch its request causes. */
+  address: string;
   op: UcpOperation;
   id?: string;
   body: unknown;
@@ -191,11 +193,16 @@ export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
   const { create, operations } = createUcpOperations(deps);
-  const profiles = createProfileResolver(deps.config.protocols);
+  const profiles = createProfileResolver({
+    config: deps.config.protocols,
+    egressAllowedHosts: deps.config.egressAllowedHosts,
+    fetchBudget: deps.profileFetchLimiter,
+    log: deps.log,
+  });
   const { baseUrl } = deps.config;
   const render = (error: ProtocolError) => renderError(error, baseUrl);
-  return async ({ profileUrl, op, id, body, idempotency }) => {
-    const negotiation = await negotiateWith(deps, profiles, profileUrl);
+  return async ({ profileUrl, address, op, id, body, idempotency }) => {
+    const negotiation = await negotiateWith(deps, profiles, profileUrl, address);
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
     const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
@@ -261,7 +268,7 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
       key === undefined
         ? undefined
         : { key, scope: `ucp|${profileUrl}|${exchange.method} ${exchange.path}`, hashed: body };
-    const answer = await execute({ profileUrl, op: route.op, id: route.id, body, idempotency });
+    const answer = await execute({ profileUrl, address: exchange.ip, op: route.op, id: route.id, body, idempotency });
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
 

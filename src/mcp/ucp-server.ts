@@ -210,7 +210,14 @@ async function callTool(
     key === undefined ? undefined : { key, scope: `ucp-mcp|${profileUrl}|${name} ${args.id ?? ''}`, hashed };
   let answer: UcpAnswer;
   try {
-    answer = await execute({ profileUrl, op: tool.op, id: args.id, body: args.checkout, idempotency });
+    answer = await execute({
+      profileUrl,
+      address: ctx.ip,
+      op: tool.op,
+      id: args.id,
+      body: args.checkout,
+      idempotency,
+    });
   } catch (error) {
     // An unexpected failure too is a JSON-RPC error (-32603), never the REST error shape.
     const failure = protocolErrorOf(error, () => ctx.state.log, { rateLimited: 'rate_limited' });

@@ -109,7 +109,7 @@ function registrationWebhook(deps: Deps, url: string | undefined): { url: string
     throw invalidClientMetadata(
       'Order webhooks are not enabled on this store (AGENT_WEBHOOK_KEY is not set); register without webhook_url and poll instead.',
     );
-  const problem = webhookUrlProblem(url);
+  const problem = webhookUrlProblem(url, new Set(deps.config.egressAllowedHosts));
   if (problem) throw new BadRequest('invalid_client_metadata', problem, { param: 'webhook_url' });
   return { url, key };
 }

@@ -1,38 +1,66 @@
-// UCP platform profiles: the platform names its profile in `UCP-Agent`; the business fetches it (https only, 5 s, no
-// redirects, at most 256 KiB), validates it against UCP's platform_schema, checks the version and intersects the
-// capabilities (A.2 of the design). Results are kept in an LRU (TTL from Cache-Control, 60 s to 1 h; failures 10 s).
+// UCP platform profiles: the platform names its profile in `UCP-Agent`; the business fetches it through the egress
+// guard (src/services/egress.ts: public addresses only, https, 5 s, no redirects, at most 32 KiB), validates it against
+// UCP's platform_schema, checks the version and intersects the capabilities (A.2 of the design). Only the outcome is
+// kept, in an LRU bounded in bytes (TTL from Cache-Control, 60 s to 1 h; failures 10 s), and each fetch is counted
+// against the address whose request caused it, so no client can make the business fetch, or remember, without bound.
+// A profile that cannot be fetched is told to the client in one message whatever went wrong (the logs say what).
 import { LRUCache } from 'lru-cache';
 import { parseDictionary } from 'structured-headers';
 import type { ProtocolConfig } from '../config.js';
+import { RateLimited } from '../domain/errors.js';
 import { UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION } from '../domain/ucp-checkout.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import type { Logger } from '../log.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
+import { createEgress, type Egress } from './egress.js';
 
 const FETCH_TIMEOUT_MS = 5_000;
-const MAX_PROFILE_BYTES = 256 * 1024;
+/**
+ * Real platform profiles are under 5 KB (UCP's examples; the conformance runner's is under 1 KB): services, a few
+ * capabilities, payment handlers, signing keys. 32 KiB leaves six times that for a platform with many extensions, and
+ * bounds what one fetch holds in memory and costs to parse and validate.
+ */
+const MAX_PROFILE_BYTES = 32 * 1024;
 const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const FAILURE_TTL_MS = 10_000;
+/**
+ * Bytes the profile outcomes may take, keys included: each entry counts its URL and message (UTF-16, 2 bytes a
+ * character at most) plus ENTRY_BYTES. Thousands of platforms at typical URL lengths; never more, whatever is named.
+ */
+const PROFILE_CACHE_BYTES = 2 * 1024 * 1024;
+/** What an entry costs beyond its strings: the LRU's slots, the outcome object, its TTL bookkeeping. */
+const ENTRY_BYTES = 256;
+
+const UNREACHABLE = `The platform profile could not be fetched: serve it with 200 at a public https address, without redirects, within ${FETCH_TIMEOUT_MS / 1000} s and ${MAX_PROFILE_BYTES / 1024} KiB.`;
+const MALFORMED = "The platform profile is not a valid UCP platform profile (JSON valid against UCP's profile schema).";
 
 export type ProfileProblem =
   | { status: 400; code: 'invalid_profile_url' }
   | { status: 424; code: 'profile_unreachable' }
   | { status: 422; code: 'profile_malformed' | 'version_unsupported' };
 
+/** What negotiation reads of a profile; nothing else of it is kept. */
 export interface PlatformProfile {
   ucp: { version: string; capabilities?: Record<string, Array<{ version: string }>> };
 }
-
-export type ProfileResult =
-  { ok: true; profile: PlatformProfile } | { ok: false; problem: ProfileProblem; content: string };
 
 export interface Negotiated {
   checkout: boolean;
   discount: boolean;
 }
 
-/** How many distinct `UCP-Agent` headers keep their parsed profile URL (a platform sends the same one every time). */
-const PARSED_HEADERS = 1_000;
-const profileUrls = new LRUCache<string, { url: string | undefined }>({ max: PARSED_HEADERS });
+/** A profile's outcome: what it negotiates, or the problem to answer. */
+export type ProfileResult =
+  { ok: true; negotiated: Negotiated } | { ok: false; problem: ProfileProblem; content: string };
+
+/** The bytes of parsed `UCP-Agent` headers kept (a platform sends the same one every time), headers included. */
+const PARSED_HEADER_BYTES = 1024 * 1024;
+const profileUrls = new LRUCache<string, { url: string | undefined }>({
+  max: 10_000,
+  maxSize: PARSED_HEADER_BYTES,
+  sizeCalculation: (parsed, header) => 2 * (header.length + (parsed.url?.length ?? 0)) + ENTRY_BYTES,
+});
 
 /** The profile URL of a `UCP-Agent` header (an RFC 8941 dictionary with an sf-string `profile`); undefined when unusable. */
 export function profileUrlOf(header: string): string | undefined {
@@ -57,127 +85,11 @@ function parseProfileUrl(header: string): string | undefined {
 }
 
 const failure = (problem: ProfileProblem, content: string): ProfileResult => ({ ok: false, problem, content });
+const unreachable = () => failure({ status: 424, code: 'profile_unreachable' }, UNREACHABLE);
 
-function ttlOf(cacheControl: string | null): number {
-  const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(cacheControl ?? '')?.[1];
+function ttlOf(cacheControl: string | string[] | undefined): number {
+  const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(String(cacheControl ?? ''))?.[1];
   return Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, maxAge ? Number(maxAge) * 1000 : 0));
-}
-
-async function readLimited(response: Response): Promise<string | undefined> {
-  if (Number(response.headers.get('content-length')) > MAX_PROFILE_BYTES) return undefined;
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_PROFILE_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function fetchProfile(url: string): Promise<{ result: ProfileResult; ttl: number }> {
-  let response: Response;
-  let text: string | undefined;
-  try {
-    response = await fetch(url, {
-      headers: { Accept: 'application/json' },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    if (response.status !== 200) {
-      await response.body?.cancel();
-      return {
-        result: failure(
-          { status: 424, code: 'profile_unreachable' },
-          `The platform profile at ${url} answered ${response.status}; a profile must be served with 200 and no redirect.`,
-        ),
-        ttl: FAILURE_TTL_MS,
-      };
-    }
-    text = await readLimited(response);
-  } catch {
-    return {
-      result: failure(
-        { status: 424, code: 'profile_unreachable' },
-        `The platform profile at ${url} could not be fetched within ${FETCH_TIMEOUT_MS / 1000} s.`,
-      ),
-      ttl: FAILURE_TTL_MS,
-    };
-  }
-  if (text === undefined)
-    return {
-      result: failure(
-        { status: 424, code: 'profile_unreachable' },
-        `The platform profile at ${url} is larger than ${MAX_PROFILE_BYTES / 1024} KiB.`,
-      ),
-      ttl: FAILURE_TTL_MS,
-    };
-  let profile: unknown;
-  try {
-    profile = JSON.parse(text);
-  } catch {
-    return {
-      result: failure({ status: 422, code: 'profile_malformed' }, `The platform profile at ${url} is not JSON.`),
-      ttl: FAILURE_TTL_MS,
-    };
-  }
-  const problems = protocolSchemaProblems('ucp.platform_profile', profile);
-  if (problems.length) {
-    const first = problems[0]!;
-    return {
-      result: failure(
-        { status: 422, code: 'profile_malformed' },
-        `The platform profile at ${url} is not a valid UCP platform profile: ${first.path} ${first.message}.`,
-      ),
-      ttl: FAILURE_TTL_MS,
-    };
-  }
-  return {
-    result: { ok: true, profile: profile as PlatformProfile },
-    ttl: ttlOf(response.headers.get('cache-control')),
-  };
-}
-
-export type ProfileResolver = (url: string) => Promise<ProfileResult>;
-
-/** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version. */
-export function createProfileResolver(config: ProtocolConfig): ProfileResolver {
-  // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
-  // load would otherwise fetch one profile once per connection).
-  const cache = new LRUCache<string, ProfileResult>({
-    max: 1_000,
-    // A fetch in flight whose entry is evicted (over a thousand profiles asked at once) still answers the requests
-    // waiting on it, rather than rejecting them: lru-cache aborts it otherwise.
-    ignoreFetchAbort: true,
-    fetchMethod: async (url, _stale, { options }) => {
-      const fetched = await fetchProfile(url);
-      options.ttl = fetched.ttl;
-      return fetched.result;
-    },
-  });
-  return async (url) => {
-    const parsed = new URL(url);
-    const insecureAllowed = config.insecureProfileHosts.includes(parsed.hostname.toLowerCase());
-    if (parsed.protocol !== 'https:' && !insecureAllowed) {
-      return failure({ status: 400, code: 'invalid_profile_url' }, `The platform profile URL must be https: ${url}.`);
-    }
-    // fetchProfile answers every failure as a result, and an evicted fetch is not aborted: the fetch resolves with one.
-    const result = (await cache.fetch(url))!;
-    if (result.ok && result.profile.ucp.version !== UCP_VERSION) {
-      return failure(
-        { status: 422, code: 'version_unsupported' },
-        `The platform profile declares UCP ${result.profile.ucp.version}; this business supports ${UCP_VERSION} only.`,
-      );
-    }
-    return result;
-  };
 }
 
 /** UCP's intersection: common capability names at an exact common version; extensions only with their parent. */
@@ -186,4 +98,117 @@ export function negotiate(profile: PlatformProfile): Negotiated {
     (profile.ucp.capabilities?.[name] ?? []).some((capability) => capability.version === UCP_VERSION);
   const checkout = offers(UCP_CHECKOUT);
   return { checkout, discount: checkout && offers(UCP_DISCOUNT) };
+}
+
+async function fetchProfile(egress: Egress, url: string, log: Logger): Promise<{ result: ProfileResult; ttl: number }> {
+  const answer = await egress.send(url, {
+    method: 'GET',
+    headers: { Accept: 'application/json', 'User-Agent': 'storefront-ucp/1' },
+    timeoutMs: FETCH_TIMEOUT_MS,
+    maxResponseBytes: MAX_PROFILE_BYTES,
+  });
+  const refused = (reason: string) => {
+    log.info({ profileUrl: url, reason }, 'platform profile not usable');
+    return { result: unreachable(), ttl: FAILURE_TTL_MS };
+  };
+  if (!answer.ok) return refused(`${answer.failure}: ${answer.detail}`);
+  if (answer.status !== 200) return refused(`answered ${answer.status}`);
+  let profile: unknown;
+  try {
+    profile = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    log.info({ profileUrl: url, reason: 'not JSON' }, 'platform profile not usable');
+    return { result: failure({ status: 422, code: 'profile_malformed' }, MALFORMED), ttl: FAILURE_TTL_MS };
+  }
+  const problems = protocolSchemaProblems('ucp.platform_profile', profile);
+  if (problems.length) {
+    const first = problems[0]!;
+    log.info({ profileUrl: url, reason: `${first.path} ${first.message}` }, 'platform profile not usable');
+    return { result: failure({ status: 422, code: 'profile_malformed' }, MALFORMED), ttl: FAILURE_TTL_MS };
+  }
+  const valid = profile as PlatformProfile;
+  const ttl = ttlOf(answer.headers['cache-control']);
+  if (valid.ucp.version !== UCP_VERSION) {
+    return {
+      result: failure(
+        { status: 422, code: 'version_unsupported' },
+        `The platform profile declares UCP ${valid.ucp.version}; this business supports ${UCP_VERSION} only.`,
+      ),
+      ttl,
+    };
+  }
+  return { result: { ok: true, negotiated: negotiate(valid) }, ttl };
+}
+
+/** Whose request a fetch is for: its address is charged, and told when over its budget. */
+interface FetchContext {
+  address: string;
+  retryAfterSeconds?: number;
+}
+
+/** Fetches (or recalls) and checks a platform profile for a request from `address`. */
+export type ProfileResolver = (url: string, address: string) => Promise<ProfileResult>;
+
+export interface ProfileResolverParts {
+  config: ProtocolConfig;
+  /** EGRESS_ALLOWED_HOSTS; UCP_INSECURE_PROFILE_HOSTS count as named too. */
+  egressAllowedHosts: readonly string[];
+  /** Profile fetches per address (UCP_PROFILE_FETCHES_PER_MINUTE), shared by the instances through Redis. */
+  fetchBudget: RateLimiter;
+  log: Logger;
+}
+
+/** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version, negotiation. */
+export function createProfileResolver({
+  config,
+  egressAllowedHosts,
+  fetchBudget,
+  log,
+}: ProfileResolverParts): ProfileResolver {
+  const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts]);
+  // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
+  // load would otherwise fetch one profile once per connection); the request that starts it is the one charged.
+  const cache = new LRUCache<string, ProfileResult, FetchContext>({
+    max: 10_000,
+    maxSize: PROFILE_CACHE_BYTES,
+    sizeCalculation: (result, url) => 2 * (url.length + (result.ok ? 0 : result.content.length)) + ENTRY_BYTES,
+    // A fetch in flight whose entry is evicted still answers the requests waiting on it, rather than rejecting them:
+    // lru-cache aborts it otherwise.
+    ignoreFetchAbort: true,
+    fetchMethod: async (url, _stale, { options, context }) => {
+      const { rejection } = await fetchBudget.count(context.address);
+      if (rejection) {
+        // Nothing is fetched nor stored (an expired copy stays expired): only this address is refused.
+        context.retryAfterSeconds = rejection.retryAfterSeconds;
+        return undefined;
+      }
+      const fetched = await fetchProfile(egress, url, log);
+      options.ttl = fetched.ttl;
+      return fetched.result;
+    },
+  });
+
+  async function recalled(url: string, address: string): Promise<ProfileResult> {
+    // Two tries: a fetch this request joined may have been refused for the address that started it, not for this one.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const context: FetchContext = { address };
+      const result = await cache.fetch(url, { context });
+      if (result) return result;
+      if (context.retryAfterSeconds !== undefined)
+        throw new RateLimited(
+          `More than ${fetchBudget.limit} platform profiles fetched for this address in a minute; retry after Retry-After seconds.`,
+          context.retryAfterSeconds,
+        );
+    }
+    return unreachable();
+  }
+
+  return async (url, address) => {
+    const parsed = new URL(url);
+    const insecureAllowed = config.insecureProfileHosts.includes(parsed.hostname);
+    if (parsed.protocol !== 'https:' && !insecureAllowed) {
+      return failure({ status: 400, code: 'invalid_profile_url' }, `The platform profile URL must be https: ${url}.`);
+    }
+    return recalled(url, address);
+  };
 }

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { projectPath } from '../../src/paths.js';
 import { trackChild } from './cleanup.js';
+import { LOOPBACK_EGRESS_ENV } from './webhook-receiver.js';
 
 /**
  * How long a child may take from spawn to its first ready answer (tsx compiles the sources, migrations run): generous,
@@ -61,6 +62,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '100000',
+      ...LOOPBACK_EGRESS_ENV,
       SHUTDOWN_DRAIN_MS: '0',
       ...env,
     },

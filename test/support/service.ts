@@ -6,6 +6,7 @@ import { startService, type Service } from '../../src/service.js';
 import { createStorefrontClient, type StorefrontClient } from '../../sdk/index.js';
 import { contractFetch } from './contract.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { LOOPBACK_EGRESS_ENV } from './webhook-receiver.js';
 
 export interface TestService {
   url: string;
@@ -34,6 +35,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
+    ...LOOPBACK_EGRESS_ENV,
     ...database.env,
     ...options.env,
   });

@@ -4,6 +4,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * What the test services run with (test/support/service.ts, process.ts): webhook receivers and platform-profile
+ * servers listen on 127.0.0.1, which the egress guard refuses unless the operator names it (tests of the guard set
+ * EGRESS_ALLOWED_HOSTS to '', none); and tests name many profiles from one address, so its profile-fetch budget is as
+ * loose as their request limit (the budget is tested on its own).
+ */
+export const LOOPBACK_EGRESS_ENV = { EGRESS_ALLOWED_HOSTS: '127.0.0.1', UCP_PROFILE_FETCHES_PER_MINUTE: '100000' };
+
 export interface ReceivedEvent {
   id: string;
   type: string;

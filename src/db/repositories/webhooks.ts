@@ -30,17 +30,48 @@ export async function insertDelivery(
   await db('webhook_deliveries').insert({ ...row, payload: JSON.stringify(row.payload) });
 }
 
-/** Claims up to `limit` due deliveries for `leaseSeconds`; rows another instance is claiming right now are skipped. */
-export async function claimDue(db: Db, now: Date, leaseSeconds: number, limit: number): Promise<ClaimedDelivery[]> {
+export interface ClaimLimits {
+  /** Deliveries claimed at most. */
+  limit: number;
+  /** Deliveries claimed at most per endpoint (webhook URL), oldest first. */
+  perEndpoint: number;
+  /** Endpoints to claim nothing for (busy on this instance). */
+  except: string[];
+  /** Due deliveries looked at, oldest first: bounds the ranking when a dead endpoint has a backlog. */
+  scan: number;
+}
+
+/**
+ * Claims due deliveries for `leaseSeconds`, at most `perEndpoint` per webhook URL and none for the URLs in `except`, so
+ * one endpoint's backlog never fills a batch; rows another instance is claiming right now are skipped.
+ */
+export async function claimDue(
+  db: Db,
+  now: Date,
+  leaseSeconds: number,
+  { limit, perEndpoint, except, scan }: ClaimLimits,
+): Promise<ClaimedDelivery[]> {
   const { rows } = (await db.raw(
     `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = ?::timestamptz + make_interval(secs => ?)
        FROM oauth_clients c
       WHERE c.id = d.client_id
-        AND d.id IN (SELECT id FROM webhook_deliveries
-                      WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ?
-                      ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED)
+        AND d.id IN (
+          SELECT id FROM webhook_deliveries
+           WHERE id IN (
+             SELECT ranked.id FROM (
+               SELECT due.id, due.next_attempt_at,
+                      row_number() OVER (PARTITION BY due.webhook_url ORDER BY due.next_attempt_at) AS place
+                 FROM (SELECT w.id, w.next_attempt_at, oc.webhook_url
+                         FROM webhook_deliveries w JOIN oauth_clients oc ON oc.id = w.client_id
+                        WHERE w.delivered_at IS NULL AND w.failed_at IS NULL AND w.next_attempt_at <= ?
+                          AND oc.webhook_url IS NOT NULL AND oc.webhook_url <> ALL(?::text[])
+                        ORDER BY w.next_attempt_at LIMIT ?) due) ranked
+              WHERE ranked.place <= ?
+              ORDER BY ranked.next_attempt_at LIMIT ?)
+             AND delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ?
+           FOR UPDATE SKIP LOCKED)
   RETURNING d.*, c.webhook_url`,
-    [now, leaseSeconds, now, limit],
+    [now, leaseSeconds, now, except, scan, perEndpoint, limit, now],
   )) as { rows: ClaimedDelivery[] };
   return rows;
 }
