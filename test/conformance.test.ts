@@ -52,11 +52,47 @@ it('passes every protocol check and every store-specific figure with zero schema
     storeSpecific: true,
     log: (line) => lines.push(line),
   });
-  console.log(lines.join('\n'));
   expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
   expect(report.plans.map((plan) => [plan.protocol, plan.tested])).toEqual([
     ['ucp', '2026-04-08'],
     ['acp', '2026-04-17'],
   ]);
+  // Every protocol check ran (both UCP transports, ACP, both discount capabilities); the one skip is the store's U-N5.
+  const protocol = report.checks.filter((check) => check.protocol !== 'store');
+  expect(protocol.filter((check) => check.outcome !== 'pass')).toEqual([]);
+  expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp']));
+  expect(report.checks.filter((check) => check.outcome === 'skip').map((check) => [check.id, check.message])).toEqual([
+    ['store.U-N5', 'the store is not in the lenient policy'],
+  ]);
+  expect(report.checks.filter((check) => check.protocol === 'store').length).toBeGreaterThanOrEqual(45);
+  expect(report.summary.schemaErrors).toBe(0);
+  expect(lines).toContain(
+    'NOTE https://shop.example.com is advertised; testing its paths on ' + api.url + ' (the URL given)',
+  );
+  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 1 skip \(of \d+\); \d+ responses, 0 schema errors$/);
+}, 300_000);
+
+it('passes the UCP checks against a store in the lenient policy, U-N5 included, the refused-profile checks skipped', async () => {
+  const report = await runConformance({
+    baseUrl: lenient.url,
+    fixture: { items: [{ id: 'variant_01tongue2pack', quantity: 1 }], promo_codes: { valid: ['10OFF'] } },
+    protocol: 'ucp',
+    lenient: true,
+    storeSpecific: true,
+    log: () => undefined,
+  });
+  expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
+  expect(report.checks.find((check) => check.id === 'store.U-N5')?.outcome).toBe('pass');
+  const skipped = report.checks.filter((check) => check.outcome === 'skip');
+  expect(skipped.map((check) => `${check.id} ${check.transport ?? ''}`).sort()).toEqual(
+    [
+      'store.U-N2 ',
+      'store.U-N3 ',
+      'store.U-N4 ',
+      ...['rest', 'mcp'].flatMap((transport) =>
+        ['no-checkout', 'unsupported-version', 'unreachable-profile'].map((id) => `ucp.negotiation.${id} ${transport}`),
+      ),
+    ].sort(),
+  );
   expect(report.summary.schemaErrors).toBe(0);
 }, 300_000);
