@@ -1,5 +1,5 @@
 // ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
-// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP. Type-only
+// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP, the conformance runner nothing of the store. Type-only
 // imports are allowed across layers (the domain is typed by the contract's generated types and repository rows).
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
@@ -48,4 +48,9 @@ export default tseslint.config(
     'src/domain is pure: it imports nothing but types from the other layers.',
   ),
   layer('services', ['http', 'handlers', 'mcp'], 'Services know nothing of HTTP or MCP.'),
+  layer(
+    'conformance',
+    ['http', 'db', 'services', 'handlers', 'mcp', 'domain', 'protocols', 'deps', 'config', 'paths', 'service'],
+    'The conformance runner judges any merchant: it imports nothing of this store (its schemas come from protocols/).',
+  ),
 );

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global URL */
 // storefront-conformance URL [--fixture FILE] [--json FILE] [--junit FILE] … (docs/conformance.md).
 // Runs the runner's TypeScript source through tsx, as `npm run conformance` does, so the command always runs the code
 // of this checkout; where dev dependencies are not installed (no tsx), the build that `npm ci` makes through `prepare`.

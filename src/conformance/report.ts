@@ -54,9 +54,16 @@ export function planLine(plan: ProtocolPlan): string {
   return `${plan.protocol.toUpperCase()}: merchant advertises ${advertised}; this runner has schemas for ${known}; ${verdict}`;
 }
 
+/** Characters XML 1.0 cannot carry (control characters other than tab and newlines). */
+const xmlAllowed = (character: string) => {
+  const code = character.codePointAt(0)!;
+  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code !== 0xfffe && code !== 0xffff);
+};
+
 const xml = (text: string) =>
-  text
-    .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/gu, '')
+  [...text]
+    .filter(xmlAllowed)
+    .join('')
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
     .replaceAll('>', '&gt;')

@@ -2,7 +2,7 @@
 // prices, totals, currencies, promo codes and reasons, headers, errors and rate limit. A foreign merchant is judged by
 // the protocol checks instead (acp-*.ts).
 import { randomUUID } from 'node:crypto';
-import type { Answer, Json } from '../client.js';
+import type { Json } from '../client.js';
 import { acpTotalsProblems } from '../invariants.js';
 import { skip } from './check.js';
 import { ACP_VERSION, assert, SPEC, title, TWO_PACK, type StoreCheck, type StoreSession } from './store-session.js';
