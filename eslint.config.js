@@ -1,6 +1,7 @@
 // ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of the README's
-// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP, the conformance runner nothing of the store. Type-only
-// imports are allowed across layers (the domain is typed by the contract's generated types and repository rows).
+// Architecture section: the domain imports nothing from the other layers, services nothing from HTTP, the conformance
+// runner nothing of the store. Type-only imports are allowed across layers (the domain is typed by the contract's
+// generated types and repository rows).
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
