@@ -31,17 +31,22 @@ export class HttpClient {
 
   async request(url: string, init: RequestInit = {}): Promise<Answer> {
     const method = init.method ?? 'GET';
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
-      text = await response.text();
-    } catch (error) {
-      const reason =
-        error instanceof Error && error.name === 'TimeoutError'
-          ? `no answer in ${this.timeoutMs} ms`
-          : String((error as Error)?.cause ?? error);
-      throw new UnreachableError(`${method} ${url}: ${reason}`);
+    let response: Response | undefined;
+    let text = '';
+    // One retry when the connection failed (not on a timeout): a server closing an idle keep-alive socket just as it
+    // is reused is not the merchant's answer. Retrying is safe: the runner's POSTs carry an Idempotency-Key.
+    for (let attempt = 1; !response; attempt += 1) {
+      try {
+        response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+        text = await response.text();
+      } catch (error) {
+        const timedOut = error instanceof Error && error.name === 'TimeoutError';
+        response = undefined;
+        if (timedOut || attempt === 2) {
+          const reason = timedOut ? `no answer in ${this.timeoutMs} ms` : String((error as Error)?.cause ?? error);
+          throw new UnreachableError(`${method} ${url}: ${reason}`);
+        }
+      }
     }
     this.responses += 1;
     return { method, url, status: response.status, headers: response.headers, text, body: parseJson(text) };

@@ -703,6 +703,8 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
       }
     })();
   });
+  // Longer than any pause between a runner's requests on a loaded machine.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
