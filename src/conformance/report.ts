@@ -44,6 +44,8 @@ export function resultLine(result: CheckResult): string {
   const where = [result.protocol, result.capability, result.transport].filter(Boolean).join(' ');
   const head = `${result.outcome.toUpperCase()} ${result.id} (${where}): ${result.title}`;
   if (result.outcome === 'pass') return head;
+  // A skip says why; a failure also says where the specification fixes what was expected.
+  if (result.outcome === 'skip') return `${head}\n     ${result.message ?? ''}`;
   return `${head}\n     ${result.message ?? ''}\n     spec: ${result.spec}`;
 }
 
