@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Fixture } from '../src/conformance/fixture.js';
+import { parseFixture, type Fixture } from '../src/conformance/fixture.js';
 import type { Report } from '../src/conformance/report.js';
 import { runConformance } from '../src/conformance/runner.js';
 import {
@@ -19,6 +19,9 @@ import {
   type MerchantOptions,
 } from './support/foreign-merchant.js';
 import { projectPath } from '../src/paths.js';
+
+// A limit, not an expectation: generous so a loaded machine does not fail a check (the runner's default is 15 s).
+const REQUEST_LIMIT_MS = 60_000;
 
 const open: ForeignMerchant[] = [];
 afterEach(async () => {
@@ -43,7 +46,7 @@ const BIKE_FIXTURE: Fixture = {
 };
 
 async function run(url: string, fixture: Fixture, extra: { lenient?: boolean } = {}): Promise<Report> {
-  return runConformance({ baseUrl: url, fixture, log: () => undefined, ...extra });
+  return runConformance({ baseUrl: url, fixture, log: () => undefined, timeoutMs: REQUEST_LIMIT_MS, ...extra });
 }
 
 const outcomes = (report: Report, outcome: 'pass' | 'fail' | 'skip') =>
@@ -148,7 +151,12 @@ describe('a merchant lacking a protocol, a credential or a known version', () =>
       acp: { ...TEA_SHOP.acp!, version: '2025-09-29' },
     });
     const lines: string[] = [];
-    const report = await runConformance({ baseUrl: old.url, fixture: TEA_FIXTURE, log: (line) => lines.push(line) });
+    const report = await runConformance({
+      baseUrl: old.url,
+      fixture: TEA_FIXTURE,
+      timeoutMs: REQUEST_LIMIT_MS,
+      log: (line) => lines.push(line),
+    });
     expect(lines.slice(1, 3)).toEqual([
       'UCP: merchant advertises 2026-01-11; this runner has schemas for 2026-04-08; not tested: version mismatch: the merchant speaks 2026-01-11, this runner knows 2026-04-08',
       'ACP: merchant advertises 2025-09-29; this runner has schemas for 2026-04-17; not tested: version mismatch: the merchant speaks 2025-09-29, this runner knows 2026-04-17',
@@ -173,11 +181,40 @@ describe('a merchant lacking a protocol, a credential or a known version', () =>
   }, 120_000);
 });
 
+describe('the merchant fixture', () => {
+  it('keeps the known keys, ignores unknown ones, and drops a key of the wrong shape with a note', () => {
+    const notes: string[] = [];
+    const fixture = parseFixture(
+      {
+        items: [{ id: 'a', quantity: 2 }, { id: 'b' }],
+        promo_codes: { valid: ['A'], invalid: 'B' },
+        buyer: { email: 'x@example.org', age: 3 },
+        address: { address_country: 'FR', planet: 'Earth' },
+        acp: { client_id: 'c' },
+        shipping: { express: true },
+      },
+      notes,
+    );
+    expect(fixture).toEqual({
+      items: [{ id: 'a', quantity: 2 }],
+      promo_codes: { valid: ['A'] },
+      buyer: { email: 'x@example.org' },
+      address: { address_country: 'FR' },
+    });
+    expect(notes).toEqual([
+      'fixture: acp is neither {bearer_token} nor {client_id, client_secret, token_url, scope}, ignored',
+    ]);
+    expect(parseFixture({ items: 'all' }, notes)).toEqual({});
+    expect(notes.at(-1)).toBe('fixture: items is not a list of {id, quantity ≥ 1}, ignored');
+  });
+});
+
 describe('the storefront-conformance bin', () => {
   const bin = () => JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).bin['storefront-conformance'];
   const spawnBin = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [projectPath(bin()), ...args], { cwd: projectPath() });
+      const limit = args.length ? ['--timeout-ms', String(REQUEST_LIMIT_MS)] : [];
+      const child = spawn(process.execPath, [projectPath(bin()), ...args, ...limit], { cwd: projectPath() });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -50,6 +50,7 @@ it('passes every protocol check and every store-specific figure with zero schema
     baseUrl: api.url,
     fixture: await storeFixture(api),
     storeSpecific: true,
+    timeoutMs: 60_000,
     log: (line) => lines.push(line),
   });
   expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
@@ -79,6 +80,7 @@ it('passes the UCP checks against a store in the lenient policy, U-N5 included, 
     protocol: 'ucp',
     lenient: true,
     storeSpecific: true,
+    timeoutMs: 60_000,
     log: () => undefined,
   });
   expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);

@@ -206,7 +206,7 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
       throw new HttpError(400, { code: 'invalid_profile_url', content: 'UCP-Agent must name profile="<url>".' });
     let profile: Json;
     try {
-      const answer = await fetch(profileUrl, { signal: AbortSignal.timeout(5_000) });
+      const answer = await fetch(profileUrl, { signal: AbortSignal.timeout(30_000) });
       if (!answer.ok) throw new Error(`${answer.status}`);
       profile = await answer.json();
     } catch {
