@@ -50,6 +50,8 @@ export interface MerchantOptions {
     mcpPath?: string;
     catalog?: boolean;
     discount?: boolean;
+    /** MCP answers as a text/event-stream (as streamable-HTTP servers may), not a JSON body. */
+    mcpEventStream?: boolean;
   };
   acp?: {
     version: string;
@@ -686,7 +688,10 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
         }
         if (ucpMcp !== null && path === ucpMcp && request.method === 'POST') {
           if (body?.id === undefined) return send(response, 202, undefined);
-          return send(response, 200, await mcpRoute(body));
+          const message = await mcpRoute(body);
+          if (!options.ucp!.mcpEventStream) return send(response, 200, message);
+          response.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+          return response.end(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
         }
         if (ucpRest !== null && path.startsWith(`${ucpRest}/`)) {
           const [status, answer] = await ucpRestRoute(request, path.slice(ucpRest.length), body);
@@ -713,7 +718,7 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
   };
 }
 
-/** A tea shop speaking UCP (REST + MCP, catalog search, discounts) and ACP with an OAuth client, in euros. */
+/** A tea shop speaking UCP (REST + MCP over event streams, catalog search, discounts) and ACP with an OAuth client, in euros. */
 export const TEA_SHOP: MerchantOptions = {
   items: [
     { id: 'tea-sencha-100g', title: 'Sencha, 100 g', price: 850 },
@@ -729,6 +734,7 @@ export const TEA_SHOP: MerchantOptions = {
     mcpPath: '/api/ucp/mcp',
     catalog: true,
     discount: true,
+    mcpEventStream: true,
   },
   acp: {
     version: '2026-04-17',
