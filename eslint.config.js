@@ -1,6 +1,7 @@
 // ESLint (flat config): typescript-eslint's recommended rules, no import cycles, and the layer rule of
 // docs/architecture.md: the domain imports nothing from the other layers, not even types (it is typed by the
-// contract's generated types and its own records); services import nothing from HTTP but types.
+// contract's generated types and its own records); services import nothing from HTTP but types; the conformance
+// runner nothing of the store.
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
@@ -49,4 +50,10 @@ export default tseslint.config(
     { allowTypeImports: false },
   ),
   layer('services', ['http', 'handlers', 'mcp'], 'Services know nothing of HTTP or MCP.'),
+  layer(
+    'conformance',
+    ['http', 'db', 'services', 'handlers', 'mcp', 'domain', 'protocols', 'deps', 'config', 'paths', 'service'],
+    'The conformance runner judges any merchant: it imports nothing of this store (its schemas come from protocols/).',
+    { allowTypeImports: false },
+  ),
 );

@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { platformProfile } from '../src/conformance/runner.js';
+import { platformProfile } from '../src/conformance/profile.js';
 import { positiveNumber } from './arguments.js';
 import type { CeilingRoute } from './ceiling.js';
 import { copyEmbeddedDatabase, databaseCpuProbe, openDatabase } from './database.js';

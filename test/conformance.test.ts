@@ -1,8 +1,9 @@
-// The conformance runner (npm run conformance) and the capture script (npm run conformance:capture) against the
-// in-process service, on this run's storage (PGlite, or the PostgreSQL of DATABASE_URL): every check passes, and no
-// body of the scripted sessions breaks the protocols' schemas.
+// The conformance runner (storefront-conformance, npm run conformance) and the capture script (npm run
+// conformance:capture) against the in-process service, on this run's storage (PGlite, or the PostgreSQL of
+// DATABASE_URL): every protocol check and every store-specific figure passes, and no body breaks the protocols' schemas.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { captureSessions } from '../src/conformance/capture.js';
+import type { Fixture } from '../src/conformance/fixture.js';
 import { runConformance } from '../src/conformance/runner.js';
 import { PROTOCOL_ENV } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -10,14 +11,30 @@ import { startTestService, type TestService } from './support/service.js';
 let api: TestService;
 let lenient: TestService;
 beforeAll(async () => {
-  // A limit the runner's last check (A-R1) can reach in a few hundred requests; no other test here comes after it.
-  api = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '400' } });
+  // A limit the store's last check (A-R1) can reach in a few hundred requests once the others have run.
+  api = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '1000' } });
   lenient = await startTestService({ env: { ...PROTOCOL_ENV, UCP_PLATFORM_PROFILE_POLICY: 'lenient' } });
 });
 afterAll(async () => {
   await api?.close();
   await lenient?.close();
 });
+
+/** This store as a merchant fixture describes it: its item, codes, and an OAuth client of its own for ACP. */
+async function storeFixture(service: TestService): Promise<Fixture> {
+  const registered = await fetch(`${service.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ client_name: 'fixture', grant_types: ['client_credentials'], scope: 'cart:write' }),
+  });
+  const { client_id, client_secret } = (await registered.json()) as { client_id: string; client_secret: string };
+  return {
+    items: [{ id: 'variant_01tongue2pack', quantity: 2 }],
+    promo_codes: { valid: ['10OFF'], invalid: ['NOPE99'] },
+    buyer: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' },
+    acp: { client_id, client_secret, token_url: '/oauth/token', scope: 'cart:write' },
+  };
+}
 
 it('captures the scripted session on UCP REST, UCP MCP and ACP with zero schema errors', async () => {
   const lines: string[] = [];
@@ -27,25 +44,57 @@ it('captures the scripted session on UCP REST, UCP MCP and ACP with zero schema 
   expect([...result.scenarios.keys()]).toHaveLength(27);
 });
 
-it('passes every U- and A- check with zero schema errors (U-N5 needs the lenient policy)', async () => {
+it('passes every protocol check and every store-specific figure with zero schema errors', async () => {
   const lines: string[] = [];
-  const result = await runConformance({ baseUrl: api.url, log: (line) => lines.push(line) });
-  expect(result.failures).toEqual([]);
-  expect(result).toMatchObject({ fail: 0, skip: 1, schemaErrors: 0 });
-  expect(lines).toContain('SKIP U-N5: the store is not in the lenient policy');
-  expect(result.pass).toBeGreaterThanOrEqual(44);
-  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 1 skip; \d+ responses, 0 schema errors$/);
-}, 120_000);
-
-it('passes the UCP checks against a store in the lenient policy, U-N5 included', async () => {
-  const lines: string[] = [];
-  const result = await runConformance({
-    baseUrl: lenient.url,
-    protocol: 'ucp',
-    lenient: true,
+  const report = await runConformance({
+    baseUrl: api.url,
+    fixture: await storeFixture(api),
+    storeSpecific: true,
+    timeoutMs: 60_000,
     log: (line) => lines.push(line),
   });
-  expect(result.failures).toEqual([]);
-  expect(lines).toContain('PASS U-N5');
-  expect(result).toMatchObject({ fail: 0, skip: 3, schemaErrors: 0 });
-}, 120_000);
+  expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
+  expect(report.plans.map((plan) => [plan.protocol, plan.tested])).toEqual([
+    ['ucp', '2026-04-08'],
+    ['acp', '2026-04-17'],
+  ]);
+  // Every protocol check ran (both UCP transports, ACP, both discount capabilities); the one skip is the store's U-N5.
+  const protocol = report.checks.filter((check) => check.protocol !== 'store');
+  expect(protocol.filter((check) => check.outcome !== 'pass')).toEqual([]);
+  expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp']));
+  expect(report.checks.filter((check) => check.outcome === 'skip').map((check) => [check.id, check.message])).toEqual([
+    ['store.U-N5', 'the store is not in the lenient policy'],
+  ]);
+  expect(report.checks.filter((check) => check.protocol === 'store').length).toBeGreaterThanOrEqual(45);
+  expect(report.summary.schemaErrors).toBe(0);
+  expect(lines).toContain(
+    'NOTE https://shop.example.com is advertised; testing its paths on ' + api.url + ' (the URL given)',
+  );
+  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 1 skip \(of \d+\); \d+ responses, 0 schema errors$/);
+}, 300_000);
+
+it('passes the UCP checks against a store in the lenient policy, U-N5 included, the refused-profile checks skipped', async () => {
+  const report = await runConformance({
+    baseUrl: lenient.url,
+    fixture: { items: [{ id: 'variant_01tongue2pack', quantity: 1 }], promo_codes: { valid: ['10OFF'] } },
+    protocol: 'ucp',
+    lenient: true,
+    storeSpecific: true,
+    timeoutMs: 60_000,
+    log: () => undefined,
+  });
+  expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
+  expect(report.checks.find((check) => check.id === 'store.U-N5')?.outcome).toBe('pass');
+  const skipped = report.checks.filter((check) => check.outcome === 'skip');
+  expect(skipped.map((check) => `${check.id} ${check.transport ?? ''}`).sort()).toEqual(
+    [
+      'store.U-N2 ',
+      'store.U-N3 ',
+      'store.U-N4 ',
+      ...['rest', 'mcp'].flatMap((transport) =>
+        ['no-checkout', 'unsupported-version', 'unreachable-profile'].map((id) => `ucp.negotiation.${id} ${transport}`),
+      ),
+    ].sort(),
+  );
+  expect(report.summary.schemaErrors).toBe(0);
+}, 300_000);

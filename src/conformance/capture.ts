@@ -3,10 +3,10 @@
 // response body (for MCP, the structuredContent or JSON-RPC error data) is validated against the copied protocol schemas
 // with the runner's validator, and one line per response gives its status and error count.
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import { protocolBodyProblems } from '../protocols/responses.js';
-import type { SchemaProblem } from '../protocols/schemas.js';
-import { acpToken, ACP_VERSION, servePlatformProfiles, TWO_PACK } from './runner.js';
+import { HttpClient } from './client.js';
+import { ACP_VERSION, bodyProblems as protocolBodyProblems, storeAcpToken, TWO_PACK } from './checks/store-session.js';
+import { servePlatformProfiles, type ProfileServer } from './profile.js';
+import type { SchemaProblem } from './schemas.js';
 
 export interface CaptureOptions {
   baseUrl: string;
@@ -111,7 +111,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
   const log = options.log ?? ((line: string) => console.log(line));
   const base = options.baseUrl.replace(/\/+$/, '');
   const result: CaptureResult = { responses: 0, errors: 0, scenarios: new Map() };
-  let profileServer: Server | undefined;
+  let profileServer: ProfileServer | undefined;
   let profile = options.profileUrl;
   if (!profile) {
     const served = await servePlatformProfiles();
@@ -186,7 +186,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
           : [{ path: '/error', message: `JSON-RPC error ${JSON.stringify(answer.body.error)}` }],
     );
 
-    const token = await acpToken(base);
+    const token = await storeAcpToken(new HttpClient(), base);
     const acpHeaders = () => ({
       Authorization: `Bearer ${token}`,
       'API-Version': ACP_VERSION,
@@ -197,7 +197,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
       return send(request.method, request.path, acpHeaders(), request.body);
     });
   } finally {
-    await new Promise<void>((resolve) => (profileServer ? profileServer.close(() => resolve()) : resolve()));
+    await profileServer?.close();
   }
   log(`${result.responses} responses captured, ${result.errors} schema errors`);
   return result;

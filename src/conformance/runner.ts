@@ -1,857 +1,457 @@
-// A black-box conformance runner for the /ucp and /acp bindings (the U- and A- checks of the design), usable against
-// any deployment: every response body is validated against the protocols' own schemas (protocols/), one line is
-// printed per check, and the counts at the end. UCP needs a platform profile the store can fetch: by default the runner
-// serves one on 127.0.0.1 (the store must allow it in UCP_INSECURE_PROFILE_HOSTS), or pass --profile-url.
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { protocolBodyProblems } from '../protocols/responses.js';
-import { acpTotalsProblems, ucpTotalsProblems } from './invariants.js';
+// The conformance runner: points at any UCP or ACP merchant, discovers what it advertises (/.well-known/ucp,
+// /.well-known/acp.json), states the versions found and the one it tests, and runs every check of every advertised
+// capability on every advertised transport, validating each body against that version's schemas in protocols/. The
+// checks live in checks/, one file per protocol and capability; this store's exact figures (checks/store-*.ts) run
+// only with `storeSpecific`. It imports nothing of the store it may be pointed at (a lint rule keeps it so).
+import { HttpClient, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
+import { acpCheckoutChecks } from './checks/acp-checkout.js';
+import type { AcpContext } from './checks/acp-context.js';
+import { acpDiscountChecks } from './checks/acp-discount.js';
+import { CheckFailure, CheckSkipped, type Check } from './checks/check.js';
+import {
+  discoverAcp,
+  discoverUcp,
+  discoveryChecks,
+  type AcpDiscovery,
+  type DiscoveryContext,
+  type UcpDiscovery,
+} from './checks/discovery.js';
+import { storeAcpChecks } from './checks/store-acp.js';
+import { openStoreSession } from './checks/store-session.js';
+import { storeUcpChecks } from './checks/store-ucp.js';
+import { CATALOG_SEARCH, itemsFromSearch, searchCatalog, ucpCatalogChecks } from './checks/ucp-catalog.js';
+import { ucpCheckoutChecks, ucpRestChecks } from './checks/ucp-checkout.js';
+import type { UcpContext, UcpProfiles } from './checks/ucp-context.js';
+import { ucpDiscountChecks } from './checks/ucp-discount.js';
+import { ucpMcpChecks, type UcpMcpContext } from './checks/ucp-mcp.js';
+import { ucpNegotiationChecks } from './checks/ucp-negotiation.js';
+import { mcpSession, mcpTransport, restTransport, type UcpTransportSetup } from './checks/ucp-transport.js';
+import type { Fixture, FixtureItem } from './fixture.js';
+import { capabilityEntry, platformProfile, serveProfiles, type ProfileServer } from './profile.js';
+import { planLine, resultLine, summaryLine, type CheckResult, type Report } from './report.js';
+import { schemaSet } from './schemas.js';
 
-export const UCP_VERSION = '2026-04-08';
-export const ACP_VERSION = '2026-04-17';
-export const TWO_PACK = 'variant_01tongue2pack';
+export interface RunnerOptions {
+  /** The merchant's origin, e.g. https://shop.example. */
+  baseUrl: string;
+  fixture?: Fixture;
+  /** Test one protocol only. */
+  protocol?: 'ucp' | 'acp';
+  /** The merchant proceeds without a usable platform profile: the checks of refused profiles are skipped. */
+  lenient?: boolean;
+  /** A platform profile URL the merchant can fetch (else the runner serves its own on 127.0.0.1). */
+  profileUrl?: string;
+  /** Also run this store's exact figures (checks/store-*.ts): for this project's own tests. */
+  storeSpecific?: boolean;
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
 
-const capability = (name: string, extra: Record<string, unknown> = {}) => ({
-  version: UCP_VERSION,
-  spec: `https://ucp.dev/${UCP_VERSION}/specification/${name}`,
-  schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/${name}.json`,
-  ...extra,
-});
+const CHECKOUT = 'dev.ucp.shopping.checkout';
+const DISCOUNT = 'dev.ucp.shopping.discount';
 
-/** A valid UCP platform profile (checkout and discount by default). */
-export function platformProfile(options: { version?: string; checkout?: boolean; discount?: boolean } = {}) {
-  const { version = UCP_VERSION, checkout = true, discount = true } = options;
-  return {
-    ucp: {
+interface Scope {
+  protocol: string;
+  capability?: string;
+  transport?: string;
+  /** The tested version, put into the checks' specification references. */
+  version?: string;
+}
+
+/** Runs checks and records each outcome; whatever a merchant answers fails a check at most, never the run. */
+class CheckRunner {
+  constructor(
+    private readonly report: Report,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async run<Context>(checks: Check<Context>[], context: Context, scope: Scope, skipReason?: string): Promise<void> {
+    for (const check of checks) {
+      const started = Date.now();
+      if (skipReason) {
+        this.record(check, scope, 'skip', skipReason, started);
+        continue;
+      }
+      try {
+        await check.run(context);
+        this.record(check, scope, 'pass', undefined, started);
+      } catch (error) {
+        if (error instanceof CheckSkipped) this.record(check, scope, 'skip', error.message, started);
+        else if (error instanceof CheckFailure) this.record(check, scope, 'fail', error.message, started);
+        else if (error instanceof UnreachableError)
+          this.record(check, scope, 'fail', `expected an answer, got none: ${error.message}`, started);
+        else {
+          const message = `expected a protocol answer, got one the check could not read: ${String(error)}`;
+          this.record(check, scope, 'fail', message, started);
+        }
+      }
+    }
+  }
+
+  private record<Context>(
+    check: Check<Context>,
+    { version, ...where }: Scope,
+    outcome: CheckResult['outcome'],
+    message: string | undefined,
+    started: number,
+  ): void {
+    const result: CheckResult = {
+      id: check.id,
+      title: check.title,
+      ...where,
+      spec: check.spec.replaceAll('{version}', version ?? 'latest'),
+      outcome,
+      ...(message !== undefined ? { message } : {}),
+      durationMs: Date.now() - started,
+    };
+    this.report.checks.push(result);
+    this.log(resultLine(result));
+  }
+}
+
+interface Run {
+  client: HttpClient;
+  runner: CheckRunner;
+  report: Report;
+  options: RunnerOptions;
+  fixture: Fixture;
+  base: string;
+  log: (line: string) => void;
+  onSchemaErrors: (count: number) => void;
+}
+
+export async function runConformance(options: RunnerOptions): Promise<Report> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const report: Report = {
+    target: base,
+    startedAt: new Date().toISOString(),
+    plans: [],
+    notes: [],
+    checks: [],
+    summary: { total: 0, pass: 0, fail: 0, skip: 0, responses: 0, schemaErrors: 0 },
+  };
+  const run: Run = {
+    client: new HttpClient(options.timeoutMs ?? REQUEST_TIMEOUT_MS),
+    runner: new CheckRunner(report, log),
+    report,
+    options,
+    fixture: options.fixture ?? {},
+    base,
+    log,
+    onSchemaErrors: (count) => (report.summary.schemaErrors += count),
+  };
+  const wants = (protocol: 'ucp' | 'acp') => !options.protocol || options.protocol === protocol;
+
+  log(`storefront-conformance → ${base}`);
+  const ucp = wants('ucp') ? await discoverUcp(run.client, base, report.notes) : undefined;
+  const acp = wants('acp') ? await discoverAcp(run.client, base, report.notes) : undefined;
+  for (const plan of [ucp?.plan, acp?.plan]) if (plan) report.plans.push(plan);
+  for (const plan of report.plans) log(planLine(plan));
+  const notesShown = report.notes.length;
+  for (const note of report.notes) log(`NOTE ${note}`);
+
+  const discovery: DiscoveryContext = {
+    ucp: ucp ?? {
+      plan: { protocol: 'ucp', advertised: [], known: [] },
+      endpoints: { other: [] },
+      capabilities: new Map(),
+    },
+    acp: acp ?? {
+      plan: { protocol: 'acp', advertised: [], known: [] },
+      transports: [],
+      extensions: new Set(),
+      currency: 'usd',
+    },
+    onSchemaErrors: run.onSchemaErrors,
+  };
+  if (ucp)
+    await run.runner.run(discoveryChecks.slice(0, 1), discovery, { protocol: 'discovery', version: ucp.plan.tested });
+  if (acp)
+    await run.runner.run(discoveryChecks.slice(1), discovery, { protocol: 'discovery', version: acp.plan.tested });
+
+  const items = ucp ? await runUcp(run, ucp) : undefined;
+  if (acp) await runAcp(run, acp, items);
+  if (options.storeSpecific) await runStoreFigures(run, wants);
+
+  for (const note of report.notes.slice(notesShown)) log(`NOTE ${note}`);
+  const count = (outcome: CheckResult['outcome']) => report.checks.filter((check) => check.outcome === outcome).length;
+  report.summary = {
+    total: report.checks.length,
+    pass: count('pass'),
+    fail: count('fail'),
+    skip: count('skip'),
+    responses: run.client.responses,
+    schemaErrors: report.summary.schemaErrors,
+  };
+  log(summaryLine(report.summary));
+  return report;
+}
+
+/** Items to buy: the fixture's, else found through the merchant's UCP catalog search; else why there are none. */
+interface Items {
+  items: FixtureItem[];
+  reason?: string;
+  fromSearch: boolean;
+}
+
+async function findItems(run: Run, ucp: UcpDiscovery, profile: string): Promise<Items> {
+  if (run.fixture.items?.length) return { items: run.fixture.items, fromSearch: false };
+  if (!ucp.plan.tested || !ucp.capabilities.has(CATALOG_SEARCH) || !ucp.endpoints.rest)
+    return {
+      items: [],
+      reason: 'the fixture has no items and the merchant advertises no UCP catalog search to find some',
+      fromSearch: false,
+    };
+  try {
+    const answer = await searchCatalog(run.client, ucp.endpoints.rest, profile);
+    const items = itemsFromSearch(schemaSet('ucp', ucp.plan.tested), answer);
+    if (!items.length)
+      return { items, reason: 'the fixture has no items and catalog search found none', fromSearch: true };
+    run.log(`NOTE items from catalog search: ${items.map((item) => item.id).join(', ')}`);
+    return { items, fromSearch: true };
+  } catch (error) {
+    return {
+      items: [],
+      reason: `the fixture has no items and catalog search failed: ${(error as Error).message}`,
+      fromSearch: true,
+    };
+  }
+}
+
+/** The platform profiles the negotiation checks send, mirroring the merchant's capabilities at `version`. */
+async function serveNegotiationProfiles(
+  ucp: UcpDiscovery,
+  version: string,
+): Promise<{ server: ProfileServer; profiles: UcpProfiles }> {
+  const entries = (names: string[]) =>
+    Object.fromEntries(
+      names.map((name) => {
+        const entry: Json = ucp.capabilities.get(name) ?? {};
+        const extra =
+          typeof entry.extends === 'string' || Array.isArray(entry.extends) ? { extends: entry.extends } : {};
+        return [name, [capabilityEntry(name, version, extra)]];
+      }),
+    );
+  const all = [...ucp.capabilities.keys()];
+  const extendsCheckout = (name: string) => {
+    const parent = ucp.capabilities.get(name)?.extends;
+    return parent === CHECKOUT || (Array.isArray(parent) && parent.includes(CHECKOUT));
+  };
+  const withoutCheckout = all.filter((name) => name !== CHECKOUT && !extendsCheckout(name));
+  const server = await serveProfiles({
+    '/full.json': platformProfile({ version, capabilities: entries(all) }),
+    '/no-discount.json': platformProfile({ version, capabilities: entries(all.filter((name) => name !== DISCOUNT)) }),
+    '/no-checkout.json': platformProfile({
       version,
-      services: {
-        'dev.ucp.shopping': [
-          {
-            version,
-            spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`,
-            transport: 'rest',
-            schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/rest.openapi.json`,
-          },
-        ],
-      },
-      capabilities: {
-        ...(checkout ? { 'dev.ucp.shopping.checkout': [capability('checkout')] } : {}),
-        ...(discount
-          ? { 'dev.ucp.shopping.discount': [capability('discount', { extends: 'dev.ucp.shopping.checkout' })] }
-          : {}),
-        ...(!checkout && !discount ? { 'dev.ucp.shopping.order': [capability('order')] } : {}),
-      },
-      payment_handlers: {},
+      // A platform profile declares at least one capability.
+      capabilities: withoutCheckout.length
+        ? entries(withoutCheckout)
+        : { 'dev.ucp.shopping.order': [capabilityEntry('dev.ucp.shopping.order', version)] },
+    }),
+    '/unsupported-version.json': platformProfile({ version: '2000-01-01', capabilities: entries(all) }),
+  });
+  return {
+    server,
+    profiles: {
+      full: `${server.base}/full.json`,
+      noDiscount: `${server.base}/no-discount.json`,
+      noCheckout: `${server.base}/no-checkout.json`,
+      unsupportedVersion: `${server.base}/unsupported-version.json`,
+      missing: `${server.base}/missing.json`,
     },
   };
 }
 
-/**
- * Serves platform profiles on 127.0.0.1 for a store to fetch (it must list 127.0.0.1 in UCP_INSECURE_PROFILE_HOSTS):
- * `/full.json`, `/no-checkout.json`, `/no-discount.json`, `/old.json`; anything else is a 404.
- */
-export async function servePlatformProfiles(): Promise<{ server: Server; base: string }> {
-  const profiles: Record<string, unknown> = {
-    '/full.json': platformProfile(),
-    '/no-checkout.json': platformProfile({ checkout: false, discount: false }),
-    '/no-discount.json': platformProfile({ discount: false }),
-    '/old.json': platformProfile({ version: '2026-01-23' }),
-  };
-  const server = createServer((request, response) => {
-    const found = profiles[(request.url ?? '').split('?')[0]!];
-    response.writeHead(found ? 200 : 404, { 'Content-Type': 'application/json' });
-    response.end(JSON.stringify(found ?? {}));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-export interface RunnerOptions {
-  baseUrl: string;
-  protocol?: 'ucp' | 'acp';
-  /** The store runs UCP_PLATFORM_PROFILE_POLICY=lenient: negotiation checks are skipped. */
-  lenient?: boolean;
-  /** A platform profile URL the store can fetch (else one is served on 127.0.0.1). */
-  profileUrl?: string;
-  log?: (line: string) => void;
-}
-
-export interface RunnerResult {
-  pass: number;
-  fail: number;
-  skip: number;
-  responses: number;
-  schemaErrors: number;
-  failures: string[];
-}
-
-type Json = any;
-
-class CheckFailed extends Error {}
-class Skipped extends Error {}
-
-function assert(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new CheckFailed(message);
-}
-
-export async function runConformance(options: RunnerOptions): Promise<RunnerResult> {
-  const log = options.log ?? ((line: string) => console.log(line));
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const result: RunnerResult = { pass: 0, fail: 0, skip: 0, responses: 0, schemaErrors: 0, failures: [] };
-
-  async function call(
-    path: string,
-    init: RequestInit = {},
-  ): Promise<{ status: number; headers: Headers; text: string; body: Json }> {
-    const response = await fetch(`${base}${path}`, init);
-    const text = await response.text();
-    let body: Json;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    result.responses += 1;
-    const problems =
-      path === '/ucp/mcp' ? [] : protocolBodyProblems(new URL(`${base}${path}`).pathname, response.status, body);
-    if (problems.length) {
-      result.schemaErrors += problems.length;
-      throw new CheckFailed(
-        `${init.method ?? 'GET'} ${path} → ${response.status}: ${problems.length} schema errors, first: ${problems[0]!.path} ${problems[0]!.message}`,
-      );
-    }
-    const pathname = new URL(`${base}${path}`).pathname;
-    if (response.status < 300 && pathname.startsWith('/ucp/checkout-sessions') && body?.ucp?.status === 'success')
-      ucpCheckouts.push(body);
-    if (response.status < 300 && pathname.startsWith('/acp/checkout_sessions')) acpSessions.push(body);
-    return { status: response.status, headers: response.headers, text, body };
+/** UCP: catalog search, then per advertised transport the MCP, checkout, negotiation and discount checks. */
+async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
+  const { runner, options } = run;
+  const version = ucp.plan.tested;
+  if (!version) {
+    await runner.run(
+      [...ucpCheckoutChecks, ...ucpRestChecks],
+      {} as UcpContext,
+      { protocol: 'ucp', capability: 'checkout' },
+      ucp.plan.reason,
+    );
+    return undefined;
   }
-  /** Every checkout and session received, for the invariants (U-C2, A-C3), checked after the other checks. */
-  const ucpCheckouts: Json[] = [];
-  const acpSessions: Json[] = [];
-
-  const checks: Array<[string, 'ucp' | 'acp', () => Promise<void>]> = [];
-  const check = (id: string, protocol: 'ucp' | 'acp', run: () => Promise<void>) => checks.push([id, protocol, run]);
-
-  // UCP: the platform profiles the store fetches.
-  let profileServer: Server | undefined;
-  let profile = options.profileUrl;
-  let profileBase: string | undefined;
-  const wantsUcp = options.protocol !== 'acp';
-  if (wantsUcp && !profile) {
-    ({ server: profileServer, base: profileBase } = await servePlatformProfiles());
-    profile = `${profileBase}/full.json`;
-  }
-  const ucpHeaders = (agent = profile!, extra: Record<string, string> = {}): Record<string, string> => ({
-    'UCP-Agent': `profile="${agent}"`,
-    'Request-Id': randomUUID(),
-    'Idempotency-Key': randomUUID(),
-    'Content-Type': 'application/json',
-    ...extra,
-  });
-  const ucpCreate = (body: unknown, headers = ucpHeaders()) =>
-    call('/ucp/checkout-sessions', { method: 'POST', headers, body: JSON.stringify(body) });
-  const totalsOf = (totals: Json[]) => totals.map((total: Json) => [total.type, total.amount]);
-  const lines = (quantity = 2) => ({ line_items: [{ item: { id: TWO_PACK }, quantity }] });
-
-  check('U-D1', 'ucp', async () => {
-    const { status, body } = await call('/.well-known/ucp');
-    assert(status === 200, `status ${status}`);
-    const services = body.ucp.services['dev.ucp.shopping']
-      .map((service: Json) => service.transport)
-      .sort()
-      .join(',');
-    assert(services === 'mcp,rest', `services ${services}`);
-    assert(
-      Object.keys(body.ucp.capabilities).sort().join(',') === 'dev.ucp.shopping.checkout,dev.ucp.shopping.discount',
-      'capabilities',
-    );
-  });
-  check('U-D2', 'ucp', async () => {
-    const first = await call('/.well-known/ucp');
-    const second = await call('/.well-known/ucp', {
-      headers: { 'UCP-Agent': 'profile="https://x.example/p";version="2099-01-01"' },
-    });
-    assert(first.text === second.text, 'body differs with UCP-Agent');
-    assert(
-      first.headers.get('cache-control') === 'public, max-age=300',
-      `Cache-Control ${first.headers.get('cache-control')}`,
-    );
-  });
-  check('U-N1', 'ucp', async () => {
-    const { status, body } = await ucpCreate(lines(), ucpHeaders(undefined, { 'UCP-Agent': 'garbage;;' }));
-    assert(status === 400 && body.code === 'invalid_profile_url', `${status} ${body?.code}`);
-  });
-  check('U-N2', 'ucp', async () => {
-    if (options.lenient || !profileBase) throw new Skipped('lenient policy or external profile');
-    const missing = await ucpCreate(lines(), ucpHeaders(`${profileBase}/missing.json`));
-    assert(missing.status === 424 && missing.body.code === 'profile_unreachable', `missing: ${missing.status}`);
-    const old = await ucpCreate(lines(), ucpHeaders(`${profileBase}/old.json`));
-    assert(old.status === 422 && old.body.code === 'version_unsupported', `old: ${old.status}`);
-  });
-  check('U-N3', 'ucp', async () => {
-    if (options.lenient || !profileBase) throw new Skipped('lenient policy or external profile');
-    const { status, body } = await ucpCreate(lines(), ucpHeaders(`${profileBase}/no-checkout.json`));
-    assert(status === 200 && body.messages[0].code === 'capabilities_incompatible', `${status}`);
-  });
-  check('U-N4', 'ucp', async () => {
-    if (options.lenient || !profileBase) throw new Skipped('lenient policy or external profile');
-    const { status, body } = await ucpCreate(
-      { ...lines(), discounts: { codes: ['10OFF'] } },
-      ucpHeaders(`${profileBase}/no-discount.json`),
-    );
-    assert(status === 201 && body.discounts === undefined, `${status}`);
-    assert(
-      body.messages.some((message: Json) => message.code === 'discount_not_negotiated'),
-      'no discount_not_negotiated warning',
-    );
-  });
-  check('U-H1', 'ucp', async () => {
-    const headers: Record<string, string> = ucpHeaders();
-    delete headers['Idempotency-Key'];
-    const noKey = await ucpCreate(lines(), headers);
-    assert(noKey.status === 400 && noKey.body.code === 'idempotency_key_required', `${noKey.status}`);
-    const badId = await ucpCreate(lines(), ucpHeaders(undefined, { 'Request-Id': 'nope' }));
-    assert(badId.status === 400 && badId.body.code === 'invalid_request_id', `${badId.status}`);
-  });
-  check('U-C1', 'ucp', async () => {
-    const { status, body } = await ucpCreate({ ...lines(), discounts: { codes: ['10OFF'] } });
-    assert(
-      status === 201 && body.status === 'requires_escalation' && body.currency === 'USD',
-      `${status} ${body.status}`,
-    );
-    assert(
-      JSON.stringify(totalsOf(body.totals)) ===
-        JSON.stringify([
-          ['subtotal', 2598],
-          ['items_discount', -260],
-          ['fulfillment', 495],
-          ['tax', 170],
-          ['total', 3003],
-        ]),
-      `totals ${JSON.stringify(totalsOf(body.totals))}`,
-    );
-  });
-  check('U-C3', 'ucp', async () => {
-    const { body } = await ucpCreate({
-      line_items: [{ item: { id: TWO_PACK }, quantity: 1 }],
-      context: { address_country: 'JP' },
-      discounts: { codes: ['10OFF'] },
-    });
-    assert(
-      JSON.stringify(totalsOf(body.totals)) ===
-        JSON.stringify([
-          ['subtotal', 1900],
-          ['items_discount', -190],
-          ['fulfillment', 600],
-          ['tax', 171],
-          ['total', 2481],
-        ]),
-      `JPY totals ${JSON.stringify(totalsOf(body.totals))}`,
-    );
-  });
-  check('U-C4', 'ucp', async () => {
-    const { body } = await ucpCreate({ ...lines(), discounts: { codes: ['NOPE99'] } });
-    assert(
-      body.messages.some(
-        (message: Json) => message.code === 'discount_code_invalid' && message.path === '$.discounts.codes[0]',
-      ),
-      'no discount_code_invalid warning',
-    );
-  });
-  check('U-C7', 'ucp', async () => {
-    const { status, body } = await ucpCreate({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] });
-    assert(status === 200 && body.ucp.status === 'error' && body.messages[0].code === 'not_found', `${status}`);
-  });
-  check('U-C8', 'ucp', async () => {
-    const { status, body } = await ucpCreate({ line_items: [{ item: { id: TWO_PACK }, quantity: 0 }] });
-    assert(status === 400 && body.code === 'invalid_request', `${status}`);
-  });
-  check('U-G1', 'ucp', async () => {
-    const created = await ucpCreate(lines());
-    const read = await call(`/ucp/checkout-sessions/${created.body.id}`, { headers: ucpHeaders() });
-    assert(read.text === created.text, 'GET differs from create');
-    const unknown = await call('/ucp/checkout-sessions/cart_nope', { headers: ucpHeaders() });
-    assert(unknown.status === 200 && unknown.body.messages[0].code === 'not_found', `${unknown.status}`);
-  });
-  check('U-U1', 'ucp', async () => {
-    const created = await ucpCreate(lines(1));
-    const updated = await call(`/ucp/checkout-sessions/${created.body.id}`, {
-      method: 'PUT',
-      headers: ucpHeaders(),
-      body: JSON.stringify(lines(3)),
-    });
-    assert(
-      updated.status === 200 &&
-        updated.body.line_items[0].id === created.body.line_items[0].id &&
-        updated.body.line_items[0].quantity === 3,
-      'line not kept',
-    );
-  });
-  check('U-P1/U-X1/U-U3', 'ucp', async () => {
-    const created = await ucpCreate(lines(1));
-    const path = `/ucp/checkout-sessions/${created.body.id}`;
-    const completed = await call(`${path}/complete`, {
-      method: 'POST',
-      headers: ucpHeaders(),
-      body: JSON.stringify({ payment: {} }),
-    });
-    assert(
-      completed.status === 200 && completed.body.status === 'requires_escalation' && !completed.body.order,
-      'complete',
-    );
-    const canceled = await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
-    assert(canceled.status === 200 && canceled.body.status === 'canceled' && !canceled.body.continue_url, 'cancel');
-    const again = await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
-    assert(again.status === 409 && again.body.code === 'checkout_not_modifiable', `second cancel ${again.status}`);
-  });
-  check('U-I1', 'ucp', async () => {
-    const headers = ucpHeaders();
-    const first = await call('/ucp/checkout-sessions', {
-      method: 'POST',
-      headers,
-      body: '{"line_items":[{"item":{"id":"variant_01tongue2pack"},"quantity":2}]}',
-    });
-    const replay = await call('/ucp/checkout-sessions', {
-      method: 'POST',
-      headers: { ...headers, 'Request-Id': randomUUID() },
-      body: '{"line_items":[{"quantity":2.0,"item":{"id":"variant_01tongue2pack"}}]}',
-    });
-    assert(
-      replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true',
-      'not a byte-identical replay',
-    );
-    const conflict = await call('/ucp/checkout-sessions', {
-      method: 'POST',
-      headers: { ...headers, 'Request-Id': randomUUID() },
-      body: JSON.stringify(lines(3)),
-    });
-    assert(conflict.status === 409 && conflict.body.code === 'idempotency_conflict', `${conflict.status}`);
-  });
-  check('U-M1/U-M2', 'ucp', async () => {
-    const rpc = (method: string, params?: unknown) =>
-      call('/ucp/mcp', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      });
-    const list = await rpc('tools/list');
-    assert(list.body.result.tools.length === 5, 'five tools');
-    const created = await rpc('tools/call', {
-      name: 'create_checkout',
-      arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() },
-    });
-    const content = created.body.result.structuredContent;
-    const problems = protocolBodyProblems('/ucp/checkout-sessions', 201, content);
-    result.schemaErrors += problems.length;
-    assert(problems.length === 0, `structuredContent: ${problems[0]?.message}`);
-    const rest = await call(`/ucp/checkout-sessions/${content.id}`, { headers: ucpHeaders() });
-    assert(JSON.stringify(rest.body) === JSON.stringify(content), 'MCP and REST differ');
-  });
-  check('U-N5', 'ucp', async () => {
-    if (!options.lenient || !profileBase) throw new Skipped('the store is not in the lenient policy');
-    const { status, body } = await ucpCreate(lines(), ucpHeaders(`${profileBase}/missing.json`));
-    assert(status === 201, `${status}`);
-    assert(
-      body.messages.some((message: Json) => message.type === 'info' && message.code === 'profile_not_negotiated'),
-      'no profile_not_negotiated info',
-    );
-  });
-  check('U-C5', 'ucp', async () => {
-    const codes = ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'];
-    const warnings = (checkout: Json) =>
-      JSON.stringify(
-        checkout.messages
-          .filter((message: Json) => message.type === 'warning')
-          .map((message: Json) => [message.path, message.code]),
-      );
-    const all = await ucpCreate({ ...lines(), discounts: { codes } });
-    const expected = [
-      ['$.discounts.codes[0]', 'discount_code_invalid'],
-      ['$.discounts.codes[1]', 'discount_code_expired'],
-      ['$.discounts.codes[2]', 'discount_code_usage_limit_reached'],
-      ['$.discounts.codes[3]', 'discount_code_invalid'],
-      ['$.discounts.codes[5]', 'discount_code_already_applied'],
-      ['$.discounts.codes[6]', 'discount_code_combination_disallowed'],
-    ];
-    assert(warnings(all.body) === JSON.stringify(expected), `warnings ${warnings(all.body)}`);
-    const small = await ucpCreate({ ...lines(1), discounts: { codes: ['WELCOME5'] } });
-    assert(
-      warnings(small.body) === JSON.stringify([['$.discounts.codes[0]', 'discount_code_minimum_not_met']]),
-      `below the minimum: ${warnings(small.body)}`,
-    );
-    const yen = await ucpCreate({ ...lines(), context: { address_country: 'JP' }, discounts: { codes: ['WELCOME5'] } });
-    assert(
-      warnings(yen.body) === JSON.stringify([['$.discounts.codes[0]', 'discount_code_user_ineligible']]),
-      `other currency: ${warnings(yen.body)}`,
-    );
-  });
-  check('U-C6', 'ucp', async () => {
-    const { body } = await ucpCreate(lines());
-    assert(body.status === 'requires_escalation', `status ${body.status}`);
-    assert(URL.canParse(body.continue_url) && body.continue_url.includes(body.id), `continue_url ${body.continue_url}`);
-    const [first] = body.messages;
-    assert(
-      first?.type === 'error' && first.code === 'payment_handoff_required' && first.severity === 'requires_buyer_input',
-      `first message ${JSON.stringify(first)}`,
-    );
-  });
-  check('U-C9', 'ucp', async () => {
-    const { status, body } = await ucpCreate({
-      id: 'chk_mine',
-      status: 'completed',
-      currency: 'EUR',
-      ucp: { version: '2020-01-01' },
-      totals: [{ type: 'total', amount: 1 }],
-      line_items: [{ id: 'li_mine', item: { id: TWO_PACK, price: 1 }, quantity: 2, totals: [] }],
-    });
-    assert(
-      status === 201 && body.id !== 'chk_mine' && body.currency === 'USD',
-      `${status} ${body.id} ${body.currency}`,
-    );
-    assert(body.line_items[0].item.price === 1299, `price ${body.line_items[0].item.price}`);
-  });
-  check('U-U2/U-U3', 'ucp', async () => {
-    const created = await ucpCreate(lines());
-    const path = `/ucp/checkout-sessions/${created.body.id}`;
-    const rejected = await call(path, {
-      method: 'PUT',
-      headers: ucpHeaders(),
-      body: JSON.stringify({ line_items: [{ item: { id: 'variant_nope' }, quantity: 1 }] }),
-    });
-    assert(rejected.status === 200, `${rejected.status}`);
-    assert(
-      JSON.stringify(rejected.body.line_items) === JSON.stringify(created.body.line_items) &&
-        JSON.stringify(rejected.body.totals) === JSON.stringify(created.body.totals),
-      'the checkout changed',
-    );
-    assert(
-      rejected.body.messages.some(
-        (message: Json) =>
-          message.code === 'not_found' &&
-          message.severity === 'recoverable' &&
-          message.path === '$.line_items[0].item.id',
-      ),
-      'no recoverable not_found',
-    );
-    await call(`${path}/cancel`, { method: 'POST', headers: ucpHeaders() });
-    const put = await call(path, { method: 'PUT', headers: ucpHeaders(), body: JSON.stringify(lines()) });
-    const complete = await call(`${path}/complete`, {
-      method: 'POST',
-      headers: ucpHeaders(),
-      body: JSON.stringify({ payment: {} }),
-    });
-    for (const [what, answer] of [
-      ['PUT', put],
-      ['complete', complete],
-    ] as const)
-      assert(answer.status === 409 && answer.body.code === 'checkout_not_modifiable', `${what} ${answer.status}`);
-  });
-  check('U-I2', 'ucp', async () => {
-    const headers = ucpHeaders();
-    const body = JSON.stringify(lines());
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        call('/ucp/checkout-sessions', {
-          method: 'POST',
-          headers: { ...headers, 'Request-Id': randomUUID() },
-          body,
-        }),
-      ),
-    );
-    const created = answers.filter((answer) => answer.status === 201);
-    const inFlight = answers.filter((answer) => answer.status === 503);
-    assert(created.length + inFlight.length === answers.length, `statuses ${answers.map((a) => a.status)}`);
-    assert(new Set(created.map((answer) => answer.body.id)).size === 1, 'more than one checkout created');
-    assert(
-      inFlight.every((answer) => answer.body.code === 'idempotency_in_flight' && answer.headers.get('retry-after')),
-      'in flight without idempotency_in_flight + Retry-After',
-    );
-    const retry = await call('/ucp/checkout-sessions', {
-      method: 'POST',
-      headers: { ...headers, 'Request-Id': randomUUID() },
-      body,
-    });
-    assert(retry.status === 201 && retry.body.id === created[0]!.body.id, 'the retry is not the same checkout');
-  });
-  check('U-M3', 'ucp', async () => {
-    if (!profileBase) throw new Skipped('external profile');
-    const rpc = (id: number, name: string, args: unknown) =>
-      call('/ucp/mcp', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
-      });
-    const unreachable = await rpc(1, 'create_checkout', {
-      meta: { 'ucp-agent': { profile: `${profileBase}/missing.json` } },
-      checkout: lines(),
-    });
-    if (!options.lenient)
-      assert(
-        unreachable.status === 424 && unreachable.body.error?.code === -32001,
-        `negotiation: ${unreachable.status} ${unreachable.body.error?.code}`,
-      );
-    const key = randomUUID();
-    const meta = { 'ucp-agent': { profile }, 'idempotency-key': key };
-    const first = await rpc(2, 'create_checkout', { meta, checkout: lines() });
-    const again = await rpc(3, 'create_checkout', { meta, checkout: lines() });
-    assert(
-      JSON.stringify(again.body.result?.structuredContent) === JSON.stringify(first.body.result?.structuredContent),
-      'another JSON-RPC id did not replay',
-    );
-    const conflict = await rpc(4, 'create_checkout', { meta, checkout: lines(3) });
-    assert(
-      conflict.status === 409 && conflict.body.error?.code === -32000,
-      `conflict: ${conflict.status} ${conflict.body.error?.code}`,
-    );
-  });
-  check('U-R1', 'ucp', async () => {
-    const { headers } = await ucpCreate(lines());
-    assert(
-      headers.get('cache-control') === 'no-store' && (headers.get('content-type') ?? '').startsWith('application/json'),
-      'headers',
-    );
-  });
-
-  check('U-C2', 'ucp', async () => {
-    assert(ucpCheckouts.length > 0, 'no checkout received');
-    const problems = ucpCheckouts.flatMap((checkout) =>
-      ucpTotalsProblems(checkout).map((problem) => `${checkout.id}: ${problem}`),
-    );
-    assert(problems.length === 0, `${problems.length} broken: ${problems[0]}`);
-  });
-
-  // ACP: a client of the store's own OAuth with cart:write.
-  let token: string | undefined;
-  const acpHeaders = (extra: Record<string, string> = {}) => ({
-    Authorization: `Bearer ${token}`,
-    'API-Version': ACP_VERSION,
-    'Idempotency-Key': randomUUID(),
-    'Content-Type': 'application/json',
-    ...extra,
-  });
-  const acpCreate = (body: unknown, extra: Record<string, string> = {}) =>
-    call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders(extra), body: JSON.stringify(body) });
-  const BASIC = { line_items: [{ id: TWO_PACK, quantity: 2 }], currency: 'usd', capabilities: {} };
-
-  check('A-D1', 'acp', async () => {
-    const { status, headers, body } = await call('/.well-known/acp.json');
-    assert(status === 200 && body.protocol.version === ACP_VERSION, `${status}`);
-    assert(headers.get('cache-control') === 'public, max-age=3600', 'Cache-Control');
-    const discovery = await call('/.well-known/acp.json');
-    assert(discovery.body.api_base_url.endsWith('/acp'), 'api_base_url');
-  });
-  check('A-H1', 'acp', async () => {
-    const { status, headers } = await call('/acp/checkout_sessions', {
-      method: 'POST',
-      headers: { 'API-Version': ACP_VERSION, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
-      body: JSON.stringify(BASIC),
-    });
-    assert(status === 401 && headers.get('www-authenticate'), `${status}`);
-  });
-  check('A-H2', 'acp', async () => {
-    const { status, body } = await acpCreate(BASIC, { 'API-Version': '2026-01-30' });
-    assert(
-      status === 400 && body.code === 'unsupported_api_version' && body.supported_versions?.[0] === ACP_VERSION,
-      `${status}`,
-    );
-  });
-  check('A-H3', 'acp', async () => {
-    const { status, body } = await acpCreate(BASIC, { 'Idempotency-Key': '' });
-    assert(status === 400 && body.code === 'idempotency_key_required', `${status}`);
-  });
-  check('A-C1/A-C2', 'acp', async () => {
-    const first = await acpCreate({ ...BASIC, discounts: { codes: ['10OFF'] } });
-    assert(first.status === 201 && first.body.status === 'requires_escalation', `${first.status}`);
-    const expected = [
-      ['items_base_amount', 2598],
-      ['items_discount', 260],
-      ['subtotal', 2338],
-      ['fulfillment', 495],
-      ['tax', 170],
-      ['total', 3003],
-    ];
-    assert(
-      JSON.stringify(totalsOf(first.body.totals)) === JSON.stringify(expected),
-      `totals ${JSON.stringify(totalsOf(first.body.totals))}`,
-    );
-    const second = await acpCreate({
-      line_items: [{ item: { id: TWO_PACK }, quantity: 2 }],
-      currency: 'usd',
-      capabilities: {},
-      discounts: { codes: ['10OFF'] },
-    });
-    assert(
-      JSON.stringify(totalsOf(second.body.totals)) === JSON.stringify(expected),
-      'the item form prices differently',
-    );
-  });
-  check('A-C4', 'acp', async () => {
-    const chf = await acpCreate({ ...BASIC, currency: 'chf' });
-    assert(
-      chf.status === 400 && chf.body.code === 'unsupported_currency' && chf.body.param === '$.currency',
-      `${chf.status}`,
-    );
-  });
-  check('A-C5', 'acp', async () => {
-    const { body } = await acpCreate({ ...BASIC, discounts: { codes: ['NOPE99'] } });
-    assert(body.discounts.rejected[0]?.reason === 'discount_code_invalid', 'rejected');
-  });
-  check('A-C7/A-C8', 'acp', async () => {
-    const unknown = await acpCreate({ ...BASIC, line_items: [{ id: 'variant_nope', quantity: 1 }] });
-    assert(unknown.status === 400 && unknown.body.code === 'item_not_found', `${unknown.status}`);
-    const legacy = await acpCreate({ items: BASIC.line_items, currency: 'usd', capabilities: {} });
-    assert(legacy.status === 400 && legacy.body.code === 'unknown_field', `${legacy.status} ${legacy.body.code}`);
-  });
-  check('A-G1/A-U1', 'acp', async () => {
-    const missing = await call('/acp/checkout_sessions/cart_nope', { headers: acpHeaders() });
-    assert(missing.status === 404 && missing.body.code === 'session_not_found', `${missing.status}`);
-    const created = await acpCreate(BASIC);
-    const path = `/acp/checkout_sessions/${created.body.id}`;
-    const updated = await call(path, {
-      method: 'POST',
-      headers: acpHeaders(),
-      body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }),
-    });
-    assert(
-      updated.status === 200 &&
-        updated.body.line_items[0].id === created.body.line_items[0].id &&
-        updated.body.line_items[0].quantity === 3,
-      'update',
-    );
-  });
-  check('A-P1/A-X1', 'acp', async () => {
-    const created = await acpCreate(BASIC);
-    const path = `/acp/checkout_sessions/${created.body.id}`;
-    const complete = await call(`${path}/complete`, {
-      method: 'POST',
-      headers: acpHeaders(),
-      body: JSON.stringify({ payment_data: { purchase_order_number: 'PO-1' } }),
-    });
-    assert(complete.status === 422 && complete.body.code === 'delegated_payment_not_supported', `${complete.status}`);
-    const canceled = await call(`${path}/cancel`, { method: 'POST', headers: acpHeaders(), body: '{}' });
-    assert(canceled.status === 200 && canceled.body.status === 'canceled', `${canceled.status}`);
-    const again = await call(`${path}/cancel`, { method: 'POST', headers: acpHeaders(), body: '{}' });
-    assert(again.status === 405 && again.body.code === 'session_already_canceled', `${again.status}`);
-  });
-  check('A-I1/A-I2', 'acp', async () => {
-    const key = randomUUID();
-    const first = await call('/acp/checkout_sessions', {
-      method: 'POST',
-      headers: acpHeaders({ 'Idempotency-Key': key }),
-      body: '{"line_items":[{"id":"variant_01tongue2pack","quantity":2}],"currency":"usd","capabilities":{}}',
-    });
-    const replay = await call('/acp/checkout_sessions', {
-      method: 'POST',
-      headers: acpHeaders({ 'Idempotency-Key': key }),
-      body: '{"capabilities":{},"currency":"usd","line_items":[{"quantity":2.0,"id":"variant_01tongue2pack"}]}',
-    });
-    assert(
-      replay.text === first.text && replay.headers.get('idempotent-replayed') === 'true',
-      'not a byte-identical replay',
-    );
-    const conflict = await acpCreate({ ...BASIC, currency: 'eur' }, { 'Idempotency-Key': key });
-    assert(conflict.status === 422 && conflict.body.code === 'idempotency_conflict', `${conflict.status}`);
-  });
-
-  check('A-H4/A-R2', 'acp', async () => {
-    const created = await acpCreate(BASIC, { 'Idempotency-Key': 'conformance-echo', 'Request-Id': 'conformance-1' });
-    const headers = created.headers;
-    assert(headers.get('idempotency-key') === 'conformance-echo', `Idempotency-Key ${headers.get('idempotency-key')}`);
-    assert(headers.get('request-id') === 'conformance-1', `Request-Id ${headers.get('request-id')}`);
-    assert(headers.get('api-version') === ACP_VERSION, `API-Version ${headers.get('api-version')}`);
-    const path = `/acp/checkout_sessions/${created.body.id}`;
-    const updated = await call(path, {
-      method: 'POST',
-      headers: acpHeaders(),
-      body: JSON.stringify({ line_items: [{ id: TWO_PACK, quantity: 3 }] }),
-    });
-    const read = await call(path, { headers: acpHeaders() });
-    assert(read.text === updated.text, 'GET after update is not the updated session');
-    for (const answer of [created, updated, read]) {
-      assert(
-        answer.headers.get('cache-control') === 'no-store',
-        `Cache-Control ${answer.headers.get('cache-control')}`,
-      );
-      assert((answer.headers.get('content-type') ?? '').startsWith('application/json'), 'Content-Type');
-    }
-  });
-  check('A-C5 (D7)', 'acp', async () => {
-    const reasons = async (body: unknown) =>
-      JSON.stringify(((await acpCreate(body)).body.discounts.rejected as Json[]).map((rejected) => rejected.reason));
-    const all = await reasons({
-      ...BASIC,
-      discounts: { codes: ['NOPE99', 'spring20', 'LAUNCH50', 'NEWYEAR27', '10OFF', '10off', 'WELCOME5'] },
-    });
-    const expected = [
-      'discount_code_invalid',
-      'discount_code_expired',
-      'discount_code_usage_limit_reached',
-      'discount_code_invalid',
-      'discount_code_already_applied',
-      'discount_code_combination_disallowed',
-    ];
-    assert(all === JSON.stringify(expected), `reasons ${all}`);
-    const small = await reasons({
-      ...BASIC,
-      line_items: [{ id: TWO_PACK, quantity: 1 }],
-      discounts: { codes: ['WELCOME5'] },
-    });
-    assert(small === '["discount_code_minimum_not_met"]', `below the minimum: ${small}`);
-    const yen = await reasons({ ...BASIC, currency: 'jpy', discounts: { codes: ['WELCOME5'] } });
-    assert(yen === '["discount_code_user_ineligible"]', `other currency: ${yen}`);
-  });
-  check('A-C6', 'acp', async () => {
-    const { body } = await acpCreate(BASIC);
-    assert(URL.canParse(body.continue_url) && body.continue_url.includes(body.id), `continue_url ${body.continue_url}`);
-    const [first] = body.messages;
-    assert(
-      first?.type === 'info' && first.resolution === 'requires_buyer_input' && first.param === '$.continue_url',
-      `first message ${JSON.stringify(first)}`,
-    );
-    assert(body.capabilities?.payment?.handlers?.[0]?.requires_delegate_payment === false, 'handler');
-  });
-  check('A-U2/A-U3', 'acp', async () => {
-    const created = await acpCreate(BASIC);
-    const path = `/acp/checkout_sessions/${created.body.id}`;
-    const update = (body: unknown) => call(path, { method: 'POST', headers: acpHeaders(), body: JSON.stringify(body) });
-    const unknown = await update({ line_items: [{ id: 'variant_nope', quantity: 1 }] });
-    const express = await update({
-      selected_fulfillment_options: [
-        { type: 'shipping', option_id: 'express', item_ids: [created.body.line_items[0].id] },
-      ],
-    });
-    for (const [answer, code, param] of [
-      [unknown, 'not_found', '$.line_items[0].id'],
-      [express, 'invalid', '$.selected_fulfillment_options[0]'],
-    ] as const) {
-      assert(answer.status === 200, `${code}: ${answer.status}`);
-      assert(
-        JSON.stringify(answer.body.totals) === JSON.stringify(created.body.totals),
-        `${code}: the session changed`,
-      );
-      assert(
-        answer.body.messages.some(
-          (message: Json) =>
-            message.type === 'error' &&
-            message.code === code &&
-            message.param === param &&
-            message.resolution === 'recoverable',
-        ),
-        `no recoverable ${code} at ${param}`,
-      );
-    }
-  });
-  check('A-P2', 'acp', async () => {
-    const created = await acpCreate(BASIC);
-    const path = `/acp/checkout_sessions/${created.body.id}`;
-    const without = await call(`${path}/complete`, { method: 'POST', headers: acpHeaders(), body: '{}' });
-    assert(without.status === 400, `complete without payment_data: ${without.status}`);
-    await call(`${path}/cancel`, { method: 'POST', headers: acpHeaders(), body: '{}' });
-    const canceled = await call(`${path}/complete`, {
-      method: 'POST',
-      headers: acpHeaders(),
-      body: JSON.stringify({ payment_data: { purchase_order_number: 'PO-1' } }),
-    });
-    assert(canceled.status === 405 && canceled.body.code === 'session_canceled', `on canceled: ${canceled.status}`);
-  });
-  check('A-I2 (in flight)/A-I3', 'acp', async () => {
-    const key = randomUUID();
-    const body = JSON.stringify(BASIC);
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        call('/acp/checkout_sessions', { method: 'POST', headers: acpHeaders({ 'Idempotency-Key': key }), body }),
-      ),
-    );
-    const created = answers.filter((answer) => answer.status === 201);
-    const inFlight = answers.filter((answer) => answer.status === 409);
-    assert(created.length + inFlight.length === answers.length, `statuses ${answers.map((a) => a.status)}`);
-    assert(new Set(created.map((answer) => answer.body.id)).size === 1, 'more than one session created');
-    assert(
-      inFlight.every((answer) => answer.body.code === 'idempotency_in_flight' && answer.headers.get('retry-after')),
-      'in flight without idempotency_in_flight + Retry-After',
-    );
-    const withNull = await acpCreate({ ...BASIC, buyer: null }, { 'Idempotency-Key': key });
-    assert(
-      withNull.status === 422 && withNull.body.code === 'idempotency_conflict',
-      `null vs absent: ${withNull.status}`,
-    );
-  });
-  check('A-C3', 'acp', async () => {
-    assert(acpSessions.length > 0, 'no session received');
-    const problems = acpSessions.flatMap((session) =>
-      acpTotalsProblems(session).map((problem) => `${session.id}: ${problem}`),
-    );
-    assert(problems.length === 0, `${problems.length} broken: ${problems[0]}`);
-  });
-  // Last: it spends the rest of this client's rate limit.
-  check('A-R1', 'acp', async () => {
-    const probe = await call('/.well-known/acp.json');
-    const remaining = Number(probe.headers.get('ratelimit-remaining'));
-    if (!probe.headers.has('ratelimit-remaining') || remaining > 5_000)
-      throw new Skipped(`a limit of ${probe.headers.get('ratelimit-limit') ?? 'unknown'} is too high to reach`);
-    let limited: Awaited<ReturnType<typeof call>> | undefined;
-    for (let sent = 0; !limited && sent <= remaining + 50; sent += 50) {
-      const answers = await Promise.all(
-        Array.from({ length: 50 }, () => call('/acp/checkout_sessions/cart_nope', { headers: acpHeaders() })),
-      );
-      limited = answers.find((answer) => answer.status === 429);
-    }
-    assert(limited, 'no 429');
-    assert(
-      limited.body.type === 'service_unavailable' && limited.body.code === 'rate_limit_exceeded',
-      `429 body ${limited.text}`,
-    );
-    assert(Number(limited.headers.get('retry-after')) > 0, 'no Retry-After');
-  });
-
+  const served = options.profileUrl ? undefined : await serveNegotiationProfiles(ucp, version);
   try {
-    for (const [id, protocol, run] of checks) {
-      if (options.protocol && options.protocol !== protocol) continue;
-      if (protocol === 'acp' && token === undefined) token = await acpToken(base);
-      try {
-        await run();
-        result.pass += 1;
-        log(`PASS ${id}`);
-      } catch (error) {
-        if (error instanceof Skipped) {
-          result.skip += 1;
-          log(`SKIP ${id}: ${error.message}`);
-          continue;
-        }
-        result.fail += 1;
-        const message = `${id}: ${error instanceof Error ? error.message : String(error)}`;
-        result.failures.push(message);
-        log(`FAIL ${message}`);
-      }
+    const profiles: UcpProfiles = served?.profiles ?? { full: options.profileUrl! };
+    const found = await findItems(run, ucp, profiles.full);
+    const capabilities = new Set(ucp.capabilities.keys());
+    const schemas = schemaSet('ucp', version);
+    const contextFor = (checkouts: Json[]): Omit<UcpContext, 'transport'> => ({
+      client: run.client,
+      schemas,
+      version,
+      capabilities,
+      items: found.items,
+      itemsReason: found.reason,
+      fixture: run.fixture,
+      profiles,
+      lenient: options.lenient ?? false,
+      checkouts,
+    });
+
+    if (capabilities.has(CATALOG_SEARCH)) {
+      const context = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
+      await runner.run(ucpCatalogChecks, context as UcpContext & typeof context, {
+        protocol: 'ucp',
+        capability: 'catalog.search',
+        transport: 'rest',
+        version,
+      });
     }
+
+    const transports = (['rest', 'mcp'] as const).filter((name) => ucp.endpoints[name]);
+    if (!transports.length) run.report.notes.push('UCP: no REST or MCP endpoint is advertised at the tested version');
+    for (const other of ucp.endpoints.other) run.report.notes.push(`UCP transport ${other}: no checks in this runner`);
+    const withoutCheckout = capabilities.has(CHECKOUT)
+      ? undefined
+      : 'the merchant does not advertise dev.ucp.shopping.checkout';
+    const withoutDiscount = capabilities.has(DISCOUNT)
+      ? undefined
+      : 'the merchant does not advertise dev.ucp.shopping.discount';
+    for (const name of transports) {
+      const scope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: name, version });
+      const checkouts: Json[] = [];
+      const setup: UcpTransportSetup = {
+        client: run.client,
+        schemas,
+        endpoint: ucp.endpoints[name]!,
+        profile: profiles.full,
+        checkouts,
+        onSchemaErrors: run.onSchemaErrors,
+      };
+      const context: UcpContext = {
+        ...contextFor(checkouts),
+        transport: name === 'rest' ? restTransport(setup) : mcpTransport(setup),
+      };
+      if (name === 'mcp') {
+        const mcpContext: UcpMcpContext = {
+          ...context,
+          session: mcpSession(run.client, setup.endpoint),
+          rest: ucp.endpoints.rest ? restTransport({ ...setup, endpoint: ucp.endpoints.rest }) : undefined,
+        };
+        await runner.run(ucpMcpChecks, mcpContext, scope('mcp'));
+      }
+      // The totals check comes last: it judges every checkout the others received.
+      await runner.run(ucpCheckoutChecks.slice(0, -1), context, scope('checkout'), withoutCheckout);
+      if (name === 'rest') await runner.run(ucpRestChecks, context, scope('checkout'), withoutCheckout);
+      await runner.run(ucpNegotiationChecks, context, scope('negotiation'), withoutCheckout);
+      await runner.run(ucpDiscountChecks, context, scope('discount'), withoutCheckout ?? withoutDiscount);
+      await runner.run(ucpCheckoutChecks.slice(-1), context, scope('checkout'), withoutCheckout);
+    }
+
+    const checked = new Set([CHECKOUT, DISCOUNT, CATALOG_SEARCH]);
+    for (const capability of capabilities) {
+      if (checked.has(capability)) continue;
+      const check: Check<undefined> = {
+        id: `ucp.capability.${capability.replace(/^dev\.ucp\.shopping\./, '')}`,
+        title: `${capability} is advertised`,
+        spec: `UCP {version}, ${capability}`,
+        run: async () => undefined,
+      };
+      const reason = 'this runner has no checks for this capability yet';
+      await runner.run([check], undefined, { protocol: 'ucp', capability, version }, reason);
+    }
+    return found;
   } finally {
-    await new Promise<void>((resolve) => (profileServer ? profileServer.close(() => resolve()) : resolve()));
+    await served?.server.close();
   }
-  log(
-    `${result.pass} pass / ${result.fail} fail / ${result.skip} skip; ${result.responses} responses, ${result.schemaErrors} schema errors`,
-  );
-  return result;
 }
 
-/** Registers a client with the store's own OAuth and gets a cart:write token (client_credentials). */
-export async function acpToken(base: string): Promise<string> {
-  const registration = await fetch(`${base}/oauth/register`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ client_name: 'acp-conformance', grant_types: ['client_credentials'], scope: 'cart:write' }),
+/** ACP over REST: the checkout checks, and the discount extension's when advertised. */
+async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined): Promise<void> {
+  const version = acp.plan.tested;
+  const notTested = !version
+    ? acp.plan.reason
+    : !acp.apiBase
+      ? 'the discovery document has no api_base_url'
+      : undefined;
+  const items: Items = run.fixture.items?.length
+    ? { items: run.fixture.items, fromSearch: false }
+    : (ucpItems ?? { items: [], reason: 'the fixture has no items', fromSearch: false });
+  const context: AcpContext = {
+    client: run.client,
+    // Never used when the version is not tested: every check is skipped then.
+    schemas: version ? schemaSet('acp', version) : (undefined as never),
+    version: version ?? '',
+    apiBase: acp.apiBase ?? '',
+    extensions: acp.extensions,
+    currency: acp.currency,
+    items: items.items,
+    itemsReason: items.reason,
+    fixture: run.fixture,
+    sessions: [],
+    onSchemaErrors: run.onSchemaErrors,
+  };
+  if (!notTested) {
+    Object.assign(context, await acpCredentials(run.client, run.fixture, run.base, run.report.notes));
+    if (items.fromSearch && items.items.length) run.log('NOTE ACP: using the items found through UCP catalog search');
+  }
+  const scope = (capability: string): Scope => ({ protocol: 'acp', capability, transport: 'rest', version });
+  await run.runner.run(acpCheckoutChecks, context, scope('checkout'), notTested);
+  const withoutDiscount = acp.extensions.has('discount')
+    ? undefined
+    : 'the merchant does not advertise the discount extension';
+  await run.runner.run(acpDiscountChecks, context, scope('discount'), notTested ?? withoutDiscount);
+  if (acp.transports.includes('mcp')) run.report.notes.push('ACP transport mcp: no checks in this runner');
+}
+
+/** This store's exact figures (--store-specific), last: A-R1 spends the calling address's rate limit. */
+async function runStoreFigures(run: Run, wants: (protocol: 'ucp' | 'acp') => boolean): Promise<void> {
+  const session = await openStoreSession({
+    client: run.client,
+    base: run.base,
+    lenient: run.options.lenient ?? false,
+    profileUrl: run.options.profileUrl,
+    onSchemaErrors: run.onSchemaErrors,
   });
-  const client = (await registration.json()) as { client_id: string; client_secret: string };
-  const token = await fetch(`${base}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: client.client_id,
-      client_secret: client.client_secret,
-      scope: 'cart:write',
-    }).toString(),
-  });
-  return ((await token.json()) as { access_token: string }).access_token;
+  try {
+    const checks = [...(wants('ucp') ? storeUcpChecks(session) : []), ...(wants('acp') ? storeAcpChecks(session) : [])];
+    // Without a token the ACP figures fail one by one (Bearer undefined), not the run.
+    if (checks.some((check) => check.protocol === 'acp')) await session.acpToken().catch(() => undefined);
+    await run.runner.run(checks, session, { protocol: 'store' });
+  } finally {
+    await session.close();
+  }
+}
+
+/** The ACP bearer token: the fixture's, or one from its OAuth client (client_credentials); else why there is none. */
+async function acpCredentials(
+  client: HttpClient,
+  fixture: Fixture,
+  base: string,
+  notes: string[],
+): Promise<{ token?: string; tokenReason?: string }> {
+  const acp = fixture.acp;
+  if (!acp)
+    return {
+      tokenReason:
+        'the fixture has no acp credentials ({bearer_token} or {client_id, client_secret, token_url, scope})',
+    };
+  if ('bearer_token' in acp) return { token: acp.bearer_token };
+  const tokenUrl = new URL(acp.token_url, base).href;
+  try {
+    const answer = await client.request(tokenUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: acp.client_id,
+        client_secret: acp.client_secret,
+        ...(acp.scope ? { scope: acp.scope } : {}),
+      }).toString(),
+    });
+    const token = answer.body?.access_token;
+    if (answer.status === 200 && typeof token === 'string') return { token };
+    const reason = `the token request to ${tokenUrl} answered ${answer.status} ${answer.text.slice(0, 120)}`;
+    notes.push(`ACP: ${reason}`);
+    return { tokenReason: reason };
+  } catch (error) {
+    return { tokenReason: `the token request to ${tokenUrl} failed: ${(error as Error).message}` };
+  }
 }

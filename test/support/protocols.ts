@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { protocolBodyProblems } from '../../src/protocols/responses.js';
 // The conformance runner's platform profile is the one the tests serve, so the two cannot drift apart.
-import { platformProfile, UCP_VERSION } from '../../src/conformance/runner.js';
+import { platformProfile, UCP_VERSION } from '../../src/conformance/profile.js';
 import type { TestService } from './service.js';
 
 export { platformProfile, UCP_VERSION };

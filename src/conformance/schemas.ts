@@ -1,0 +1,129 @@
+// The protocols' own JSON Schemas, read from protocols/ (copied verbatim from UCP and ACP), one Ajv per protocol
+// version: the runner knows exactly the versions it finds there, and says so when a merchant speaks another one.
+// Independent of the store's own validators, so the runner can judge any merchant.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export type Protocol = 'ucp' | 'acp';
+
+/** protocols/ of this package (next to package.json), whether running from src/ or dist/src/. */
+function protocolsDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`protocols/ not found above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+  return join(dir, 'protocols');
+}
+
+const PROTOCOLS = protocolsDir();
+
+/** The versions of a protocol the runner has schemas for, newest first (from the folder names, e.g. ucp-2026-04-08). */
+export function knownVersions(protocol: Protocol): string[] {
+  return readdirSync(PROTOCOLS)
+    .filter((name) => name.startsWith(`${protocol}-`))
+    .map((name) => name.slice(protocol.length + 1))
+    .sort()
+    .reverse();
+}
+
+function jsonFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? jsonFiles(join(dir, entry.name))
+      : entry.name.endsWith('.json')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+const UCP_BASE = 'https://ucp.dev/schemas/';
+
+export interface SchemaProblem {
+  path: string;
+  message: string;
+}
+
+/** A compiled set of one protocol version's schemas. */
+export interface SchemaSet {
+  protocol: Protocol;
+  version: string;
+  /** Problems of `value` against the named schema ([] when valid). */
+  problems(name: string, value: unknown): SchemaProblem[];
+}
+
+const ucpSchemas = {
+  checkout: { $ref: `${UCP_BASE}shopping/checkout.json` },
+  checkout_response: {
+    oneOf: [{ $ref: `${UCP_BASE}shopping/checkout.json` }, { $ref: `${UCP_BASE}shopping/types/error_response.json` }],
+  },
+  checkout_with_discount: { $ref: `${UCP_BASE}shopping/discount.json#/$defs/dev.ucp.shopping.checkout` },
+  error_response: { $ref: `${UCP_BASE}shopping/types/error_response.json` },
+  business_profile: {
+    type: 'object',
+    required: ['ucp'],
+    properties: { ucp: { $ref: `${UCP_BASE}ucp.json#/$defs/business_schema` } },
+  },
+  catalog_search_response: { $ref: `${UCP_BASE}shopping/catalog_search.json#/$defs/search_response` },
+};
+
+const sets = new Map<string, SchemaSet>();
+
+function mostTelling(errors: ErrorObject[]): ErrorObject[] {
+  // The deepest instance path first: "line_items/0/totals must be array" says more than "oneOf failed".
+  return [...errors].sort((a, b) => b.instancePath.split('/').length - a.instancePath.split('/').length);
+}
+
+function build(protocol: Protocol, version: string): SchemaSet {
+  // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats.default(ajv);
+  const named = new Map<string, object>();
+  if (protocol === 'ucp') {
+    for (const file of jsonFiles(join(PROTOCOLS, `ucp-${version}`, 'source', 'schemas')))
+      ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
+    for (const [name, schema] of Object.entries(ucpSchemas)) named.set(name, schema);
+  } else {
+    const dir = join(PROTOCOLS, `acp-${version}`, 'spec', version, 'json-schema');
+    const bundle = JSON.parse(readFileSync(join(dir, 'schema.agentic_checkout.json'), 'utf8')) as {
+      $id: string;
+      $defs: Record<string, object>;
+    };
+    ajv.addSchema(bundle);
+    for (const name of Object.keys(bundle.$defs)) named.set(name, { $ref: `${bundle.$id}#/$defs/${name}` });
+  }
+  const compiled = new Map<string, ValidateFunction>();
+  return {
+    protocol,
+    version,
+    problems(name, value) {
+      let validate = compiled.get(name);
+      if (!validate) {
+        const schema = named.get(name);
+        if (!schema) throw new Error(`${protocol} ${version} has no schema ${name}`);
+        validate = ajv.compile(schema);
+        compiled.set(name, validate);
+      }
+      if (validate(value)) return [];
+      return mostTelling(validate.errors ?? []).map((error) => ({
+        path: error.instancePath || '/',
+        message: `${error.message ?? 'invalid'}${error.params ? ` ${JSON.stringify(error.params)}` : ''}`,
+      }));
+    },
+  };
+}
+
+/** The schemas of one version, compiled on first use and kept for the process. */
+export function schemaSet(protocol: Protocol, version: string): SchemaSet {
+  const key = `${protocol}-${version}`;
+  let set = sets.get(key);
+  if (!set) {
+    set = build(protocol, version);
+    sets.set(key, set);
+  }
+  return set;
+}
