@@ -8,7 +8,7 @@ import { UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION } from '../domain/ucp-checkout.
 import { protocolSchemaProblems } from '../protocols/schemas.js';
 
 const FETCH_TIMEOUT_MS = 5_000;
-const MAX_PROFILE_BYTES = 256 * 1024;
+export const MAX_PROFILE_BYTES = 256 * 1024;
 const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const FAILURE_TTL_MS = 10_000;
