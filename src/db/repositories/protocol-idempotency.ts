@@ -1,5 +1,6 @@
 // Idempotency records of the ACP/UCP bindings. The (scope, key) primary key decides, across every instance, which
-// request runs; the answer is kept as the exact bytes sent.
+// answer a key keeps; the answer is kept as the exact bytes sent. A scope longer than 2 KiB is stored as its SHA-256
+// (`sha256:<hex>`, see storedScope in src/services/protocol-idempotency.ts).
 import type { Db } from '../knex.js';
 import { stillPricedAt } from './catalog-version.js';
 import { takeOverConflict, type KeyClaimed } from './idempotency.js';
@@ -9,6 +10,7 @@ export interface ProtocolIdempotencyRecord {
   scope: string;
   key: string;
   request_hash: string;
+  /** `in_flight` records are written by earlier releases only, which claimed the key before the work. */
   state: 'in_flight' | 'completed';
   status_code: number | null;
   response_body: string | null;
