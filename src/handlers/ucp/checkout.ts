@@ -1,7 +1,7 @@
 // The UCP checkout operations (A.3–A.7 of the design), run after the binding's header, profile and idempotency steps
 // (src/http/ucp.ts): each checks its body first, outside any transaction, then runs inside the transaction that
-// records its answer. Business outcomes are 200/201 bodies (a
-// checkout, or UCP's error_response); protocol errors are ApiErrors, rendered by the binding.
+// records its answer. Business outcomes are 200/201 bodies (a checkout, or UCP's error_response); protocol errors are
+// ApiErrors, rendered by the binding.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
