@@ -187,3 +187,31 @@ describe.skipIf(!serverUrl)('a key whose request died with its instance', () => 
     processTestTimeout(1),
   );
 });
+
+// Two requests under one key inside their transactions at once: the test holds the session's row lock until both
+// wait on it. The first to commit keeps the key; the other, finding its answer there when it stores its own (here a
+// 405: the session is canceled by then), rolls back and replays the first's. PostgreSQL only (a second connection).
+describe.skipIf(!serverUrl)('two requests under one key at once', () => {
+  it('store one answer: the other rolls back and replays it', async () => {
+    const id = await acpSession();
+    const locker = new pg.Client({ connectionString: api.database.env.DATABASE_URL! });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('select id from carts where id = $1 for update', [id]);
+      const headers = acpHeaders();
+      const both = Promise.all([1, 2].map(() => acpPost(`/acp/checkout_sessions/${id}/cancel`, {}, headers)));
+      await lockWaiters(async (text) => (await locker.query(text)).rows, 2);
+      await locker.query('rollback');
+      const answers = await both;
+      expect(answers.map((answer) => [answer.response.status, answer.body.status])).toEqual([
+        [200, 'canceled'],
+        [200, 'canceled'],
+      ]);
+      expect(answers[0]!.text).toBe(answers[1]!.text);
+      expect(answers.filter((answer) => answer.response.headers.get('idempotent-replayed') === 'true')).toHaveLength(1);
+    } finally {
+      await locker.end();
+    }
+  });
+});
