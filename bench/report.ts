@@ -4,6 +4,7 @@
 // the machine is shared, so a ratio taken within one round is the figure to trust.
 import type { Measurement } from './load.js';
 import type { RowKind } from './rows.js';
+import { formatStalls, type StallRow } from './stalls.js';
 
 const MB = 1_000_000;
 
@@ -98,6 +99,8 @@ export interface Report {
     database: 'given' | 'fresh' | 'embedded';
   };
   rows: ReportRow[];
+  /** The longest event-loop stalls under the worst input the limits allow (bench/stalls.ts). */
+  stalls: StallRow[];
   /** The service's RSS once started and answering, before any load. */
   serviceIdleRssBytes: number;
   peakRss: { serviceBytes: number; ceilingBytes: number; check: Check };
@@ -222,6 +225,7 @@ export function formatReport(report: Report, resultsPath: string, logPath: strin
   const lines = [
     formatRows(report.rows),
     '',
+    ...(report.stalls.length ? [formatStalls(report.stalls), ''] : []),
     `Service RSS idle ${megabytes(report.serviceIdleRssBytes)}; peak over the whole run: ${megabytes(peakRss.serviceBytes)} ${verdict(peakRss.check)} (≤ ${megabytes(peakRss.check.limit)}); ceiling server: ${megabytes(peakRss.ceilingBytes)}.`,
     `${settings.rounds} interleaved round(s), ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; ` +
       `${settings.database === 'embedded' ? 'embedded PGlite (a copy of ./.data)' : `${settings.database} PostgreSQL`} database; Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load average ${machine.loadAverageAtStart.toFixed(1)} at start. Results: ${resultsPath}`,

@@ -236,7 +236,7 @@ function keyedSessionCreation(baseUrl: string): Promise<Prepared> {
 }
 
 /** An OAuth client of the agent surface and a client-credentials token for it. */
-async function agentToken(baseUrl: string, scope: string): Promise<string> {
+export async function agentToken(baseUrl: string, scope: string): Promise<string> {
   const registered = await fetch(`${baseUrl}/oauth/register`, {
     method: 'POST',
     headers: JSON_HEADERS,

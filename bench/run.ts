@@ -11,6 +11,8 @@
 //   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
+// After the rows, the longest event-loop stall while the service is sent the worst bodies and platform profiles its
+// limits allow (bench/stalls.ts; --only filters those by title too).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +44,7 @@ import {
   type Round,
 } from './report.js';
 import { prepareRows, type Ceiling, type ReadyRow, type Row } from './rows.js';
+import { measureStalls } from './stalls.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsPath = 'bench/results.json';
@@ -233,6 +236,8 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
       rounds.get(row)!.push(measured);
     }
   }
+  progress('event-loop stalls');
+  const stalls = await measureStalls(service.url, service.pid, { repeats: options.smoke ? 1 : 5, only: options.only });
   const unavailable = pgbenchUnavailable(database.env.DATABASE_URL);
   const measuredRows = rows.filter((row) => row.state !== 'ready' || rounds.has(row));
   const reportRows: ReportRow[] = measuredRows.map((row) =>
@@ -267,6 +272,7 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
       database: database.kind,
     },
     rows: reportRows,
+    stalls,
     serviceIdleRssBytes,
     peakRss: judgePeakRss(servicePeak, peakRss(ceiling.pid)),
     serviceLogLines: countLines(`${root}/${logPath}`),

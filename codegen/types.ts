@@ -4137,9 +4137,11 @@ export interface components {
         UcpRequestId: string;
         /**
          * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
-         *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-         *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
-         *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
+         *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+         *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+         *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+         *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+         *     release holds one. Answers below 500 are kept 48 hours.
          */
         UcpIdempotencyKey: string;
         /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
@@ -4149,9 +4151,11 @@ export interface components {
         /**
          * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
          *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
-         *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-         *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
-         *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+         *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+         *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+         *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+         *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+         *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
          */
         AcpIdempotencyKey: string;
         /** @description The session id (`cart_…`), the same on every surface. */
@@ -5261,9 +5265,11 @@ export interface operations {
                 "Request-Id": components["parameters"]["UcpRequestId"];
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
-                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
-                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5431,9 +5437,11 @@ export interface operations {
                 "Request-Id": components["parameters"]["UcpRequestId"];
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
-                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
-                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5479,9 +5487,11 @@ export interface operations {
                 "Request-Id": components["parameters"]["UcpRequestId"];
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
-                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
-                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5530,9 +5540,11 @@ export interface operations {
                 "Request-Id": components["parameters"]["UcpRequestId"];
                 /**
                  * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
-                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`; while
-                 *     the first request is still running `503 idempotency_in_flight` with `Retry-After`, except on a create: creates with
-                 *     one key sent at once store one session, and the others replay its answer. Answers below 500 are kept 48 hours.
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
                  */
                 "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
             };
@@ -5595,9 +5607,11 @@ export interface operations {
                 /**
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
-                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
-                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5659,9 +5673,11 @@ export interface operations {
                 /**
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
-                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
-                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5701,9 +5717,11 @@ export interface operations {
                 /**
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
-                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
-                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };
@@ -5744,9 +5762,11 @@ export interface operations {
                 /**
                  * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
                  *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
-                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`; in flight `409 idempotency_in_flight` with
-                 *     `Retry-After`, except on a create: creates with one key sent at once store one session, and the others replay its
-                 *     answer. Keys are scoped to the OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
                  */
                 "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
             };

@@ -1,7 +1,6 @@
 // The ACP 2026-04-17 REST binding at /acp and its discovery document at /.well-known/acp.json (3.B of the design).
 // Checks in order: route, bearer token (this service's OAuth, scope cart:write), API-Version, Idempotency-Key on POST,
 // body, then the idempotency claim, after which every answer below 500 is stored under the key (scope: the client).
-import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
@@ -212,7 +211,7 @@ export function acpBinding(deps: Deps): ProtocolBinding {
     }
     if (earlier) await authenticate(deps, exchange);
     const { op } = route;
-    const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
+    const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':

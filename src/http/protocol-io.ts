@@ -232,8 +232,12 @@ function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolC
   };
 }
 
-/** A binding's operation: a create's plan, or any other operation run in the transaction that records its answer. */
-export type ProtocolOperation = { create: () => CreatePlan } | { run: (db: Db) => Promise<ProtocolResponse> };
+/**
+ * A binding's operation: a create's plan, or any other operation, its request checked by `prepare` (outside any
+ * transaction: checking a body may take as long as the body is large) into what runs in the transaction that records
+ * its answer.
+ */
+export type ProtocolOperation = { create: () => CreatePlan } | { prepare: () => (db: Db) => Promise<ProtocolResponse> };
 
 /**
  * A create by a client whose access token was read earlier, not read again (createProtocolSessionUnderGrant: `grant`
@@ -251,7 +255,8 @@ export function createUnderGrant(
 
 /**
  * Runs a binding's operation under the request's key (if any): a create in one read and one write
- * (createProtocolSession), any other in one transaction (runIdempotently). Protocol errors below 500 are answers.
+ * (createProtocolSession), any other checked first, then in one transaction (runIdempotently). Protocol errors below
+ * 500 are answers.
  */
 export function runProtocolOperation(
   deps: Deps,
@@ -260,9 +265,11 @@ export function runProtocolOperation(
   render: ErrorRenderer,
 ): Promise<IdempotentOutcome> {
   if ('create' in operation) return createProtocolSession(deps, call, plannedCreate(operation.create, render));
+  const run = answering(operation.prepare, render);
+  if (typeof run !== 'function') return runIdempotently(deps, call, { refused: run });
   return runIdempotently(deps, call, async (db) => {
     try {
-      return await operation.run(db);
+      return await run(db);
     } catch (error) {
       return answerOf(error, render);
     }

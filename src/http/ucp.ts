@@ -1,7 +1,6 @@
 // The UCP 2026-04-08 REST binding at /ucp and its business profile at /.well-known/ucp (3.A of the design). The checks
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
-import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import {
   ucpErrorResponse,
@@ -206,7 +205,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
     const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
-    const operation = op === 'create' ? { create: () => create(call) } : { run: (db: Db) => operations[op](db, call) };
+    const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':

@@ -27,23 +27,37 @@ export function acpDefinition(name: string): Record<string, any> {
   return JSON.parse(JSON.stringify(acpBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`)) as Record<string, any>;
 }
 
-function createAjv(): Ajv2020 {
+/**
+ * `allErrors`: the yardstick of this service's own answers reports every problem; what clients send (request bodies,
+ * tool arguments, platform profiles) is checked by an instance that stops at the first error, because collecting every
+ * error of a failing array costs more than quadratic time in its length (36 kB of `[{}, {}, …]` held the event loop
+ * for seconds), while stopping at the first keeps validation linear in the input's size.
+ */
+function createAjv(allErrors: boolean): Ajv2020 {
   // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  const ajv = new Ajv2020({ strict: false, allErrors, validateFormats: true });
   addFormats.default(ajv);
   for (const file of jsonFiles(UCP_SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
   ajv.addSchema(acpBundle);
   return ajv;
 }
 
-const ajv = createAjv();
-const compiled = new Map<string, ValidateFunction>();
+interface Validators {
+  ajv: Ajv2020 | undefined;
+  readonly allErrors: boolean;
+  readonly compiled: Map<string, ValidateFunction>;
+}
 
-function validatorFor(schema: object, key: string): ValidateFunction {
-  let validate = compiled.get(key);
+/** Answers (tests, conformance runner): every problem. Untrusted input: the first only. Each built when first used. */
+const forAnswers: Validators = { ajv: undefined, allErrors: true, compiled: new Map() };
+const forInput: Validators = { ajv: undefined, allErrors: false, compiled: new Map() };
+
+function validatorFor(validators: Validators, schema: object, key: string): ValidateFunction {
+  let validate = validators.compiled.get(key);
   if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(key, validate);
+    validators.ajv ??= createAjv(validators.allErrors);
+    validate = validators.ajv.compile(schema);
+    validators.compiled.set(key, validate);
   }
   return validate;
 }
@@ -68,6 +82,9 @@ export const PROTOCOL_SCHEMAS = {
 
 export type ProtocolSchemaName = keyof typeof PROTOCOL_SCHEMAS;
 
+/** The yardsticks that check what a client sends rather than what this service answers: validated as input. */
+const CLIENT_DOCUMENTS: ReadonlySet<ProtocolSchemaName> = new Set(['ucp.platform_profile']);
+
 export interface SchemaProblem {
   path: string;
   message: string;
@@ -77,15 +94,23 @@ function problemsOf(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
   return (errors ?? []).map((error) => ({ path: error.instancePath || '/', message: `${error.message ?? 'invalid'}${error.params ? ` ${JSON.stringify(error.params)}` : ''}` }));
 }
 
-/** Validates `value` against a protocol schema; an empty list means valid. */
+/**
+ * Validates `value` against a protocol schema; an empty list means valid. A client's document (a platform profile)
+ * gets its first problem only (see createAjv), an answer of this service every problem.
+ */
 export function protocolSchemaProblems(name: ProtocolSchemaName, value: unknown): SchemaProblem[] {
-  const validate = validatorFor(PROTOCOL_SCHEMAS[name], name);
+  const validators = CLIENT_DOCUMENTS.has(name) ? forInput : forAnswers;
+  const validate = validatorFor(validators, PROTOCOL_SCHEMAS[name], name);
   return validate(value) ? [] : problemsOf(validate.errors);
 }
 
-/** A validator for a schema written over the protocol schemas (by `$ref`), compiled once per `key`. */
+/**
+ * A validator of untrusted input (a request body, tool arguments) for a schema written over the protocol schemas (by
+ * `$ref`), compiled once per `key`: it stops at the first error, so its `errors` hold that one (and, under a `oneOf` or
+ * `anyOf`, its branches' first errors).
+ */
 export function schemaByRef(key: string, schema: object): ValidateFunction {
-  return validatorFor(schema, key);
+  return validatorFor(forInput, schema, key);
 }
 
 /** The most telling error of `value` against `validate`, or undefined when it is valid. */

@@ -54,7 +54,18 @@ export function requestHash(body: unknown): string {
     .digest('hex');
 }
 
-function isStale(record: repo.IdempotencyRecord, now: number): boolean {
+/** A key's record as both surfaces read it (the REST one, and the protocols' in src/services/protocol-idempotency.ts). */
+export type KeyRecordTimes = Pick<repo.IdempotencyRecord, 'state'> & {
+  created_at: Date | string;
+  expires_at: Date | string;
+};
+
+/**
+ * Whether a request may take the key over from its record: expired, or in flight for ABANDONED_AFTER_MS. Neither
+ * surface writes in-flight records any more (a key is claimed by the statement that stores its answer, so a crash
+ * leaves the key free); an earlier release's are taken over after this backstop.
+ */
+export function isStale(record: KeyRecordTimes, now: number): boolean {
   if (new Date(record.expires_at).getTime() <= now) return true;
   return record.state === 'in_flight' && new Date(record.created_at).getTime() + ABANDONED_AFTER_MS <= now;
 }

@@ -1,18 +1,26 @@
 // Idempotency for the ACP and UCP bindings (D8 of the design). The request hash is SHA-256 over the RFC 8785 (JCS)
 // form of the parsed body, so key order and `1.0` vs `1` do not matter while `null` vs absent and array order do.
-// Every final answer below 500 is stored, as the exact bytes sent, in the same transaction as the change it reports:
-// a replay is byte-identical, and a stored answer always describes a committed change. 5xx answers are never stored.
+// Every final answer below 500 is stored, as the exact bytes sent, by the statement that stores the change it reports
+// (a create's) or in its transaction (any other operation): a replay is byte-identical, a stored answer always
+// describes a committed change, and a request that dies mid-way leaves its key free, as on the REST surface
+// (src/services/idempotency.ts, whose staleness rule this shares). 5xx answers are never stored.
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import * as repo from '../db/repositories/protocol-idempotency.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
-import { untilSettled } from './idempotency.js';
+import { isStale, untilSettled } from './idempotency.js';
 
 /** 48 h: ACP asks for at least 24 h, UCP recommends 48 h. */
 export const PROTOCOL_IDEMPOTENCY_RETENTION_MS = 48 * 60 * 60 * 1000;
-/** An in-flight record older than this belongs to a request that died mid-way; a retry may take the key over. */
-const ABANDONED_AFTER_MS = 60 * 1000;
+/**
+ * The longest scope stored as it is (UTF-8 bytes). A scope names the caller and the operation, and both come from the
+ * request (a UCP profile URL, an ACP path): past PostgreSQL's btree row limit (about 2.7 kB for the primary key's scope
+ * and key together) its insert failed. Longer ones are stored as their SHA-256; shorter ones as before, so records
+ * stored by earlier releases still answer their keys. With a key of at most 255 characters (510 bytes), 2 KiB keeps
+ * the pair under the limit.
+ */
+export const MAX_STORED_SCOPE_BYTES = 2048;
 
 /** A finished HTTP answer: the exact body bytes and the headers that belong to it. */
 export interface ProtocolResponse {
@@ -38,27 +46,32 @@ export type IdempotentOutcome =
 // The package is CommonJS (`module.exports = serialize`) with ES-module typings: the default import is the function.
 export const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
+/** The scope as its records are keyed: itself, or when longer than MAX_STORED_SCOPE_BYTES its SHA-256. */
+export function storedScope(scope: string): string {
+  if (Buffer.byteLength(scope) <= MAX_STORED_SCOPE_BYTES) return scope;
+  // Every scope as sent starts with its protocol and `|`, so this form cannot be a scope stored as it is.
+  return `sha256:${createHash('sha256').update(scope).digest('hex')}`;
+}
+
+/** The call as its key's record is stored and read (see storedScope). */
+function storedCall(call: IdempotentCall): IdempotentCall {
+  const scope = storedScope(call.scope);
+  return scope === call.scope ? call : { ...call, scope };
+}
+
 export function jcsHash(body: unknown): string {
   return createHash('sha256')
     .update(canonicalize(body ?? {}) ?? '{}')
     .digest('hex');
 }
 
-/** A key's record as read, by a claim (a row) or by a create's read (JSON: timestamps as text). */
-type ReadRecord = Pick<
-  repo.ProtocolIdempotencyRecord,
-  'request_hash' | 'state' | 'status_code' | 'response_body' | 'response_headers'
-> & { created_at: Date | string; expires_at: Date | string };
-
 /** What a key's record answers a request with this hash: its answer, or `stale` when the request may take it over. */
 function decide(
-  record: ReadRecord,
+  record: repo.StoredAnswer,
   hash: string,
   now: number,
 ): { kind: 'stale' } | Exclude<IdempotentOutcome, { kind: 'ran' }> {
-  const expired = new Date(record.expires_at).getTime() <= now;
-  const abandoned = record.state === 'in_flight' && new Date(record.created_at).getTime() + ABANDONED_AFTER_MS <= now;
-  if (expired || abandoned) return { kind: 'stale' };
+  if (isStale(record, now)) return { kind: 'stale' };
   if (record.request_hash !== hash) return { kind: 'conflict' };
   if (record.state === 'in_flight') return { kind: 'in_flight' };
   return {
@@ -67,61 +80,58 @@ function decide(
   };
 }
 
-type Claim =
-  | { kind: 'run'; record: Pick<repo.ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'> }
-  | Exclude<IdempotentOutcome, { kind: 'ran' }>;
+/** Thrown inside an operation's transaction when another request's answer took the key first: it rolls back. */
+class KeyAnsweredMeanwhile extends Error {
+  override name = 'KeyAnsweredMeanwhile';
+}
 
-/**
- * Takes the key, or answers from its record. A record that vanishes between the insert and the read, or a stale one
- * deleted to take it over, is tried again, at most MAX_SETTLE_ATTEMPTS times (untilSettled): then NotSettled.
- */
-async function claim(deps: Deps, call: IdempotentCall, hash: string): Promise<Claim> {
-  return untilSettled<Claim>(async () => {
-    const now = deps.now();
-    const record = { scope: call.scope, key: call.key, created_at: new Date(now) };
-    if (
-      await repo.insertInFlight(deps.db, {
-        ...record,
-        request_hash: hash,
-        expires_at: new Date(now + PROTOCOL_IDEMPOTENCY_RETENTION_MS),
-      })
-    )
-      return { kind: 'run', record };
-    const existing = await repo.findRecord(deps.db, call.scope, call.key);
-    if (!existing) return undefined; // removed between our insert and read: try again
-    const decided = decide(existing, hash, now);
-    if (decided.kind !== 'stale') return decided;
-    await repo.deleteRecord(deps.db, existing);
-    return undefined;
-  });
+/** An operation's answer given before any transaction: a request refused for its body (see runIdempotently). */
+export interface Refused {
+  refused: ProtocolResponse;
 }
 
 /**
- * Runs `operation` in one transaction. Under a key (`call`), the key is claimed first (replay, conflict or in flight
- * answer instead), and the answer is recorded in the operation's transaction; a failure or a 5xx frees the key.
+ * Runs `operation` in one transaction, or answers a request `refused` before it, in no transaction. Under a key
+ * (`call`), the key's record is read first (replay, conflict, or an earlier release's in-flight record answer instead),
+ * and the answer below 500 is stored in the operation's transaction (a refusal: by one statement), taking the key (or
+ * its stale record): nothing marks the key while the operation runs, so a request that fails or dies mid-way leaves it
+ * free and the retry runs at once. Two requests under one key may both run; the first to commit keeps its answer, and
+ * the other's transaction rolls back (its insert waits for the first's commit on the primary key) and answers from the
+ * record it then reads: at most MAX_SETTLE_ATTEMPTS reads (untilSettled).
  */
 export async function runIdempotently(
   deps: Deps,
   call: IdempotentCall | undefined,
-  operation: (db: Db) => Promise<ProtocolResponse>,
+  operation: ((db: Db) => Promise<ProtocolResponse>) | Refused,
 ): Promise<IdempotentOutcome> {
-  if (!call) return { kind: 'ran', response: await deps.db.transaction(operation) };
-  const claimed = await claim(deps, call, jcsHash(call.body));
-  if (claimed.kind !== 'run') return claimed;
-  try {
-    const response = await deps.db.transaction(async (trx) => {
-      const answer = await operation(trx);
-      if (answer.status < 500) await repo.completeRecord(trx, claimed.record, answer);
-      return answer;
-    });
-    if (response.status >= 500) await repo.deleteRecord(deps.db, claimed.record, true);
+  if (!call) {
+    const response = 'refused' in operation ? operation.refused : await deps.db.transaction(operation);
     return { kind: 'ran', response };
-  } catch (error) {
-    await repo
-      .deleteRecord(deps.db, claimed.record, true)
-      .catch((releaseError: unknown) => deps.log.warn({ err: releaseError }, 'could not release an idempotency key'));
-    throw error;
   }
+  const keyed = storedCall(call);
+  const hash = jcsHash(keyed.body);
+  return untilSettled<IdempotentOutcome>(async () => {
+    const record = await repo.findRecord(deps.db, keyed.scope, keyed.key);
+    const decided = record && decide(record, hash, deps.now());
+    if (decided && decided.kind !== 'stale') return decided;
+    /** Stores the answer under the key, in `db`; throws KeyAnsweredMeanwhile when another answer holds the key. */
+    const stored = async (db: Db, answer: ProtocolResponse) => {
+      if (answer.status >= 500) return answer;
+      const taken = await repo.storeAnswer(db, keyAnswer(deps, keyed, hash, answer, record?.created_at ?? null));
+      if (!taken) throw new KeyAnsweredMeanwhile();
+      return answer;
+    };
+    try {
+      const response =
+        'refused' in operation
+          ? await stored(deps.db, operation.refused)
+          : await deps.db.transaction(async (trx) => stored(trx, await operation(trx)));
+      return { kind: 'ran', response };
+    } catch (error) {
+      if (error instanceof KeyAnsweredMeanwhile) return undefined; // read the record that answered first
+      throw error;
+    }
+  });
 }
 
 /** A create's answer, and how to store it with what it created, from what the create's read brought. */
@@ -179,9 +189,10 @@ export interface CreateSteps<Reads> {
  */
 export async function createIdempotently<Reads>(
   deps: Deps,
-  call: IdempotentCall | undefined,
+  request: IdempotentCall | undefined,
   steps: CreateSteps<Reads>,
 ): Promise<IdempotentOutcome> {
+  const call = request && storedCall(request);
   const hash = call && jcsHash(call.body);
   /** Answers from a key's record: undefined when the request may take it over (or there is none). */
   const fromRecord = (record: repo.StoredAnswer | undefined) => {
@@ -222,6 +233,6 @@ export async function createFromEarlierReads<Reads>(
 ): Promise<ProtocolResponse | undefined> {
   const answered = answer(earlier);
   if (!answered || answered.response.status >= 500) return undefined;
-  const stored = await answered.store(keyAnswer(deps, call, jcsHash(call.body), answered.response, null));
+  const stored = await answered.store(keyAnswer(deps, storedCall(call), jcsHash(call.body), answered.response, null));
   return stored.stored ? answered.response : undefined;
 }

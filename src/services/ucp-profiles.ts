@@ -20,7 +20,7 @@ const FETCH_TIMEOUT_MS = 5_000;
  * capabilities, payment handlers, signing keys. 32 KiB leaves six times that for a platform with many extensions, and
  * bounds what one fetch holds in memory and costs to parse and validate.
  */
-const MAX_PROFILE_BYTES = 32 * 1024;
+export const MAX_PROFILE_BYTES = 32 * 1024;
 const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 60 * 60_000;
 const FAILURE_TTL_MS = 10_000;

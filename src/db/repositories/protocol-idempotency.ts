@@ -1,5 +1,6 @@
 // Idempotency records of the ACP/UCP bindings. The (scope, key) primary key decides, across every instance, which
-// request runs; the answer is kept as the exact bytes sent.
+// answer a key keeps; the answer is kept as the exact bytes sent. A scope longer than 2 KiB is stored as its SHA-256
+// (`sha256:<hex>`, see storedScope in src/services/protocol-idempotency.ts).
 import type { Db } from '../knex.js';
 import { stillPricedAt } from './catalog-version.js';
 import { takeOverConflict, type KeyClaimed } from './idempotency.js';
@@ -9,60 +10,13 @@ export interface ProtocolIdempotencyRecord {
   scope: string;
   key: string;
   request_hash: string;
+  /** `in_flight` records are written by earlier releases only, which claimed the key before the work. */
   state: 'in_flight' | 'completed';
   status_code: number | null;
   response_body: string | null;
   response_headers: Record<string, string> | null;
   created_at: Date;
   expires_at: Date;
-}
-
-type Identity = Pick<ProtocolIdempotencyRecord, 'scope' | 'key' | 'created_at'>;
-
-/** Inserts an in-flight record; false when the key already has one. */
-export async function insertInFlight(
-  db: Db,
-  record: Pick<ProtocolIdempotencyRecord, 'scope' | 'key' | 'request_hash' | 'created_at' | 'expires_at'>,
-): Promise<boolean> {
-  const inserted = await db('protocol_idempotency')
-    .insert({ ...record, state: 'in_flight' })
-    .onConflict(['scope', 'key'])
-    .ignore()
-    .returning('key');
-  return inserted.length === 1;
-}
-
-export async function findRecord(db: Db, scope: string, key: string): Promise<ProtocolIdempotencyRecord | undefined> {
-  return (await db('protocol_idempotency').where({ scope, key }).first()) as ProtocolIdempotencyRecord | undefined;
-}
-
-/** Removes exactly the record that was read (same creation time), so two instances cannot remove each other's. */
-export async function deleteRecord(db: Db, record: Identity, onlyInFlight = false): Promise<void> {
-  await db('protocol_idempotency')
-    .where({
-      scope: record.scope,
-      key: record.key,
-      created_at: record.created_at,
-      ...(onlyInFlight ? { state: 'in_flight' } : {}),
-    })
-    .delete();
-}
-
-/** Marks this request's record completed with its answer; false when the record is no longer this request's. */
-export async function completeRecord(
-  db: Db,
-  record: Identity,
-  response: { status: number; body: string; headers: Record<string, string> },
-): Promise<boolean> {
-  const updated = await db('protocol_idempotency')
-    .where({ scope: record.scope, key: record.key, created_at: record.created_at, state: 'in_flight' })
-    .update({
-      state: 'completed',
-      status_code: response.status,
-      response_body: response.body,
-      response_headers: JSON.stringify(response.headers),
-    });
-  return updated === 1;
 }
 
 /** A key's record as a create's read brings it (timestamps as JSON gives them). */
@@ -83,6 +37,14 @@ export function protocolRecordOf(scope: string, key: string): string {
     select request_hash, state, status_code, response_body, response_headers, created_at, expires_at
     from protocol_idempotency where scope = ${scope} and key = ${key}
   ) as record)`;
+}
+
+/** A key's record, as a create's read brings it (its creation time exact, as a takeover names it); none: undefined. */
+export async function findRecord(db: Db, scope: string, key: string): Promise<StoredAnswer | undefined> {
+  const { rows } = (await db.raw(`select ${protocolRecordOf('?', '?')} as record`, [scope, key])) as {
+    rows: Array<{ record: StoredAnswer | null }>;
+  };
+  return rows[0]?.record ?? undefined;
 }
 
 /** A key's answer, stored with the change it describes, kept until `expiresAt`. */
@@ -138,6 +100,19 @@ export interface AnswerToStore {
   answer: ProtocolAnswer;
   pricedAt: string | undefined;
   grant?: string | undefined;
+}
+
+/**
+ * Stores one key's answer as the creates' statement does (INSERT_PROTOCOL_ANSWERS), in `db` (the transaction of the
+ * change it reports): it takes the key, or replaces the stale record the request read; false when another request's
+ * answer holds the key (that request's transaction commits first: a concurrent insert waits for it on the primary key).
+ */
+export async function storeAnswer(db: Db, answer: ProtocolAnswer): Promise<boolean> {
+  const { rows } = (await db.raw(
+    `with ${INSERT_PROTOCOL_ANSWERS} select count(*)::int as stored from claimed`,
+    protocolAnswersBindings([{ answer, pricedAt: undefined }]),
+  )) as { rows: Array<{ stored: number }> };
+  return rows[0]!.stored === 1;
 }
 
 /** The bindings of INSERT_PROTOCOL_ANSWERS, in its order, for at most MAX_ANSWERS_PER_STATEMENT answers. */

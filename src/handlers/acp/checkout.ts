@@ -1,6 +1,6 @@
 // The ACP checkout operations (B.3–B.7 of the design), run after the binding's authentication, version and
-// idempotency steps (src/http/acp.ts) inside the transaction that records their answer. Protocol errors are
-// ProtocolErrors, rendered by the binding as ACP's flat Error.
+// idempotency steps (src/http/acp.ts): each checks its body first, outside any transaction, then runs inside the
+// transaction that records its answer. Protocol errors are ProtocolErrors, rendered by the binding as ACP's flat Error.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
@@ -159,68 +159,81 @@ export function createAcpOperations(deps: Deps) {
     };
   }
 
-  async function retrieve(db: Db, call: AcpCall): Promise<ProtocolResponse> {
-    const session = await sessions.loadProtocolSession(deps, db, call.id!);
-    if (!session) throw notFound(call.id!);
-    return present(200, session);
-  }
+  const retrieve =
+    (call: AcpCall) =>
+    async (db: Db): Promise<ProtocolResponse> => {
+      const session = await sessions.loadProtocolSession(deps, db, call.id!);
+      if (!session) throw notFound(call.id!);
+      return present(200, session);
+    };
 
-  async function update(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+  function update(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
     const input = validatedSession('acp.update', call.body);
-    const current = await sessions.loadProtocolSession(deps, db, call.id!);
-    if (!current) throw notFound(call.id!);
-    const invalidOption = fulfillmentProblem(input, current);
-    if (invalidOption && current.state !== 'canceled' && current.state !== 'completed')
-      return present(200, current, [invalidOption]);
-    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
-      lines: input.line_items && requestedLines(input.line_items),
-      codes: codesOf(input),
-      buyer: input.buyer === undefined ? undefined : buyerOf(input.buyer),
-      fulfillmentDetails: input.fulfillment_details,
-    });
-    if (outcome.kind === 'not_found') throw notFound(call.id!);
-    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_canceled');
-    if (outcome.kind === 'rejected') {
-      const errors = outcome.problems.map((problem) =>
-        acpMessage({
-          type: 'error',
-          code: LINE_MESSAGE_CODES[problem.code],
-          severity: 'high',
-          resolution: 'recoverable',
-          param: problem.path,
-          content: problem.content,
-        }),
-      );
-      return present(200, outcome.session, errors);
-    }
-    return present(200, outcome.session);
+    return async (db) => {
+      const current = await sessions.loadProtocolSession(deps, db, call.id!);
+      if (!current) throw notFound(call.id!);
+      const invalidOption = fulfillmentProblem(input, current);
+      if (invalidOption && current.state !== 'canceled' && current.state !== 'completed')
+        return present(200, current, [invalidOption]);
+      const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
+        lines: input.line_items && requestedLines(input.line_items),
+        codes: codesOf(input),
+        buyer: input.buyer === undefined ? undefined : buyerOf(input.buyer),
+        fulfillmentDetails: input.fulfillment_details,
+      });
+      if (outcome.kind === 'not_found') throw notFound(call.id!);
+      if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_canceled');
+      if (outcome.kind === 'rejected') {
+        const errors = outcome.problems.map((problem) =>
+          acpMessage({
+            type: 'error',
+            code: LINE_MESSAGE_CODES[problem.code],
+            severity: 'high',
+            resolution: 'recoverable',
+            param: problem.path,
+            content: problem.content,
+          }),
+        );
+        return present(200, outcome.session, errors);
+      }
+      return present(200, outcome.session);
+    };
   }
 
   /** Completion never takes payment here (B.9 #4): 422 on an open session, which stays requires_escalation. */
-  async function complete(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+  function complete(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
     validated('acp.complete', call.body);
-    const session = await sessions.loadProtocolSession(deps, db, call.id!);
-    if (!session) throw notFound(call.id!);
-    if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session, 'session_canceled');
-    throw new ProtocolError(
-      422,
-      'delegated_payment_not_supported',
-      "This store does not accept payment through the API. Send the buyer to the session's continue_url to pay.",
-      {
-        param: '$.payment_data',
-      },
-    );
+    return async (db) => {
+      const session = await sessions.loadProtocolSession(deps, db, call.id!);
+      if (!session) throw notFound(call.id!);
+      if (session.state === 'canceled' || session.state === 'completed')
+        throw notModifiable(session, 'session_canceled');
+      throw new ProtocolError(
+        422,
+        'delegated_payment_not_supported',
+        "This store does not accept payment through the API. Send the buyer to the session's continue_url to pay.",
+        {
+          param: '$.payment_data',
+        },
+      );
+    };
   }
 
-  async function cancel(db: Db, call: AcpCall): Promise<ProtocolResponse> {
+  function cancel(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
     validated('acp.cancel', call.body);
-    const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
-    if (outcome.kind === 'not_found') throw notFound(call.id!);
-    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_already_canceled');
-    return present(200, outcome.session);
+    return async (db) => {
+      const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
+      if (outcome.kind === 'not_found') throw notFound(call.id!);
+      if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_already_canceled');
+      return present(200, outcome.session);
+    };
   }
 
-  const operations: Record<Exclude<AcpOperation, 'create'>, (db: Db, call: AcpCall) => Promise<ProtocolResponse>> = {
+  /** Each operation's body checked (throwing its ProtocolError), into what runs in the transaction. */
+  const operations: Record<
+    Exclude<AcpOperation, 'create'>,
+    (call: AcpCall) => (db: Db) => Promise<ProtocolResponse>
+  > = {
     retrieve,
     update,
     complete,

@@ -1,6 +1,7 @@
 // The UCP checkout operations (A.3–A.7 of the design), run after the binding's header, profile and idempotency steps
-// (src/http/ucp.ts) inside the transaction that records their answer. Business outcomes are 200/201 bodies (a
-// checkout, or UCP's error_response); protocol errors are ApiErrors, rendered by the binding.
+// (src/http/ucp.ts): each checks its body first, outside any transaction, then runs inside the transaction that
+// records its answer. Business outcomes are 200/201 bodies (a checkout, or UCP's error_response); protocol errors are
+// ApiErrors, rendered by the binding.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
@@ -161,47 +162,59 @@ export function createUcpOperations(deps: Deps) {
     };
   }
 
-  async function get(db: Db, call: UcpCall): Promise<ProtocolResponse> {
-    const session = await sessions.loadProtocolSession(deps, db, call.id!);
-    return session ? checkout(200, session, call) : notFound(call.id!);
-  }
+  const get =
+    (call: UcpCall) =>
+    async (db: Db): Promise<ProtocolResponse> => {
+      const session = await sessions.loadProtocolSession(deps, db, call.id!);
+      return session ? checkout(200, session, call) : notFound(call.id!);
+    };
 
-  async function update(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+  function update(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
     const input = validated('ucp.update', call.body);
     const discounts = discountCodes(input, call);
-    // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
-    const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
-      lines: requestedLines(input),
-      buyer: buyerOf(input),
-      codes: discounts.codes,
-    });
-    if (outcome.kind === 'not_found') return notFound(call.id!);
-    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
-    if (outcome.kind === 'rejected')
-      return checkout(200, outcome.session, call, [
-        ...problemMessages(outcome.problems, 'recoverable'),
-        ...discounts.notes,
-      ]);
-    return checkout(200, outcome.session, call, discounts.notes);
+    return async (db) => {
+      // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
+      const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
+        lines: requestedLines(input),
+        buyer: buyerOf(input),
+        codes: discounts.codes,
+      });
+      if (outcome.kind === 'not_found') return notFound(call.id!);
+      if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
+      if (outcome.kind === 'rejected')
+        return checkout(200, outcome.session, call, [
+          ...problemMessages(outcome.problems, 'recoverable'),
+          ...discounts.notes,
+        ]);
+      return checkout(200, outcome.session, call, discounts.notes);
+    };
   }
 
   /** Completion never takes payment here: the answer is the checkout, still requires_escalation, with the hand-off. */
-  async function complete(db: Db, call: UcpCall): Promise<ProtocolResponse> {
+  function complete(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
     validated('ucp.complete', call.body);
-    const session = await sessions.loadProtocolSession(deps, db, call.id!);
-    if (!session) return notFound(call.id!);
-    if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
-    return checkout(200, session, call);
+    return async (db) => {
+      const session = await sessions.loadProtocolSession(deps, db, call.id!);
+      if (!session) return notFound(call.id!);
+      if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
+      return checkout(200, session, call);
+    };
   }
 
-  async function cancel(db: Db, call: UcpCall): Promise<ProtocolResponse> {
-    const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
-    if (outcome.kind === 'not_found') return notFound(call.id!);
-    if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
-    return checkout(200, outcome.session, call);
-  }
+  const cancel =
+    (call: UcpCall) =>
+    async (db: Db): Promise<ProtocolResponse> => {
+      const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
+      if (outcome.kind === 'not_found') return notFound(call.id!);
+      if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
+      return checkout(200, outcome.session, call);
+    };
 
-  const operations: Record<Exclude<UcpOperation, 'create'>, (db: Db, call: UcpCall) => Promise<ProtocolResponse>> = {
+  /** Each operation's body checked (throwing its ProtocolError), into what runs in the transaction. */
+  const operations: Record<
+    Exclude<UcpOperation, 'create'>,
+    (call: UcpCall) => (db: Db) => Promise<ProtocolResponse>
+  > = {
     get,
     update,
     complete,
