@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { BODY_LIMIT } from '../src/http/body.js';
 import { MCP_BODY_LIMIT } from '../src/mcp/transport.js';
 import { MAX_PROFILE_BYTES } from '../src/services/ucp-profiles.js';
-import { platformProfile } from '../src/conformance/runner.js';
+import { platformProfile } from '../src/conformance/profile.js';
 import { cpuMs } from './processes.js';
 import { agentToken } from './rows.js';
 
