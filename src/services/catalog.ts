@@ -3,7 +3,7 @@ import type { components } from '../../codegen/types.js';
 import * as repo from '../db/repositories/catalog.js';
 import type { Db } from '../db/knex.js';
 import { shapeProduct, type Product } from '../domain/catalog.js';
-import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
+import { parseFieldSelection } from '../domain/fields.js';
 import { BadRequest, NotFound } from '../domain/errors.js';
 
 type Schemas = components['schemas'];
