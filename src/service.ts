@@ -129,6 +129,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
         },
         redis,
       ),
+      webhookRefusalLimiter: createRateLimiter(
+        {
+          limit: config.webhookRefusalsPerMinute,
+          windowSeconds: 60,
+          keyPrefix: 'webhook-refusals',
+          unit: 'refused webhook requests per minute from this address',
+        },
+        redis,
+      ),
       mcp: mcpRoutes(deps, mcpServers),
       protocols: protocolBindings(deps),
     },
