@@ -11,6 +11,8 @@ export interface Load {
   body?: string;
   /** Headers given a new random value on every request (an Idempotency-Key, so that each request creates). */
   freshHeaders?: string[];
+  /** Paths and queries sent in turn instead of `url` (reads that mean different things, so that each one misses). */
+  rotatingUrls?: string[];
 }
 
 export interface Measurement {
@@ -40,6 +42,8 @@ type Run = Omit<Measurement, 'cpuMsPerRequest'>;
 
 async function run(baseUrl: string, load: Load, connections: number, seconds: number): Promise<Run> {
   const fresh = load.freshHeaders ?? [];
+  const rotating = load.rotatingUrls ?? [];
+  let turn = 0;
   const result = await autocannon({
     url: baseUrl + load.url,
     method: load.method,
@@ -47,12 +51,13 @@ async function run(baseUrl: string, load: Load, connections: number, seconds: nu
     body: load.body,
     connections,
     duration: seconds,
-    ...(fresh.length
+    ...(fresh.length || rotating.length
       ? {
           requests: [
             {
               setupRequest: (request) => ({
                 ...request,
+                ...(rotating.length ? { path: rotating[turn++ % rotating.length] } : {}),
                 headers: { ...request.headers, ...Object.fromEntries(fresh.map((name) => [name, randomUUID()])) },
               }),
             },

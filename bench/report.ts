@@ -16,6 +16,8 @@ interface Targets {
 
 const TARGETS: Record<RowKind, Targets> = {
   'catalog-read': { minRatio: 0.7, maxP99Ms: 50 },
+  // Against the cached read of the same list: each miss is one statement and a serialisation (issue #29).
+  'catalog-miss': { minRatio: 0.05, maxP99Ms: 100 },
   read: { minRatio: 0.5, maxP99Ms: 50 },
   creation: { minRatio: 0.7, maxP99Ms: 100 },
   mcp: { minRatio: 0.5, maxP99Ms: 50 },

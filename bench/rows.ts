@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Load } from './load.js';
 import type { StoredSession } from './pgbench.js';
 
-export type RowKind = 'catalog-read' | 'read' | 'creation' | 'mcp';
+export type RowKind = 'catalog-read' | 'catalog-miss' | 'read' | 'creation' | 'mcp';
 
 /**
  * What a row is measured against in the same round: bare Koa answering the same bytes; pgbench storing the same
@@ -85,6 +85,37 @@ function json(fixture: Fixture): Record<string, unknown> {
 
 function productList(baseUrl: string): Promise<Prepared> {
   return capture(baseUrl, { method: 'GET', url: `/api/store/products?${PRICE_AND_STOCK}`, headers: {} }, 200);
+}
+
+/**
+ * Reads of the products list that each mean something else (page size, region, fields selected), more of them than
+ * the read cache keeps (src/http/caching.ts, 1,000), sent in turn: each one misses and reads the database, as a client
+ * asking for ever new pages would make it. Every one lists both products with their priced variants.
+ */
+const MISSING_READS = 2_000;
+const VARIANT_REMOVALS = ['title', 'sku', 'manage_inventory', 'allow_backorder'];
+const PRODUCT_REMOVALS = ['title', 'handle', 'description', 'material', 'thumbnail'];
+
+function missingReadUrls(): string[] {
+  const urls: string[] = [];
+  for (let meaning = 0; urls.length < MISSING_READS; meaning++) {
+    const limit = 2 + (meaning % 99);
+    const region = Math.floor(meaning / 99) % 2 === 0 ? 'reg_us' : 'reg_eu';
+    const removed = Math.floor(meaning / 198);
+    const fields = [
+      PRICE_AND_STOCK.slice('fields='.length),
+      ...VARIANT_REMOVALS.filter((_field, bit) => removed & (1 << bit)).map((field) => `-variants.${field}`),
+      ...PRODUCT_REMOVALS.filter((_field, bit) => removed & (1 << (bit + 4))).map((field) => `-${field}`),
+    ].join(',');
+    urls.push(`/api/store/products?fields=${fields}&region_id=${region}&limit=${limit}`);
+  }
+  return urls;
+}
+
+async function missingReads(baseUrl: string): Promise<Prepared> {
+  const [first, ...rest] = missingReadUrls();
+  const captured = await capture(baseUrl, { method: 'GET', url: first!, headers: {} }, 200);
+  return { ...captured, load: { ...captured.load, rotatingUrls: [first!, ...rest] } };
 }
 
 function firstProductId(list: Fixture): string {
@@ -317,6 +348,7 @@ export interface RowOptions {
 
 export async function prepareRows(baseUrl: string, options: RowOptions): Promise<Row[]> {
   const list = await productList(baseUrl);
+  const missing = await missingReads(baseUrl);
   const single = await product(baseUrl, firstProductId(list.fixture));
   const creation = await optional(() => sessionCreation(baseUrl));
   const keyedCreation = await optional(() => keyedSessionCreation(baseUrl));
@@ -339,6 +371,11 @@ export async function prepareRows(baseUrl: string, options: RowOptions): Promise
   return [
     row('GET /api/store/products (prices, stock)', 'catalog-read', list, { kind: 'koa' }),
     row('GET /api/store/products/{id} (prices)', 'catalog-read', single, { kind: 'koa' }),
+    row('GET /api/store/products, each read new (cache misses)', 'catalog-miss', missing, {
+      kind: 'rest-read',
+      title: 'the products list, prices and stock (REST, cached)',
+      load: list.load,
+    }),
     row('POST /checkout_sessions (2 items, 10OFF)', 'creation', creation, store('none', creation)),
     row('POST /checkout_sessions with Idempotency-Key', 'creation', keyedCreation, store('checkout', keyedCreation)),
     row(

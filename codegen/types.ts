@@ -367,6 +367,12 @@ export interface paths {
          *     or concurrently the event is delivered); a refund moves the order to `partially_refunded` or `refunded`. An event
          *     naming a session or payment the store does not know is `404` (Stripe retries it). Other event types are
          *     acknowledged and ignored. Only when Stripe is the processor; otherwise `404`.
+         *
+         *     The signature is the authentication: deliveries do not count against the per-address limit of anonymous requests
+         *     (Stripe sends from a few addresses). Only refused requests (any `4xx`: a forged, stale or missing signature, a
+         *     malformed body) count, against a budget of refusals per address per minute (`WEBHOOK_REFUSALS_PER_MINUTE`, 120 by
+         *     default), which the `RateLimit-*` headers describe; an address that has spent it gets `429` with `Retry-After`,
+         *     whatever it sends, until its window ends.
          */
         post: operations["receiveStripeWebhook"];
         delete?: never;

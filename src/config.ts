@@ -9,6 +9,8 @@ export interface Config {
   redisUrl: string | undefined;
   rateLimitPerMinute: number;
   registrationsPerHour: number;
+  /** Refused requests to the processor's webhook per address per minute (signed events are never counted). */
+  webhookRefusalsPerMinute: number;
   /** Proxies in front of the service that append to X-Forwarded-For; 0: the socket's address is the client's. */
   trustedProxyHops: number;
   /** Longest wait for one Redis command; past it the request is counted in memory instead. */
@@ -308,6 +310,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: read(env, 'REDIS_URL'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
     registrationsPerHour: integer(env, 'REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
+    webhookRefusalsPerMinute: integer(env, 'WEBHOOK_REFUSALS_PER_MINUTE', 120, 1, 1_000_000),
     trustedProxyHops: proxyHops(env),
     redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),

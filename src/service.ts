@@ -13,6 +13,7 @@ import { cacheableOperations, cacheRepresentations, createReadCache } from './ht
 import { createRateLimiter } from './http/rate-limit.js';
 import { createMcpServers, mcpRoutes } from './mcp/index.js';
 import { protocolBindings } from './http/protocols.js';
+import { readKeys, type ReadKeys } from './http/read-keys.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -115,8 +116,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const cacheable = cacheableOperations(document);
-  const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache);
+  // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
+  const reads: { keys?: ReadKeys } = {};
+  const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache, () => reads.keys!);
   const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
+  const keys = (reads.keys = readKeys(contract, cacheable));
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
   const mcpServers = createMcpServers(deps);
@@ -134,10 +138,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
         },
         redis,
       ),
+      webhookRefusalLimiter: createRateLimiter(
+        {
+          limit: config.webhookRefusalsPerMinute,
+          windowSeconds: 60,
+          keyPrefix: 'webhook-refusals',
+          unit: 'refused webhook requests per minute from this address',
+        },
+        redis,
+      ),
       mcp: mcpRoutes(deps, mcpServers),
       protocols: protocolBindings(deps),
     },
-    cacheable,
+    { cacheable, keys },
     mcpServers,
   );
 

@@ -92,6 +92,34 @@ describe('a cached read is answered before Koa exactly as the general chain answ
   });
 });
 
+describe('another spelling of a cached read is answered before Koa, as the general chain answers it', () => {
+  it.each([
+    [
+      'fields percent-encoded',
+      PRODUCTS,
+      '/api/store/products?fields=%2Avariants.calculated_price,%2Bvariants.inventory_quantity',
+    ],
+    [
+      'parameters reordered, defaults spelled out, tokens repeated',
+      PRODUCTS,
+      '/api/store/products?limit=12&fields=+variants.inventory_quantity,*variants.calculated_price,&offset=0',
+    ],
+    [
+      'an id percent-encoded, a trailing slash',
+      PRODUCT,
+      '/api/store/products/prod%5F01tongue2pack/?fields=*variants.calculated_price',
+    ],
+  ])('%s', async (_name, filledBy, path) => {
+    api.service.deps.readCache.clear();
+    const general = await send(path, {}, newAddress());
+    api.service.deps.readCache.clear();
+    await api.http(filledBy, { headers: { 'X-Forwarded-For': newAddress() } });
+    const fast = await send(path, {}, newAddress());
+    expect([general.status, general.viaKoa, fast.viaKoa]).toEqual([200, true, false]);
+    expectSame(fast, general);
+  });
+});
+
 describe('what the fast path leaves to the general chain', () => {
   it.each([
     ['an If-None-Match the contract rejects', PRODUCTS, { headers: { 'If-None-Match': 'x'.repeat(1025) } }, 400],

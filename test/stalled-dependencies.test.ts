@@ -96,3 +96,46 @@ describe.skipIf(!serverUrl)('with PostgreSQL connections stalled', () => {
       .toBe(200);
   });
 });
+
+describe.skipIf(!serverUrl)('with the PostgreSQL host frozen (new connections stall too)', () => {
+  let outage: ServiceBehindProxy;
+  beforeAll(async () => {
+    outage = await startServiceBehindProxy({ DATABASE_STATEMENT_TIMEOUT_MS: '500' });
+  });
+  afterAll(async () => {
+    outage?.proxy.resume();
+    await outage?.close();
+  });
+
+  /** A read that misses the cache (each `limit` a read of its own), so it needs a connection. */
+  const read = (limit: number) =>
+    outage.api.http(`/api/store/products?limit=${limit}`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+  const create = () =>
+    outage.api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+    });
+
+  it('answers unavailable with Retry-After while the pool is exhausted and connecting times out, never 500', async () => {
+    expect((await create()).status).toBe(201);
+    outage.proxy.freeze();
+    // More requests than the pool has connections (10), in waves: each new connection waits for a greeting that never
+    // comes, and node-postgres's connect timeout ("timeout expired") reaches a request waiting for a connection.
+    // Each surface says so in its documented way: the catalogue 502 catalog_unavailable, checkout 503.
+    const expected: number[] = [];
+    const answers: Response[] = [];
+    for (let wave = 0; wave < 3; wave++) {
+      const sent = Array.from({ length: 16 }, (_, index) => {
+        expected.push(index % 2 ? 503 : 502);
+        return index % 2 ? create() : read(1 + wave * 16 + index);
+      });
+      answers.push(...(await Promise.all(sent)));
+    }
+    expect(answers.map((answer) => answer.status)).toEqual(expected);
+    expect(answers.filter((answer) => !answer.headers.has('retry-after'))).toEqual([]);
+    outage.proxy.resume();
+    await expect.poll(async () => (await create()).status, { timeout: 60_000, interval: 200 }).toBe(201);
+  });
+});

@@ -291,7 +291,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     error.name === 'KnexTimeoutError' ||
     error instanceof BatchQueueTimeout ||
-    /Connection terminated|connection timeout|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(
+    // "timeout expired": node-postgres's connect timeout, when a new connection gets no greeting (a frozen host).
+    /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error|Timeout acquiring a connection|Query read timeout/i.test(
       error.message,
     )
   );

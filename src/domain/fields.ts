@@ -102,3 +102,14 @@ export function parseFieldSelection(raw: string | undefined): FieldSelection {
   for (const token of tokens) apply(selection, token);
   return selection;
 }
+
+/**
+ * What a selection selects, as text: equal for every `fields` value that selects the same fields (tokens in another
+ * order, repeated or empty), different for any that selects others. Products are shaped in a fixed field order
+ * (src/domain/catalog.ts), so equal selections give equal bodies.
+ */
+export function fieldSelectionKey(selection: FieldSelection): string {
+  const product = PRODUCT_FIELDS.filter((field) => selection.product.has(field)).join(',');
+  const { variants } = selection;
+  return variants ? `${product};${VARIANT_FIELDS.filter((field) => variants.has(field)).join(',')}` : product;
+}

@@ -1,6 +1,7 @@
 // Caching of read responses. At the edge: `Cache-Control: public, max-age=60`, a weak ETag, 304 on a matching
 // If-None-Match. In the process: one representation cache (deps.readCache) holds the serialized answer of each
-// operation the contract marks `x-cacheable`, keyed by the request's exact path and query, so a repeated read touches
+// operation the contract marks `x-cacheable`, keyed by what the request means (src/http/read-keys.ts: however its path
+// and query are spelled, one read is one entry), so a repeated read touches
 // neither the database nor the serializer and is still served while the database is briefly away. The same cache holds
 // the results of the catalog MCP server's read tools as JSON text and its UTF-8 bytes (fetchValue), under the same
 // 60 s rule, so a cached tool call is answered without serializing or encoding (src/mcp/cached-calls.ts). Nothing else is cached: services always query
@@ -10,6 +11,7 @@ import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
+import type { ReadKeys } from './read-keys.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -84,15 +86,15 @@ export function ageOf(representation: CachedRepresentation): string {
   return String(Math.max(0, Math.floor((Date.now() - representation.readAt) / 1000)));
 }
 
-/** The process's one cache of read responses, keyed by the request's path and query exactly as sent (`ctx.url`). */
+/** The process's one cache of read responses, keyed by what the read means (src/http/read-keys.ts). */
 export interface ReadCache {
-  /** The entry for this path and query, if one was stored in the last 60 s. */
-  get(url: string): CachedRepresentation | undefined;
+  /** The entry for this read's key, if one was stored in the last 60 s. */
+  get(key: string): CachedRepresentation | undefined;
   /** The entry, or what `load` builds (concurrent misses share one load; failures are not kept). */
-  fetch(url: string, load: Load): Promise<CachedRepresentation>;
+  fetch(key: string, load: Load): Promise<CachedRepresentation>;
   /**
-   * The value stored under `key`, or what `load` gives, under the same 60 s rule and LRU. A key must never be a
-   * request target (one with a space is not), so a value is never served as a response.
+   * The value stored under `key`, or what `load` gives, under the same 60 s rule and LRU. A key must never be a read's
+   * (theirs start `GET `), so a value is never served as a response.
    */
   fetchValue<T>(key: string, load: () => Promise<T>): Promise<T>;
   /** The value fetchValue stored under `key` in the last 60 s, if any: a lookup that never loads. */
@@ -114,8 +116,8 @@ export function createReadCache(): ReadCache {
     },
   });
   return {
-    get: (url) => cache.get(url) as CachedRepresentation | undefined,
-    fetch: async (url, load) => (await cache.fetch(url, { context: load })) as CachedRepresentation,
+    get: (key) => cache.get(key) as CachedRepresentation | undefined,
+    fetch: async (key, load) => (await cache.fetch(key, { context: load })) as CachedRepresentation,
     fetchValue: async <T>(key: string, load: () => Promise<T>) =>
       ((await cache.fetch(key, { context: async () => ({ value: await load() }) })) as CachedValue).value as T,
     peekValue: <T>(key: string) => (cache.get(key) as CachedValue | undefined)?.value as T | undefined,
@@ -174,9 +176,13 @@ function cachedOperation(
   operationId: string,
   handler: ContractHandler,
   cache: ReadCache,
+  keys: () => ReadKeys,
 ): (...args: Parameters<ContractHandler>) => Promise<void> {
   return async (input, ctx) => {
-    const representation = await cache.fetch(ctx.url, async () => {
+    const key = keys().ofInput(operationId, input);
+    // A read without a key (a `fields` value its handler refuses) is answered, and refused, uncached.
+    if (key === undefined) return answer(ctx, await handler(input, ctx));
+    const representation = await cache.fetch(key, async () => {
       answer(ctx, await handler(input, ctx));
       return answered(ctx, operationId);
     });
@@ -187,18 +193,20 @@ function cachedOperation(
 
 /**
  * The handlers with every operation the contract marks cacheable answered from the read cache (the handler runs on a
- * miss; its 200 body is stored). No other operation can reach the cache.
+ * miss; its 200 body is stored), under the key `keys` gives (read once the contract, built from these handlers,
+ * exists). No other operation can reach the cache.
  */
 export function cacheRepresentations(
   handlers: OperationHandlers,
   operations: CacheableOperation[],
   cache: ReadCache,
+  keys: () => ReadKeys,
 ): OperationHandlers {
   const wrapped: OperationHandlers = { ...handlers };
   for (const { operationId } of operations) {
     const id = operationId as keyof OperationHandlers;
     if (!handlers[id]) throw new Error(`${operationId} is marked ${CACHEABLE} but has no handler`);
-    wrapped[id] = cachedOperation(operationId, handlers[id], cache);
+    wrapped[id] = cachedOperation(operationId, handlers[id], cache, keys);
   }
   return wrapped;
 }

@@ -1,5 +1,6 @@
-// Cached reads answered before Koa. A GET or HEAD whose exact path and query the read cache holds (an operation the
-// contract marks `x-cacheable`, answered by the general chain less than 60 s ago, so already routed and validated) is
+// Cached reads answered before Koa. A GET or HEAD whose read the cache holds (an operation the contract marks
+// `x-cacheable`, answered by the general chain less than 60 s ago, keyed by what it means however it is spelled:
+// src/http/read-keys.ts, whose key of a raw target repeats the contract's checks of its path and query) is
 // answered here with every step the reads surface applies, written lean (src/http/lean.ts, which cached MCP tool
 // calls share): request id and log line, security headers, CORS, the limit by address, errors in the read shape;
 // here, Cache-Control, ETag and 304. A request this path could not answer
@@ -26,20 +27,22 @@ import {
   type RequestListener,
 } from './lean.js';
 import { contractAjv, type Contract } from './openapi.js';
+import type { ReadKeys } from './read-keys.js';
 import { surfaceOf } from './surfaces.js';
 
 export interface FastReadParts extends LeanParts {
   deps: Pick<Deps, 'lifecycle' | 'deprecations' | 'readCache'>;
   contract: Contract;
   cacheable: CacheableOperation[];
+  keys: ReadKeys;
 }
 
 /** Characters that make Koa parse a URL with Node's legacy parser rather than split it at `?` (parseurl). */
 const NOT_SIMPLE_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 
 /**
- * The header parameters the contract declares for each cacheable operation: the query and path are part of the cache
- * key, so a hit was valid once, but a header (If-None-Match) is checked per request, as the general chain would.
+ * The header parameters the contract declares for each cacheable operation: the path and query are checked as the key
+ * is made, but a header (If-None-Match) is checked per request, as the general chain would.
  */
 function headerParameters(contract: Contract, cacheable: CacheableOperation[]): Map<string, HeaderParameter[]> {
   const ajv = contractAjv();
@@ -60,11 +63,19 @@ function headerParameters(contract: Contract, cacheable: CacheableOperation[]): 
  */
 export function cachedReadsFirst(parts: FastReadParts, general: RequestListener): RequestListener {
   const { lifecycle, deprecations, readCache } = parts.deps;
+  const { keys } = parts;
   const headerChecks = headerParameters(parts.contract, parts.cacheable);
   const respond = leanResponder(parts);
 
-  function servable(req: IncomingMessage, url: string, path: string, entry: CachedRepresentation): boolean {
-    if (url.charCodeAt(0) !== 0x2f || NOT_SIMPLE_URL.test(url)) return false;
+  /** The cached answer to this request, if the cache holds its read and this path can answer it as Koa would. */
+  function cachedFor(req: IncomingMessage, url: string): CachedRepresentation | undefined {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || lifecycle.draining) return undefined;
+    if (url.charCodeAt(0) !== 0x2f || NOT_SIMPLE_URL.test(url)) return undefined;
+    const read = keys.ofTarget(url);
+    return read && readCache.get(read.key);
+  }
+
+  function servable(req: IncomingMessage, path: string, entry: CachedRepresentation): boolean {
     if (deprecations.length > 0 && deprecationsFor(req.method!, path, deprecations).length > 0) return false;
     return admitsHeaders(req, headerChecks.get(entry.operationId) ?? []);
   }
@@ -80,11 +91,11 @@ export function cachedReadsFirst(parts: FastReadParts, general: RequestListener)
   return (req, res) => {
     const started = performance.now();
     const url = req.url ?? '';
-    const entry =
-      (req.method === 'GET' || req.method === 'HEAD') && !lifecycle.draining ? readCache.get(url) : undefined;
+    const entry = cachedFor(req, url);
+    if (!entry) return general(req, res);
     const query = url.indexOf('?');
     const path = query < 0 ? url : url.slice(0, query);
-    if (!entry || !servable(req, url, path, entry)) return general(req, res);
+    if (!servable(req, path, entry)) return general(req, res);
     respond(req, res, {
       path,
       shape: 'read',

@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../domain/errors.js';
 import type { AppContext, AppMiddleware } from './context.js';
+import { renderError } from './errors.js';
 
 /**
  * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
@@ -65,6 +66,8 @@ export interface RateLimiter {
   count(...keys: string[]): Promise<LimitCount>;
   /** Counts, sets the RateLimit-* headers, and throws RateLimited when any key is over its limit. */
   consume(ctx: AppContext, ...keys: string[]): Promise<void>;
+  /** What the key has used in its window, without counting a request: the headers, and the 429 once it is spent. */
+  check(key: string): Promise<LimitCount>;
 }
 
 export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLimiter {
@@ -118,9 +121,21 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLim
     );
   }
 
+  async function check(key: string): Promise<LimitCount> {
+    const used = await store.get(key);
+    // Nothing used: no window is running, so none has to end before the whole budget is there.
+    if (!used)
+      return {
+        headers: [limitHeader, ['RateLimit-Remaining', String(limit)], ['RateLimit-Reset', '0']],
+        rejection: undefined,
+      };
+    return limitCount(used, used.consumedPoints >= limit);
+  }
+
   return {
     limit,
     count,
+    check,
     async consume(ctx, ...keys) {
       const { headers, rejection } = await count(...keys);
       for (const [name, value] of headers) ctx.set(name, value);
@@ -152,6 +167,32 @@ export function limitByAddressAndClient(limiter: RateLimiter): AppMiddleware {
       ? limiter.consume(ctx, byAddress(ctx), `client:${grant.clientId}`)
       : limiter.consume(ctx, byAddress(ctx)));
     await next();
+  };
+}
+
+/**
+ * The payment processor's webhook: its signature is its authentication, so it does not share the anonymous budget of
+ * its address (a processor sends from a few addresses, which would be throttled at peak). Only requests it refuses
+ * (a forged or unsigned event, a malformed body: 4xx) are counted, against the address's own budget of refusals; an
+ * address that has spent it is refused with 429 before its body is read or verified, so a forged request costs at
+ * most one body read and one HMAC, a bounded number of times per minute.
+ */
+export function limitWebhookRefusals(limiter: RateLimiter): AppMiddleware {
+  return async (ctx, next) => {
+    const key = `webhook:${ctx.ip}`;
+    const before = await limiter.check(key);
+    for (const [name, value] of before.headers) ctx.set(name, value);
+    if (before.rejection) throw before.rejection;
+    try {
+      await next();
+    } catch (error) {
+      const { status } = renderError(error, 'read');
+      if (status >= 400 && status < 500) {
+        const { headers } = await limiter.count(key);
+        for (const [name, value] of headers) ctx.set(name, value);
+      }
+      throw error;
+    }
   };
 }
 

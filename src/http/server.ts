@@ -10,6 +10,7 @@ import { cachedToolCallsFirst } from '../mcp/cached-calls.js';
 import type { McpServer } from '../mcp/rpc.js';
 import { cachedReadsFirst } from './fast-reads.js';
 import type { RequestListener } from './lean.js';
+import type { ReadKeys } from './read-keys.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { sessionCreatesFirst } from './session-creates.js';
@@ -37,7 +38,7 @@ function createApp(parts: SurfaceParts): Koa<AppState> {
  */
 export function createRequestListener(
   parts: SurfaceParts,
-  cacheable: CacheableOperation[],
+  reads: { cacheable: CacheableOperation[]; keys: ReadKeys },
   mcpServers: Record<string, McpServer>,
 ): RequestListener {
   const app = createApp(parts);
@@ -46,5 +47,5 @@ export function createRequestListener(
   const general = cachedToolCallsFirst({ ...lean, deps, servers: mcpServers }, app.callback());
   const creates = sessionCreatesFirst({ ...lean, deps, contract, protocols: parts.protocols }, general);
   const sessions = sessionReadsFirst({ ...lean, deps, contract }, creates);
-  return cachedReadsFirst({ ...lean, deps, contract, cacheable }, sessions);
+  return cachedReadsFirst({ ...lean, deps, contract, ...reads }, sessions);
 }

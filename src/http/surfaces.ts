@@ -14,7 +14,13 @@ import { renderErrorsAs } from './error-handler.js';
 import { isDecodable, type ErrorShape } from './errors.js';
 import { dispatchContract, type Contract } from './openapi.js';
 import { protocolRoutes, type ProtocolBindings } from './protocols.js';
-import { limitByAddress, limitByAddressAndClient, limitRegistrations, type RateLimiter } from './rate-limit.js';
+import {
+  limitByAddress,
+  limitByAddressAndClient,
+  limitRegistrations,
+  limitWebhookRefusals,
+  type RateLimiter,
+} from './rate-limit.js';
 import { mcpCors } from '../mcp/transport.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
 
@@ -56,6 +62,8 @@ export interface SurfaceParts {
   limiter: RateLimiter;
   /** Registrations per address. */
   registrationLimiter: RateLimiter;
+  /** Refused webhook requests per address (limitWebhookRefusals). */
+  webhookRefusalLimiter: RateLimiter;
   /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
   mcp: AppMiddleware;
   /** The protocol bindings that are on; a binding switched off leaves its paths to the reads surface (a 404). */
@@ -68,6 +76,7 @@ function pipelines({
   contract,
   limiter,
   registrationLimiter,
+  webhookRefusalLimiter,
   mcp,
   protocols,
 }: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
@@ -86,8 +95,9 @@ function pipelines({
     // As on the public surfaces, CORS (for MCP_ALLOWED_ORIGINS only) comes before the limiter.
     mcp: [mcpCors(deps.config.mcpAllowedOrigins), byAddress, notices, mcp],
     pages: [cors, byAddress, notices, parseBodies(), operation],
-    // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers.
-    webhooks: [byAddress, notices, parseBodies(), operation],
+    // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers. The
+    // signature authenticates: only refused requests count, on a budget of their own, not the anonymous one.
+    webhooks: [limitWebhookRefusals(webhookRefusalLimiter), notices, parseBodies(), operation],
     protocols: [protocolRoutes(protocols)],
     // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
     liveness: [operation],

@@ -3,7 +3,7 @@ import type { components } from '../../codegen/types.js';
 import * as repo from '../db/repositories/catalog.js';
 import type { Db } from '../db/knex.js';
 import { shapeProduct, type Product } from '../domain/catalog.js';
-import { parseFieldSelection, type FieldSelection } from '../domain/fields.js';
+import { parseFieldSelection } from '../domain/fields.js';
 import { BadRequest, NotFound } from '../domain/errors.js';
 
 type Schemas = components['schemas'];
@@ -42,37 +42,19 @@ export function requireRegion(
   return region;
 }
 
-async function productsWithVariants(
-  db: Db,
-  rows: repo.ProductRow[],
-  selection: FieldSelection,
-  region: repo.RegionRow,
-): Promise<Product[]> {
-  const variants = selection.variants
-    ? await repo.listVariantRows(
-        db,
-        rows.map((row) => row.id),
-        region.id,
-      )
-    : [];
-  return rows.map((row) =>
-    shapeProduct(
-      row,
-      variants.filter((variant) => variant.product_id === row.id),
-      selection,
-      region,
-    ),
-  );
-}
-
 export async function listProducts(db: Db, query: ProductQuery): Promise<Schemas['ProductList']> {
   const selection = parseFieldSelection(query.fields);
-  const region = await resolveRegion(db, query.regionId);
-  const filter = { handle: query.handle, ids: query.ids };
-  const { rows, count } = await repo.listProductRows(db, filter, query);
+  const page = await repo.readProductPage(db, {
+    regionId: query.regionId,
+    filter: { handle: query.handle, ids: query.ids },
+    limit: query.limit,
+    offset: query.offset,
+    variants: selection.variants !== null,
+  });
+  const region = requireRegion(page.region, query.regionId);
   return {
-    products: await productsWithVariants(db, rows, selection, region),
-    count,
+    products: page.products.map((product) => shapeProduct(product, product.variants ?? [], selection, region)),
+    count: page.count,
     offset: query.offset,
     limit: query.limit,
   };

@@ -13,7 +13,12 @@ export interface TcpProxy {
    * flow; new connections work. Nothing is closed, so only timeouts on the service's side can notice.
    */
   stall(): void;
-  /** Stalled connections carry bytes again. */
+  /**
+   * As stall, and new connections too are accepted but carry nothing, as a database host that froze: a connection
+   * the service opens meanwhile never gets its server's greeting, so only its connect timeout can notice.
+   */
+  freeze(): void;
+  /** Stalled (and frozen) connections carry bytes again, and new ones work. */
   resume(): void;
   close(): Promise<void>;
 }
@@ -24,6 +29,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const stalled = new Set<[Socket, Socket]>();
   let server: Server | undefined;
   let port = 0;
+  let frozen = false;
 
   async function listen(): Promise<void> {
     server = createServer((client) => {
@@ -39,7 +45,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         });
         socket.on('error', () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      if (!frozen) return void client.pipe(upstream).pipe(client);
+      client.pause();
+      upstream.pause();
+      stalled.add(pair);
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
     port = (server!.address() as AddressInfo).port;
@@ -63,11 +72,17 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     }
   }
 
+  function freeze(): void {
+    frozen = true;
+    stall();
+  }
+
   function resume(): void {
+    frozen = false;
     for (const [client, upstream] of stalled) client.pipe(upstream).pipe(client);
     stalled.clear();
   }
 
   await listen();
-  return { port, cut, restore: listen, stall, resume, close: cut };
+  return { port, cut, restore: listen, stall, freeze, resume, close: cut };
 }

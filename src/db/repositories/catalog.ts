@@ -49,83 +49,110 @@ export async function findRegion(db: Db, id: string | undefined): Promise<Region
   return region;
 }
 
+/** Every region in rank order, each with its countries (by display name), as JSON from one statement. */
+const REGIONS_WITH_COUNTRIES = `select ${REGION_COLUMNS.join(', ')},
+  (select coalesce(json_agg(json_build_object('iso_2', c.iso_2, 'display_name', c.display_name)
+    order by c.display_name), '[]') from region_countries as c where c.region_id = regions.id) as countries
+from regions order by rank`;
+
+/** The regions and their countries in one round trip (a cache-missing read of the regions costs one statement). */
 export async function listRegionsWithCountries(db: Db): Promise<{ regions: RegionRow[]; countries: CountryRow[] }> {
-  const [regions, countries] = await Promise.all([
-    db('regions').select(REGION_COLUMNS).orderBy('rank') as Promise<RegionRow[]>,
-    db<CountryRow>('region_countries')
-      .select('region_id', 'iso_2', 'display_name')
-      .orderBy(['region_id', 'display_name']),
-  ]);
+  const rows = await runPrepared<RegionRow & { countries: Array<Omit<CountryRow, 'region_id'>> }>(
+    db,
+    'regions_with_countries',
+    REGIONS_WITH_COUNTRIES,
+    [],
+  );
+  const regions = rows.map(({ countries: _countries, ...region }) => region);
+  const countries = rows.flatMap((region) => region.countries.map((country) => ({ region_id: region.id, ...country })));
   return { regions, countries };
 }
 
-function filtered(db: Db, filter: ProductFilter) {
-  const query = db<ProductRow>('products');
-  if (filter.handle !== undefined) query.where('handle', filter.handle);
-  if (filter.ids !== undefined) query.whereIn('id', filter.ids);
-  return query;
+/** A product with its variants (in catalogue order; absent unless asked for) priced in the page's region. */
+export interface ProductWithVariants extends ProductRow {
+  variants: VariantRow[] | null;
 }
 
-export async function listProductRows(
+/** What a page of products reads: its region (or undefined: unknown), the matching count and the page's products. */
+export interface ProductPage {
+  region: RegionRow | undefined;
+  count: number;
+  products: ProductWithVariants[];
+}
+
+/**
+ * A page of products, read in one statement: the region ($1, or the default when null), the products matching the
+ * filter ($2 handle, $3 ids, each null for none) counted and paged ($4 limit, $5 offset) in catalogue order, and, when
+ * $6, each one's variants priced in that region. Text fixed whatever the arguments, so it runs prepared.
+ */
+const PRODUCT_PAGE = `with region as (
+  select ${REGION_COLUMNS.join(', ')} from regions where id = $1 or ($1::text is null and is_default) limit 1
+), matching as (
+  select id, title, handle, description, material, thumbnail, collection_id, rank from products
+  where ($2::text is null or handle = $2) and ($3::text[] is null or id = any($3::text[]))
+), page as (
+  select * from matching order by rank, id limit $4 offset $5
+)
+select (select row_to_json(region) from region) as region,
+  (select count(*)::int from matching) as count,
+  (select coalesce(json_agg(json_build_object('id', p.id, 'title', p.title, 'handle', p.handle,
+      'description', p.description, 'material', p.material, 'thumbnail', p.thumbnail,
+      'collection_id', p.collection_id,
+      'variants', case when $6::boolean then (
+        select coalesce(json_agg(json_build_object('id', v.id, 'product_id', v.product_id, 'title', v.title,
+            'sku', v.sku, 'manage_inventory', v.manage_inventory, 'allow_backorder', v.allow_backorder,
+            'inventory_quantity', v.inventory_quantity, 'price_amount', vp.amount) order by v.rank, v.id), '[]')
+        from variants as v
+        left join variant_prices as vp on vp.variant_id = v.id and vp.region_id = (select id from region)
+        where v.product_id = p.id) end
+    ) order by p.rank, p.id), '[]') from page as p) as products`;
+
+/**
+ * A page of products with what presenting it needs, in one round trip: a cache-missing catalogue read costs the
+ * database one statement, not the four (region, rows, count, variants) it once sent.
+ */
+export async function readProductPage(
   db: Db,
-  filter: ProductFilter,
-  page: { limit: number; offset: number },
-): Promise<{ rows: ProductRow[]; count: number }> {
-  const [rows, total] = await Promise.all([
-    filtered(db, filter)
-      .select('id', 'title', 'handle', 'description', 'material', 'thumbnail', 'collection_id')
-      .orderBy(['rank', 'id'])
-      .limit(page.limit)
-      .offset(page.offset),
-    filtered(db, filter).count<{ count: number }[]>({ count: '*' }),
-  ]);
-  return { rows, count: Number(total[0]?.count ?? 0) };
+  query: { regionId: string | undefined; filter: ProductFilter; limit: number; offset: number; variants: boolean },
+): Promise<ProductPage> {
+  const [row] = await runPrepared<{ region: RegionRow | null; count: number; products: ProductWithVariants[] }>(
+    db,
+    'product_page',
+    PRODUCT_PAGE,
+    [
+      query.regionId ?? null,
+      query.filter.handle ?? null,
+      query.filter.ids ?? null,
+      query.limit,
+      query.offset,
+      query.variants,
+    ],
+  );
+  return { region: row?.region ?? undefined, count: Number(row?.count ?? 0), products: row?.products ?? [] };
 }
 
-export async function listVariantRows(db: Db, productIds: string[], regionId: string): Promise<VariantRow[]> {
-  if (productIds.length === 0) return [];
-  return db('variants as v')
-    .leftJoin('variant_prices as p', function joinPrice() {
-      this.on('p.variant_id', 'v.id').andOnVal('p.region_id', regionId);
-    })
-    .whereIn('v.product_id', productIds)
-    .orderBy(['v.product_id', 'v.rank', 'v.id'])
-    .select(
-      'v.id',
-      'v.product_id',
-      'v.title',
-      'v.sku',
-      'v.manage_inventory',
-      'v.allow_backorder',
-      'v.inventory_quantity',
-      { price_amount: 'p.amount' },
-    );
-}
+/**
+ * The reviews (all, or one product's), newest first, in exactly the contract's shape, with their count and mean rating:
+ * one statement ($1: the product id, or null for every review).
+ */
+const REVIEWS = `with scoped as (
+  select id, product_id, author, title, quote, rating, verified, review_date from reviews
+  where $1::text is null or product_id = $1
+)
+select (select coalesce(json_agg(json_build_object('id', id, 'product_id', product_id, 'author', author,
+    'title', title, 'quote', quote, 'rating', rating, 'verified', verified,
+    'review_date', to_char(review_date, 'YYYY-MM-DD')) order by review_date desc, id), '[]') from scoped) as rows,
+  (select count(*)::int from scoped) as count,
+  (select coalesce(round(avg(rating)::numeric, 2), 0)::float8 from scoped) as average`;
 
 export async function listReviewRows(
   db: Db,
   productId: string | undefined,
 ): Promise<{ rows: ReviewRow[]; count: number; average: number }> {
-  const scoped = () => (productId === undefined ? db('reviews') : db('reviews').where('product_id', productId));
-  const [rows, stats] = await Promise.all([
-    scoped()
-      .select(
-        'id',
-        'product_id',
-        'author',
-        'title',
-        'quote',
-        'rating',
-        'verified',
-        db.raw(`to_char(review_date, 'YYYY-MM-DD') as review_date`),
-      )
-      .orderBy([{ column: 'review_date', order: 'desc' }, 'id']),
-    scoped().select(
-      db.raw('count(*)::int as count'),
-      db.raw('coalesce(round(avg(rating)::numeric, 2), 0)::float8 as average'),
-    ),
+  const [result] = await runPrepared<{ rows: ReviewRow[]; count: number; average: number }>(db, 'reviews', REVIEWS, [
+    productId ?? null,
   ]);
-  return { rows, count: Number(stats[0]?.count ?? 0), average: Number(stats[0]?.average ?? 0) };
+  return { rows: result?.rows ?? [], count: Number(result?.count ?? 0), average: Number(result?.average ?? 0) };
 }
 
 export async function listCollectionRows(
