@@ -355,7 +355,11 @@ describe('the order path (what every processor reports into)', () => {
     ['beyond the stock', { quantity: 5, stock: 2 }, { refused: ['insufficient_stock'] }],
     ['beyond the stock, on backorder', { quantity: 5, stock: 2, variant: { allow_backorder: true } }, { reasons: [] }],
     ['beyond a stock not managed', { quantity: 5, stock: 2, variant: { manage_inventory: false } }, { reasons: [] }],
-    ['beyond the stock not held for others', { quantity: 2, stock: 3, heldElsewhere: 2 }, { refused: ['insufficient_stock'] }],
+    [
+      'beyond the stock not held for others',
+      { quantity: 2, stock: 3, heldElsewhere: 2 },
+      { refused: ['insufficient_stock'] },
+    ],
     ['within the stock held for others', { quantity: 1, stock: 5, heldElsewhere: 2 }, { reasons: [] }],
     ['with its promotion used up', { usesLeft: 0 }, { refused: ['promotion_exhausted'] }],
     [
@@ -531,7 +535,9 @@ describe('the order path (what every processor reports into)', () => {
     for (const session of sessions)
       reports.push({ ...report(session.id, `evt_${session.id}`, totalOf(session)), quote: await quoteOf(session.id) });
     const redeemedBefore = await redemptions('10OFF');
-    await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: redeemedBefore + 2 });
+    await db()('promotions')
+      .where({ code: '10OFF' })
+      .update({ usage_limit: redeemedBefore + 2 });
     try {
       const outcomes = await payAtOnce(reports);
       expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'refused']);

@@ -38,13 +38,13 @@ export async function sweepRetention(deps: Deps): Promise<Record<string, number>
     tokens: await inBatches((batch) => repo.deleteTokensExpiredBefore(deps.db, ago(periods.expiredTokensMs), batch)),
     clients: await inBatches((batch) => repo.deleteIdleClients(deps.db, ago(periods.idleClientsMs), batch)),
     openCarts: await inBatches((batch) =>
-      repo.deleteCarts(deps.db, 'open', 'updated_at', ago(periods.openCartsMs), batch),
+      repo.deleteCarts(deps.db, 'open', 'updated_at', ago(periods.openCartsMs), new Date(now), batch),
     ),
     unpaidSessions: await inBatches((batch) =>
-      repo.deleteCarts(deps.db, 'ready_for_payment', 'updated_at', ago(periods.unpaidSessionsMs), batch),
+      repo.deleteCarts(deps.db, 'ready_for_payment', 'updated_at', ago(periods.unpaidSessionsMs), new Date(now), batch),
     ),
     canceledSessions: await inBatches((batch) =>
-      repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(periods.canceledSessionsMs), batch),
+      repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(periods.canceledSessionsMs), new Date(now), batch),
     ),
   };
 }

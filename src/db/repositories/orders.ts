@@ -590,7 +590,10 @@ export async function markProcessorCheckoutExpired(
   reference: string,
   at: Date,
 ): Promise<void> {
-  await db('processor_checkouts').where({ processor, reference }).where('expires_at', '>', at).update({ expires_at: at });
+  await db('processor_checkouts')
+    .where({ processor, reference })
+    .where('expires_at', '>', at)
+    .update({ expires_at: at });
 }
 
 export interface RefusedPaymentRow {

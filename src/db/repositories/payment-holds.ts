@@ -83,3 +83,37 @@ export async function holdForCheckout(
     holdUntil ?? null,
   ]);
 }
+
+export type Reservation =
+  /** Nothing falls short: held (when asked to hold). */
+  | { kind: 'held' }
+  /** The session no longer awaits payment (paid or cancelled meanwhile). */
+  | { kind: 'not_ready' }
+  /** The session has had `max` processor checkouts already: it gets no more. */
+  | { kind: 'too_many_checkouts' }
+  | { kind: 'unavailable'; shortfalls: Shortfall[] };
+
+/**
+ * Checks, and with `holdUntil` reserves, what a processor checkout of `quote` may take, in one transaction that first
+ * locks the session (concurrent visits of its pay page, on any instance, reserve one after another) and bounds the
+ * checkouts a session may have (`maxCheckouts`): each costs a call to the processor and a row.
+ */
+export function reserveForCheckout(
+  db: Db,
+  reservation: { sessionId: string; quote: Quote; at: Date; holdUntil?: Date; maxCheckouts?: number },
+): Promise<Reservation> {
+  const { sessionId, quote, at, holdUntil, maxCheckouts } = reservation;
+  return db.transaction(async (trx): Promise<Reservation> => {
+    const cart = (await trx('carts').where({ id: sessionId }).forUpdate().first('status')) as
+      { status: string } | undefined;
+    if (cart?.status !== 'ready_for_payment') return { kind: 'not_ready' };
+    if (maxCheckouts !== undefined) {
+      const [made] = (await trx('processor_checkouts').where({ session_id: sessionId }).count({ n: '*' })) as Array<{
+        n: string | number;
+      }>;
+      if (Number(made!.n) >= maxCheckouts) return { kind: 'too_many_checkouts' };
+    }
+    const shortfalls = await holdForCheckout(trx, sessionId, quote, at, holdUntil);
+    return shortfalls.length ? { kind: 'unavailable', shortfalls } : { kind: 'held' };
+  });
+}
