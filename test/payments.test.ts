@@ -193,6 +193,150 @@ describe('paying with the test processor', () => {
   });
 });
 
+// Issue 29, findings 5 to 7: the test button takes no payment the store cannot honour, however many press at once.
+describe('paying what the store can honour (test processor)', () => {
+  /** Opens a pay form for each of `count` new sessions, then presses every button at once. */
+  async function payAtOnce(count: number, body: object) {
+    const sessions = [];
+    for (let index = 0; index < count; index++) sessions.push(await createSession(body));
+    return { sessions, forms: await Promise.all(sessions.map((session) => openPayForm(api, session.id))) };
+  }
+  const press = (sessions: any[], forms: Awaited<ReturnType<typeof openPayForm>>[]) =>
+    Promise.all(sessions.map((session, index) => submitPayForm(api, session.id, forms[index]!)));
+
+  it('sells the last 5 units to 5 of 20 buyers pressing at once; the others are charged nothing and told why', async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }] });
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 5 });
+    try {
+      const answers = await press(sessions, forms);
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 303)).toHaveLength(5);
+      expect(statuses.filter((status) => status === 409)).toHaveLength(15);
+      const refused = answers.filter((answer) => answer.status === 409);
+      for (const text of await Promise.all(refused.map((answer) => answer.text()))) expect(text).toContain('sold out');
+      const orders = await db()('orders').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(orders.map((order) => order.status)).toEqual(Array(5).fill('paid'));
+      expect(await stockOf(TRAVEL)).toBe(0);
+      const refusals = await db()('refused_payments').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(refusals.map(({ reasons, refund_state }) => ({ reasons, refund_state }))).toEqual(
+        Array(15).fill({ reasons: ['insufficient_stock'], refund_state: 'refunded' }),
+      );
+      // The pay page of a session the stock can no longer cover offers no button (409), and says why.
+      const page = await api.http(`/pay/${refusals[0].session_id}`);
+      expect(page.status).toBe(409);
+      const html = await page.text();
+      expect(html).not.toContain('<form');
+      expect(html).toContain('refunded to you in full');
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it("redeems a promotion's last use once among 20 buyers pressing at once", async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }], promo_codes: ['10OFF'] });
+    const redeemedBefore = await redemptions('10OFF');
+    await db()('promotions')
+      .where({ code: '10OFF' })
+      .update({ usage_limit: redeemedBefore + 1 });
+    try {
+      const answers = await press(sessions, forms);
+      expect(answers.filter((answer) => answer.status === 303)).toHaveLength(1);
+      // The others: refused by the order statement, or, priced again once the last use was gone, a new total to
+      // confirm (the code no longer applies). Either way nothing is paid.
+      for (const text of await Promise.all(answers.filter((answer) => answer.status !== 303).map((a) => a.text())))
+        expect(text).toMatch(/usage limit|The price changed/);
+      expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+      const orders = await db()('orders').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(orders.map((order) => order.promo_codes)).toEqual([['10OFF']]);
+    } finally {
+      await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
+    }
+  });
+
+  it('answers a pay page 409 with no button when the stock cannot cover the session', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL, quantity: 3 }] });
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 2 });
+    try {
+      const page = await api.http(`/pay/${session.id}`);
+      expect(page.status).toBe(409);
+      const html = await page.text();
+      expect(html).toContain('sold out');
+      expect(html).not.toContain('<form');
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it('gives each of 20 simultaneous pay and cancel pairs one outcome: paid, or cancelled with nothing charged', async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }] });
+    const stockBefore = await stockOf(TRAVEL);
+    const answers = await Promise.all(
+      sessions.map(async (session, index) => {
+        const [paid, canceled] = await Promise.all([
+          submitPayForm(api, session.id, forms[index]!),
+          api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' }),
+        ]);
+        return { paid: paid.status, canceled: canceled.status };
+      }),
+    );
+    let paidCount = 0;
+    for (const [index, session] of sessions.entries()) {
+      const status = (await getSession(session.id)).status;
+      const orders = await ordersOf(session.id);
+      if (status === 'completed') {
+        paidCount++;
+        expect(answers[index]).toEqual({ paid: 303, canceled: 409 });
+        expect(orders.map((order) => order.status)).toEqual(['paid']);
+      } else {
+        expect(status).toBe('canceled');
+        expect(answers[index]).toEqual({ paid: 409, canceled: 200 });
+        expect(orders).toHaveLength(0);
+      }
+    }
+    expect(await stockOf(TRAVEL)).toBe(stockBefore - paidCount);
+  });
+
+  it.skipIf(!serverUrl)(
+    'lets a cancel that committed while the button waited win: nothing is charged, the session stays cancelled',
+    async () => {
+      const session = await createSession({ items: [{ id: TRAVEL }] });
+      const form = await openPayForm(api, session.id);
+      // The cancel holds the session's row (as its UPDATE does) while the button's payment waits for it.
+      const cancel = await db().transaction();
+      let paying: Promise<Response> | undefined;
+      try {
+        await cancel.raw('select from carts where id = ? for update', [session.id]);
+        paying = submitPayForm(api, session.id, form);
+        await lockWaiters(async (text) => (await db().raw(text)).rows, 1);
+        await cancel('carts')
+          .where({ id: session.id })
+          .update({ status: 'canceled', canceled_at: new Date(), updated_at: new Date() });
+        await cancel.commit();
+      } catch (error) {
+        await cancel.rollback();
+        throw error;
+      }
+      const answer = await paying;
+      expect(answer.status).toBe(409);
+      expect(await answer.text()).toContain('had been cancelled');
+      expect((await getSession(session.id)).status).toBe('canceled');
+      expect(await ordersOf(session.id)).toHaveLength(0);
+      expect(await refusalsOf(session.id)).toEqual([
+        expect.objectContaining({ reasons: ['session_canceled'], refund_state: 'refunded' }),
+      ]);
+    },
+  );
+});
+
 describe('the order path (what every processor reports into)', () => {
   const report = (sessionId: string, eventId: string, amountPaid: number, currency = 'usd') => ({
     processor: 'stripe' as const,
