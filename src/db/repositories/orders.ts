@@ -142,14 +142,6 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
                                       and c.session_id = payment.session_id))`;
 
 /**
- * The held units a session's step may take: those it holds itself (`session`), of `kind` and `name`, from `held`.
- * A macro of PAID_ORDERS's text.
- */
-const OWN_HOLD = (session: string, kind: string, name: string) =>
-  `coalesce((select sum(held.quantity) from held
-             where held.session_id = ${session} and held.kind = '${kind}' and held.name = ${name}), 0)`;
-
-/**
  * Every payment, of every processor, is decided and written by this one statement (the rules of payment are written
  * here only): run on its own (autocommit) for one payment or for many of distinct sessions and distinct events ($1: a
  * JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the batch holds), or
@@ -161,10 +153,12 @@ const OWN_HOLD = (session: string, kind: string, name: string) =>
  * A payment is taken only if the store can honour it (`walk`): its session not cancelled, the stock of every variant
  * kept without backorder covering its quantity, and every promotion with a usage limit having a use left, where what
  * is held for other sessions' open processor checkouts (payment_holds, read after the locks through
- * live_payment_holds) is not there to take, and what its own session holds is. Taken, it writes the stock left, the
+ * live_payment_holds) is not there to take, unless its own session's hold covers all it takes (then it needs only
+ * the stock or the uses to be there: holds outnumber them only when an operator lowered them since). Taken, it writes the stock left, the
  * redemptions, the order numbered from the sequence (`needs_review` with its reasons when the amount or currency paid
  * is not the quote's), its lines, and its session completed. Refused, it is recorded in refused_payments for its
- * processor to refund, and nothing else changes. Either way the session's holds are released. One round trip and one
+ * processor to refund (its processor checkout, paid, is never offered again), and nothing else changes. Either way
+ * the session's holds are released. One round trip and one
  * commit for every payment it carries, and the stock rows, which every order of a variant takes, are held for this
  * statement only. Each payment's outcome is what it would be had the payments been paid one after another in the
  * order given: the walk goes through them in that order, carrying what is left free of each variant and promotion.
@@ -236,43 +230,55 @@ export const PAID_ORDERS = `with recursive payment as materialized (
                                    (select max(at) from payment))
 ), step as materialized (
   select row_number() over (order by n) as k, n, session_id, status, quote from made
-), walk (k, stock_free, uses_free, refusals) as (
+), limited as materialized (
+  -- what is limited, keyed kind:name, and how much of it there is
+  select 'variant:' || id as key, inventory_quantity::bigint as available from stock
+  where manage_inventory and not allow_backorder
+  union all
+  select 'promotion:' || code, (usage_limit - times_redeemed)::bigint from promotion where usage_limit is not null
+), claim as materialized (
+  -- what each payment takes of what is limited, and how much of that its own session holds
+  select wants.n, wants.key, wants.quantity, coalesce(sum(held.quantity), 0) as own
+  from (select n, 'variant:' || id as key, quantity from wanted
+        union all
+        select made.n, 'promotion:' || code, 1 from made, jsonb_array_elements_text(made.quote->'promoCodes') as code)
+       as wants
+    join limited on limited.key = wants.key
+    join step on step.n = wants.n
+    left join held on held.session_id = step.session_id and held.kind || ':' || held.name = wants.key
+  group by 1, 2, 3
+), walk (k, stock_left, holds_left, refusals) as (
+  -- in payment order: what is left of each limited thing, and how much of that is held for sessions yet to pay
   select 0::bigint,
-    (select coalesce(jsonb_object_agg(stock.id, stock.inventory_quantity - coalesce(
-              (select sum(held.quantity) from held where held.kind = 'variant' and held.name = stock.id), 0)), '{}')
-     from stock where manage_inventory and not allow_backorder),
-    (select coalesce(jsonb_object_agg(promotion.code, promotion.usage_limit - promotion.times_redeemed - coalesce(
-              (select sum(held.quantity) from held where held.kind = 'promotion' and held.name = promotion.code), 0)),
-            '{}')
-     from promotion where usage_limit is not null),
+    (select coalesce(jsonb_object_agg(key, available), '{}') from limited),
+    (select coalesce(jsonb_object_agg(limited.key, (select coalesce(sum(held.quantity), 0) from held
+                                                     where held.kind || ':' || held.name = limited.key)), '{}')
+     from limited),
     '{}'::text[]
   union all
-  select step.k, next.stock_free, next.uses_free, verdict.refusals
+  select step.k, next.stock_left, next.holds_left, verdict.refusals
   from walk join step on step.k = walk.k + 1,
+    lateral (select array(select distinct split_part(claim.key, ':', 1) from claim
+                          where claim.n = step.n
+                            -- what others hold is not there to take, unless its own hold covers it all
+                            and claim.quantity > (walk.stock_left->>claim.key)::bigint
+                              - case when claim.own >= claim.quantity then 0
+                                     else (walk.holds_left->>claim.key)::bigint - claim.own end) as short) as shortfall,
     lateral (select array_remove(array[
         case when step.status = 'canceled' then 'session_canceled' end,
-        case when exists (select from wanted
-                          where wanted.n = step.n and (walk.stock_free->>wanted.id) is not null
-                            and wanted.quantity > (walk.stock_free->>wanted.id)::bigint
-                                                  + ${OWN_HOLD('step.session_id', 'variant', 'wanted.id')})
-             then 'insufficient_stock' end,
-        case when exists (select from jsonb_array_elements_text(step.quote->'promoCodes') as code (name)
-                          where (walk.uses_free->>code.name) is not null
-                            and (walk.uses_free->>code.name)::bigint
-                                + ${OWN_HOLD('step.session_id', 'promotion', 'code.name')} < 1)
-             then 'promotion_exhausted' end
+        case when 'variant' = any(shortfall.short) then 'insufficient_stock' end,
+        case when 'promotion' = any(shortfall.short) then 'promotion_exhausted' end
       ], null) as refusals) as verdict,
     lateral (select
-      (select coalesce(jsonb_object_agg(free.key, free.value::bigint + ${OWN_HOLD('step.session_id', 'variant', 'free.key')}
-                - case when cardinality(verdict.refusals) > 0 then 0
-                       else coalesce((select sum(wanted.quantity) from wanted
-                                      where wanted.n = step.n and wanted.id = free.key), 0) end), '{}')
-       from jsonb_each_text(walk.stock_free) as free) as stock_free,
-      (select coalesce(jsonb_object_agg(free.key, free.value::bigint + ${OWN_HOLD('step.session_id', 'promotion', 'free.key')}
-                - case when cardinality(verdict.refusals) = 0
-                            and free.key in (select jsonb_array_elements_text(step.quote->'promoCodes')) then 1
-                       else 0 end), '{}')
-       from jsonb_each_text(walk.uses_free) as free) as uses_free
+      (select coalesce(jsonb_object_agg(left_.key, left_.value::bigint
+              - case when cardinality(verdict.refusals) > 0 then 0
+                     else coalesce((select claim.quantity from claim where claim.n = step.n and claim.key = left_.key), 0)
+                end), '{}')
+       from jsonb_each_text(walk.stock_left) as left_) as stock_left,
+      -- its session's holds are released, whether it was taken or not
+      (select coalesce(jsonb_object_agg(held_.key, held_.value::bigint
+              - coalesce((select claim.own from claim where claim.n = step.n and claim.key = held_.key), 0)), '{}')
+       from jsonb_each_text(walk.holds_left) as held_) as holds_left
     ) as next
 ), verdict as materialized (
   select step.n, walk.refusals from walk join step on step.k = walk.k
@@ -339,6 +345,12 @@ export const PAID_ORDERS = `with recursive payment as materialized (
   from made join verdict on verdict.n = made.n
   where cardinality(verdict.refusals) > 0
   on conflict (processor, payment_reference) do nothing
+), spent as (
+  -- the checkout a refused payment was made through was paid: it is never offered again
+  update processor_checkouts c set expires_at = made.at
+  from made join verdict on verdict.n = made.n
+  where cardinality(verdict.refusals) > 0 and c.processor = made.processor and c.reference = made.checkout_reference
+    and c.session_id = made.session_id and c.expires_at > made.at
 ), released as (
   delete from payment_holds where session_id = any(array(select session_id from made))
 ), completed as (
