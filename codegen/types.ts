@@ -2458,7 +2458,9 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /**
              * @description Why the order needs review (empty otherwise): `amount_mismatch` or `currency_mismatch` (the processor charged
-             *     something other than the quote), `insufficient_stock`, `session_canceled` (paid after the session was cancelled).
+             *     something other than the quote). `insufficient_stock` and `session_canceled` appear only on orders made before
+             *     such payments were refused: a payment for a cancelled session, or one the stock or a promotion's usage limit can
+             *     no longer cover, now makes no order and is refunded in full automatically.
              */
             review_reasons: ("amount_mismatch" | "currency_mismatch" | "insufficient_stock" | "session_canceled")[];
             currency: string;
