@@ -181,7 +181,8 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
  * are locked FOR NO KEY UPDATE: the order changes their counts, never their key, and a create storing lines holds a
  * FOR KEY SHARE lock on each line's variant (its foreign key), in the order of its items; FOR UPDATE would wait for
  * those, and deadlock with a create holding the order's variants the other way round. Exported so that tests can count
- * the statements sent.
+ * the statements sent. Its SQL comments hold no colon and no quote: the bench replays it through pgbench
+ * (bench/order-transaction.ts), which reads `:name` as a variable even there.
  */
 export const PAID_ORDERS = `with recursive payment as materialized (
   select * from ${PAYMENTS}
@@ -231,7 +232,7 @@ export const PAID_ORDERS = `with recursive payment as materialized (
 ), step as materialized (
   select row_number() over (order by n) as k, n, session_id, status, quote from made
 ), limited as materialized (
-  -- what is limited, keyed kind:name, and how much of it there is
+  -- what is limited, keyed by kind and name, and how much of it there is
   select 'variant:' || id as key, inventory_quantity::bigint as available from stock
   where manage_inventory and not allow_backorder
   union all
@@ -248,7 +249,7 @@ export const PAID_ORDERS = `with recursive payment as materialized (
     left join held on held.session_id = step.session_id and held.kind || ':' || held.name = wants.key
   group by 1, 2, 3
 ), walk (k, stock_left, holds_left, refusals) as (
-  -- in payment order: what is left of each limited thing, and how much of that is held for sessions yet to pay
+  -- in payment order, what is left of each limited thing, and how much of that is held for sessions yet to pay
   select 0::bigint,
     (select coalesce(jsonb_object_agg(key, available), '{}') from limited),
     (select coalesce(jsonb_object_agg(limited.key, (select coalesce(sum(held.quantity), 0) from held
@@ -275,7 +276,7 @@ export const PAID_ORDERS = `with recursive payment as materialized (
                      else coalesce((select claim.quantity from claim where claim.n = step.n and claim.key = left_.key), 0)
                 end), '{}')
        from jsonb_each_text(walk.stock_left) as left_) as stock_left,
-      -- its session's holds are released, whether it was taken or not
+      -- the holds of its session are released, whether it was taken or not
       (select coalesce(jsonb_object_agg(held_.key, held_.value::bigint
               - coalesce((select claim.own from claim where claim.n = step.n and claim.key = held_.key), 0)), '{}')
        from jsonb_each_text(walk.holds_left) as held_) as holds_left
@@ -346,7 +347,7 @@ export const PAID_ORDERS = `with recursive payment as materialized (
   where cardinality(verdict.refusals) > 0
   on conflict (processor, payment_reference) do nothing
 ), spent as (
-  -- the checkout a refused payment was made through was paid: it is never offered again
+  -- the checkout a refused payment was made through was paid, so it is never offered again
   update processor_checkouts c set expires_at = made.at
   from made join verdict on verdict.n = made.n
   where cardinality(verdict.refusals) > 0 and c.processor = made.processor and c.reference = made.checkout_reference
