@@ -1,10 +1,17 @@
 // The Stripe adapter against a local fake of Stripe's API: the pay page sends the buyer to a Checkout Session of
 // exactly the quoted amounts (reused while the quote holds), and signed webhooks turn the session into an order
 // exactly once; bad deliveries change nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { sweepRetention } from '../src/services/retention.js';
 import { statementsDuring } from './support/database.js';
+import {
+  PROTOCOL_ENV,
+  protocolFetch,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
   paidCheckout,
@@ -553,5 +560,38 @@ describe('Stripe checkouts the store can honour', () => {
     expect((await api.http(`/checkout_sessions/${session.id}`)).status).toBe(404);
     expect(await db()('processor_checkouts').where({ session_id: session.id })).toHaveLength(0);
     expect(await db()('payment_holds').where({ session_id: session.id })).toHaveLength(0);
+  });
+});
+
+describe('a UCP cancel', () => {
+  let ucp: TestService;
+  let profiles: ProfileServer;
+  beforeAll(async () => {
+    profiles = await startProfileServer();
+    ucp = await startTestService({ env: { ...PROTOCOL_ENV, ...stripe.env } });
+  });
+  afterAll(async () => {
+    await ucp?.close();
+    await profiles?.close();
+  });
+
+  it("expires the session's open Stripe Checkout once the cancel has committed", async () => {
+    const headers = () => ucpHeaders(profiles.url('/full.json'));
+    const created = await protocolFetch(ucp, '/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ line_items: [{ item: { id: TRAVEL }, quantity: 1 }] }),
+    });
+    expect(created.response.status).toBe(201);
+    const page = await ucp.http(`/pay/${created.body.id}`, { redirect: 'manual' });
+    expect(page.status).toBe(303);
+    const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
+    const canceled = await protocolFetch(ucp, `/ucp/checkout-sessions/${created.body.id}/cancel`, {
+      method: 'POST',
+      headers: headers(),
+    });
+    expect(canceled.response.status).toBe(200);
+    // Expired after the cancel's transaction commits, without holding up its answer.
+    await vi.waitFor(() => expect(checkout.expired).toBe(true), { timeout: 20_000, interval: 50 });
   });
 });
