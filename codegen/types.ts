@@ -307,7 +307,14 @@ export interface paths {
          *     With the built-in test processor (no `STRIPE_SECRET_KEY`; never in production unless `PAYMENTS_MODE=test`) the page
          *     carries a "Pay (test mode, no money moves)" button, which posts to this URL. With Stripe, a session ready for
          *     payment is priced now and the buyer is sent (`303`) to a Stripe Checkout for exactly that quote, reused while the
-         *     quote is unchanged. A paid session shows its receipt.
+         *     quote is unchanged (one Checkout per quote; at most 10 per session). A paid session shows its receipt.
+         *
+         *     No payment is asked for that the store could not honour: before a Checkout is made (or the test button shown),
+         *     the stock of every line and the usage limit of every applied promotion are checked, counting what is held for
+         *     other buyers' open Checkouts; a Stripe Checkout then holds what it may take for its life (one hour), until it is
+         *     paid, expires or the session is cancelled. When something falls short (or the session has had too many
+         *     Checkouts), `409` with the page saying why and no way to pay. A payment that still arrives for a session the store
+         *     cannot honour (cancelled, or taken meanwhile) is refunded in full automatically; the page then says so.
          */
         get: operations["getPaymentPage"];
         put?: never;
@@ -318,7 +325,9 @@ export interface paths {
          *     redemptions are counted). No money moves. Only from the page itself: the form must carry the token of the page's
          *     `SameSite=Strict` cookie, and a browser's `Origin`/`Sec-Fetch-Site` must name this site (403 otherwise). On success,
          *     or when the session is already paid, `303` back to the pay page, which then shows the receipt. When the price
-         *     changed since the page was shown, nothing is paid: `409` with the page showing the new total.
+         *     changed since the page was shown, nothing is paid: `409` with the page showing the new total. When the store can
+         *     no longer honour the payment (the session was cancelled first, or its stock or promotion was taken by another
+         *     buyer), nothing is charged: `409` with the page saying why.
          */
         post: operations["payTestMode"];
         delete?: never;
@@ -2458,7 +2467,9 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /**
              * @description Why the order needs review (empty otherwise): `amount_mismatch` or `currency_mismatch` (the processor charged
-             *     something other than the quote), `insufficient_stock`, `session_canceled` (paid after the session was cancelled).
+             *     something other than the quote). `insufficient_stock` and `session_canceled` appear only on orders made before
+             *     such payments were refused: a payment for a cancelled session, or one the stock or a promotion's usage limit can
+             *     no longer cover, now makes no order and is refunded in full automatically.
              */
             review_reasons: ("amount_mismatch" | "currency_mismatch" | "insufficient_stock" | "session_canceled")[];
             currency: string;
@@ -3036,6 +3047,20 @@ export interface components {
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
+        /** @description An HTML page for people (self-contained, under a strict Content-Security-Policy). */
+        HtmlPage: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
         /** @description The catalogue or the payment processor is unreachable (`catalog_unavailable`, `payment_processor_unavailable`); nothing was charged. Transient: retry with backoff. */
         PayPageUnavailable: {
             headers: {
@@ -3095,20 +3120,6 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ReadError"];
-            };
-        };
-        /** @description An HTML page for people (self-contained, under a strict Content-Security-Policy). */
-        HtmlPage: {
-            headers: {
-                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "text/html": string;
             };
         };
         /** @description The body is larger than 100 kB. */
@@ -4814,6 +4825,7 @@ export interface operations {
             };
             400: components["responses"]["ReadBadRequest"];
             404: components["responses"]["ReadNotFound"];
+            409: components["responses"]["HtmlPage"];
             429: components["responses"]["ReadRateLimited"];
             502: components["responses"]["PayPageUnavailable"];
         };
@@ -4924,11 +4936,13 @@ export interface operations {
                         event: string;
                         /**
                          * @description `order_created`: the session became an order. `order_exists`: it already had (another event for the
-                         *     same payment). `order_updated`: a refund was applied. `duplicate`: this event id was handled before.
-                         *     `ignored`: a type or object the store does not act on.
+                         *     same payment). `order_updated`: a refund was applied. `payment_refunded`: the store could not honour
+                         *     the payment (the session was cancelled, or its stock or promotion was taken meanwhile), so it was
+                         *     refunded in full through Stripe and recorded; or Stripe reported that refund. `duplicate`: this
+                         *     event id was handled before. `ignored`: a type or object the store does not act on.
                          * @enum {string}
                          */
-                        result: "order_created" | "order_exists" | "order_updated" | "duplicate" | "ignored";
+                        result: "order_created" | "order_exists" | "order_updated" | "payment_refunded" | "duplicate" | "ignored";
                     };
                 };
             };

@@ -50,6 +50,7 @@ const stockOf = async (id: string) =>
 const redemptions = async (code: string) =>
   Number((await db()('promotions').where({ code }).first('times_redeemed')).times_redeemed);
 const ordersOf = (sessionId: string) => db()('orders').where({ session_id: sessionId });
+const refusalsOf = (sessionId: string) => db()('refused_payments').where({ session_id: sessionId });
 
 describe('paying with the test processor', () => {
   it('shows the cart and a clearly labelled test button', async () => {
@@ -192,6 +193,150 @@ describe('paying with the test processor', () => {
   });
 });
 
+// Issue 29, findings 5 to 7: the test button takes no payment the store cannot honour, however many press at once.
+describe('paying what the store can honour (test processor)', () => {
+  /** Opens a pay form for each of `count` new sessions, then presses every button at once. */
+  async function payAtOnce(count: number, body: object) {
+    const sessions = [];
+    for (let index = 0; index < count; index++) sessions.push(await createSession(body));
+    return { sessions, forms: await Promise.all(sessions.map((session) => openPayForm(api, session.id))) };
+  }
+  const press = (sessions: any[], forms: Awaited<ReturnType<typeof openPayForm>>[]) =>
+    Promise.all(sessions.map((session, index) => submitPayForm(api, session.id, forms[index]!)));
+
+  it('sells the last 5 units to 5 of 20 buyers pressing at once; the others are charged nothing and told why', async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }] });
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 5 });
+    try {
+      const answers = await press(sessions, forms);
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 303)).toHaveLength(5);
+      expect(statuses.filter((status) => status === 409)).toHaveLength(15);
+      const refused = answers.filter((answer) => answer.status === 409);
+      for (const text of await Promise.all(refused.map((answer) => answer.text()))) expect(text).toContain('sold out');
+      const orders = await db()('orders').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(orders.map((order) => order.status)).toEqual(Array(5).fill('paid'));
+      expect(await stockOf(TRAVEL)).toBe(0);
+      const refusals = await db()('refused_payments').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(refusals.map(({ reasons, refund_state }) => ({ reasons, refund_state }))).toEqual(
+        Array(15).fill({ reasons: ['insufficient_stock'], refund_state: 'refunded' }),
+      );
+      // The pay page of a session the stock can no longer cover offers no button (409), and says why.
+      const page = await api.http(`/pay/${refusals[0].session_id}`);
+      expect(page.status).toBe(409);
+      const html = await page.text();
+      expect(html).not.toContain('<form');
+      expect(html).toContain('refunded to you in full');
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it("redeems a promotion's last use once among 20 buyers pressing at once", async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }], promo_codes: ['10OFF'] });
+    const redeemedBefore = await redemptions('10OFF');
+    await db()('promotions')
+      .where({ code: '10OFF' })
+      .update({ usage_limit: redeemedBefore + 1 });
+    try {
+      const answers = await press(sessions, forms);
+      expect(answers.filter((answer) => answer.status === 303)).toHaveLength(1);
+      // The others: refused by the order statement, or, priced again once the last use was gone, a new total to
+      // confirm (the code no longer applies). Either way nothing is paid.
+      for (const text of await Promise.all(answers.filter((answer) => answer.status !== 303).map((a) => a.text())))
+        expect(text).toMatch(/usage limit|The price changed/);
+      expect(await redemptions('10OFF')).toBe(redeemedBefore + 1);
+      const orders = await db()('orders').whereIn(
+        'session_id',
+        sessions.map((session) => session.id),
+      );
+      expect(orders.map((order) => order.promo_codes)).toEqual([['10OFF']]);
+    } finally {
+      await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
+    }
+  });
+
+  it('answers a pay page 409 with no button when the stock cannot cover the session', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL, quantity: 3 }] });
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 2 });
+    try {
+      const page = await api.http(`/pay/${session.id}`);
+      expect(page.status).toBe(409);
+      const html = await page.text();
+      expect(html).toContain('sold out');
+      expect(html).not.toContain('<form');
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it('gives each of 20 simultaneous pay and cancel pairs one outcome: paid, or cancelled with nothing charged', async () => {
+    const { sessions, forms } = await payAtOnce(20, { items: [{ id: TRAVEL }] });
+    const stockBefore = await stockOf(TRAVEL);
+    const answers = await Promise.all(
+      sessions.map(async (session, index) => {
+        const [paid, canceled] = await Promise.all([
+          submitPayForm(api, session.id, forms[index]!),
+          api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' }),
+        ]);
+        return { paid: paid.status, canceled: canceled.status };
+      }),
+    );
+    let paidCount = 0;
+    for (const [index, session] of sessions.entries()) {
+      const status = (await getSession(session.id)).status;
+      const orders = await ordersOf(session.id);
+      if (status === 'completed') {
+        paidCount++;
+        expect(answers[index]).toEqual({ paid: 303, canceled: 409 });
+        expect(orders.map((order) => order.status)).toEqual(['paid']);
+      } else {
+        expect(status).toBe('canceled');
+        expect(answers[index]).toEqual({ paid: 409, canceled: 200 });
+        expect(orders).toHaveLength(0);
+      }
+    }
+    expect(await stockOf(TRAVEL)).toBe(stockBefore - paidCount);
+  });
+
+  it.skipIf(!serverUrl)(
+    'lets a cancel that committed while the button waited win: nothing is charged, the session stays cancelled',
+    async () => {
+      const session = await createSession({ items: [{ id: TRAVEL }] });
+      const form = await openPayForm(api, session.id);
+      // The cancel holds the session's row (as its UPDATE does) while the button's payment waits for it.
+      const cancel = await db().transaction();
+      let paying: Promise<Response> | undefined;
+      try {
+        await cancel.raw('select from carts where id = ? for update', [session.id]);
+        paying = submitPayForm(api, session.id, form);
+        await lockWaiters(async (text) => (await db().raw(text)).rows, 1);
+        await cancel('carts')
+          .where({ id: session.id })
+          .update({ status: 'canceled', canceled_at: new Date(), updated_at: new Date() });
+        await cancel.commit();
+      } catch (error) {
+        await cancel.rollback();
+        throw error;
+      }
+      const answer = await paying;
+      expect(answer.status).toBe(409);
+      expect(await answer.text()).toContain('had been cancelled');
+      expect((await getSession(session.id)).status).toBe('canceled');
+      expect(await ordersOf(session.id)).toHaveLength(0);
+      expect(await refusalsOf(session.id)).toEqual([
+        expect.objectContaining({ reasons: ['session_canceled'], refund_state: 'refunded' }),
+      ]);
+    },
+  );
+});
+
 describe('the order path (what every processor reports into)', () => {
   const report = (sessionId: string, eventId: string, amountPaid: number, currency = 'usd') => ({
     processor: 'stripe' as const,
@@ -263,22 +408,27 @@ describe('the order path (what every processor reports into)', () => {
     expect(await receipt.text()).toContain('needs a person to check it');
   });
 
-  it('flags a paid order the stock cannot cover, and takes what there is', async () => {
+  it('refuses a payment the stock cannot cover: no order, no stock taken, recorded for a refund', async () => {
     const session = await createSession({ items: [{ id: TRAVEL, quantity: 5 }] });
     await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 2 });
-    await recordPayment(api.service.deps, report(session.id, 'evt_short_stock', totalOf(session)));
-    expect((await ordersOf(session.id))[0]).toMatchObject({
-      status: 'needs_review',
-      review_reasons: ['insufficient_stock'],
-    });
-    expect(await stockOf(TRAVEL)).toBe(0);
-    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    try {
+      const outcome = await recordPayment(api.service.deps, report(session.id, 'evt_short_stock', totalOf(session)));
+      expect(outcome).toEqual({ kind: 'refused', reasons: ['insufficient_stock'] });
+      expect(await ordersOf(session.id)).toHaveLength(0);
+      expect(await refusalsOf(session.id)).toEqual([
+        expect.objectContaining({ payment_reference: 'pi_evt_short_stock', amount: totalOf(session) }),
+      ]);
+      expect(await stockOf(TRAVEL)).toBe(2);
+      expect((await getSession(session.id)).status).toBe('ready_for_payment');
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
   });
 
-  // A payment is written by one statement (PAID_ORDERS: the quote known, no agent to tell) or, otherwise, by the
-  // transaction whose JavaScript decides the review reasons and the stock (paymentProblems, planStock): the SQL
-  // repeats those rules, so each case is paid both ways and must make the same order and take the same stock. Paid at
-  // once, payments share that statement, which must make the orders paying them one after another makes.
+  // A payment is written by one statement (PAID_ORDERS), alone (the quote known, no agent to tell) or inside the
+  // transaction that prices the session now or tells its agent: each case is paid both ways and must make the same
+  // order (or refusal) and take the same stock. Paid at once, payments share that statement, which must make the
+  // orders paying them one after another makes.
   interface PaymentCase {
     /** What the buyer paid, given the session's total; the total by default. */
     paid?: (total: number) => number;
@@ -290,7 +440,44 @@ describe('the order path (what every processor reports into)', () => {
     /** The stock of the variant when the payment arrives (85 by default), and how it is kept. */
     stock?: number;
     variant?: { manage_inventory?: boolean; allow_backorder?: boolean };
+    /** Units of the variant held for another session's open checkout when the payment arrives. */
+    heldElsewhere?: number;
+    /** Uses of 10OFF left when the payment arrives (no limit by default). */
+    usesLeft?: number;
   }
+
+  /** What the payment becomes: an order with these review reasons, or a refusal for these reasons. */
+  type Expected = { reasons: string[] } | { refused: string[] };
+
+  /** Sets the stock, holds and promotion a case pays against; returns what undoes it. */
+  async function arrange(payment: PaymentCase) {
+    await db()('variants')
+      .where({ id: TRAVEL })
+      .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
+    const other = payment.heldElsewhere ? await createSession({ items: [{ id: TRAVEL }] }) : undefined;
+    if (other)
+      await db()('payment_holds').insert({
+        session_id: other.id,
+        kind: 'variant',
+        name: TRAVEL,
+        quantity: payment.heldElsewhere,
+        expires_at: new Date(Date.now() + 3_600_000),
+      });
+    if (payment.usesLeft !== undefined)
+      await db()('promotions')
+        .where({ code: '10OFF' })
+        .update({ usage_limit: db().raw('times_redeemed + ?', [payment.usesLeft]) });
+    return async () => {
+      await db()('variants')
+        .where({ id: TRAVEL })
+        .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
+      if (other) await db()('payment_holds').where({ session_id: other.id }).delete();
+      await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
+    };
+  }
+
+  /** What a refusal is made of, without what is new in each. */
+  const refusedOf = ({ payment_reference, session_id, event_id, created_at, updated_at, ...refused }: any) => refused;
 
   /** What an order is made of, without what is new in each (ids, number, times, the processor's references). */
   const madeOf = ({
@@ -304,15 +491,28 @@ describe('the order path (what every processor reports into)', () => {
     ...made
   }: any) => made;
 
-  describe.each<[string, PaymentCase, string[]]>([
-    ['clean', {}, []],
-    ['short by a cent', { paid: (total) => total - 1 }, ['amount_mismatch']],
-    ['in another currency', { currency: 'eur' }, ['currency_mismatch']],
-    ['for a session cancelled meanwhile', { cancel: true }, ['session_canceled']],
-    ['beyond the stock', { quantity: 5, stock: 2 }, ['insufficient_stock']],
-    ['beyond the stock, on backorder', { quantity: 5, stock: 2, variant: { allow_backorder: true } }, []],
-    ['beyond a stock not managed', { quantity: 5, stock: 2, variant: { manage_inventory: false } }, []],
-  ])('a payment %s', (_, payment, reasons) => {
+  describe.each<[string, PaymentCase, Expected]>([
+    ['clean', {}, { reasons: [] }],
+    ['short by a cent', { paid: (total) => total - 1 }, { reasons: ['amount_mismatch'] }],
+    ['in another currency', { currency: 'eur' }, { reasons: ['currency_mismatch'] }],
+    ['for a session cancelled meanwhile', { cancel: true }, { refused: ['session_canceled'] }],
+    ['beyond the stock', { quantity: 5, stock: 2 }, { refused: ['insufficient_stock'] }],
+    ['beyond the stock, on backorder', { quantity: 5, stock: 2, variant: { allow_backorder: true } }, { reasons: [] }],
+    ['beyond a stock not managed', { quantity: 5, stock: 2, variant: { manage_inventory: false } }, { reasons: [] }],
+    [
+      'beyond the stock not held for others',
+      { quantity: 2, stock: 3, heldElsewhere: 2 },
+      { refused: ['insufficient_stock'] },
+    ],
+    ['within the stock held for others', { quantity: 1, stock: 5, heldElsewhere: 2 }, { reasons: [] }],
+    ['with its promotion used up', { usesLeft: 0 }, { refused: ['promotion_exhausted'] }],
+    [
+      'cancelled, beyond the stock, its promotion used up',
+      { cancel: true, quantity: 5, stock: 2, usesLeft: 0 },
+      { refused: ['session_canceled', 'insufficient_stock', 'promotion_exhausted'] },
+    ],
+  ])('a payment %s', (_, payment, expected) => {
+    const refused = 'refused' in expected;
     /** Pays a fresh session of the case, with its quote (the one statement) or priced now (the transaction). */
     async function pay(withQuote: boolean) {
       const session = await createSession({
@@ -322,33 +522,72 @@ describe('the order path (what every processor reports into)', () => {
       const { quote } = quoteCart(api.service.deps, (await findCartWithLines(db(), session.id))!);
       if (payment.cancel)
         expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
-      await db()('variants')
-        .where({ id: TRAVEL })
-        .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
-      const redeemedBefore = await redemptions('10OFF');
-      const paid = (payment.paid ?? ((total) => total))(totalOf(session));
-      const statements = await statementsDuring(db(), ['carts', 'orders', 'variants'], () =>
-        recordPayment(api.service.deps, {
-          ...report(session.id, `evt_${session.id}`, paid, payment.currency),
-          ...(withQuote ? { quote } : {}),
-        }),
-      );
-      const [order] = await ordersOf(session.id);
-      const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
-      await db()('variants')
-        .where({ id: TRAVEL })
-        .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
-      return { statements, made: madeOf(order), taken, status: (await getSession(session.id)).status };
+      const undo = await arrange(payment);
+      try {
+        const redeemedBefore = await redemptions('10OFF');
+        const paid = (payment.paid ?? ((total) => total))(totalOf(session));
+        let outcome: { kind: string } | undefined;
+        const statements = await statementsDuring(db(), ['carts', 'orders', 'variants'], async () => {
+          outcome = await recordPayment(api.service.deps, {
+            ...report(session.id, `evt_${session.id}`, paid, payment.currency),
+            ...(withQuote ? { quote } : {}),
+          });
+        });
+        const [order] = await ordersOf(session.id);
+        const [refusal] = await refusalsOf(session.id);
+        const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
+        return {
+          kind: outcome!.kind,
+          statements,
+          made: order && madeOf(order),
+          refusal: refusal && refusedOf(refusal),
+          paid,
+          taken,
+          status: (await getSession(session.id)).status,
+        };
+      } finally {
+        await undo();
+      }
     }
 
-    it('makes the same order in the one statement as in the transaction', async () => {
-      const alone = await pay(true);
-      const inTransaction = await pay(false);
-      expect([alone.statements, inTransaction.statements > 1]).toEqual([1, true]);
-      expect(alone.made).toStrictEqual(inTransaction.made);
-      expect(alone.made).toMatchObject({ review_reasons: reasons, status: reasons.length ? 'needs_review' : 'paid' });
-      expect(alone.taken).toStrictEqual(inTransaction.taken);
-      expect([alone.status, inTransaction.status]).toEqual(['completed', 'completed']);
+    // Priced now, a promotion used up no longer applies: the session's total is then another.
+    it.skipIf(payment.usesLeft !== undefined)(
+      'makes the same order in the one statement as in the transaction',
+      async () => {
+        const alone = await pay(true);
+        const inTransaction = await pay(false);
+        expect([alone.statements, inTransaction.statements > 1]).toEqual([1, true]);
+        expect(alone.made).toStrictEqual(inTransaction.made);
+        expect(alone.refusal).toStrictEqual(inTransaction.refusal);
+        expect(alone.taken).toStrictEqual(inTransaction.taken);
+        expect(inTransaction.status).toBe(alone.status);
+      },
+    );
+
+    it(refused ? 'refuses it: no order, nothing taken, recorded for a refund' : 'makes its order', async () => {
+      const { kind, made, refusal, paid, taken, status } = await pay(true);
+      if ('refused' in expected) {
+        expect({ kind, made, taken, status }).toEqual({
+          kind: 'refused',
+          made: undefined,
+          taken: { stockLeft: payment.stock ?? 85, redeemed: 0 },
+          status: payment.cancel ? 'canceled' : 'ready_for_payment',
+        });
+        expect(refusal).toStrictEqual({
+          processor: 'stripe',
+          reasons: expected.refused,
+          amount: paid,
+          currency: payment.currency ?? 'usd',
+          refund_state: 'pending',
+          refund_reference: null,
+        });
+      } else {
+        expect({ kind, refusal, status }).toEqual({ kind: 'created', refusal: undefined, status: 'completed' });
+        expect(made).toMatchObject({
+          review_reasons: expected.reasons,
+          status: expected.reasons.length ? 'needs_review' : 'paid',
+        });
+      }
     });
 
     /** Pays three fresh sessions of the case with their quotes: at once (one statement), or one after another. */
@@ -366,36 +605,41 @@ describe('the order path (what every processor reports into)', () => {
         const paid = (payment.paid ?? ((total) => total))(totalOf(session));
         reports.push({ ...report(session.id, `evt_${session.id}`, paid, payment.currency), quote });
       }
-      await db()('variants')
-        .where({ id: TRAVEL })
-        .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
-      const redeemedBefore = await redemptions('10OFF');
-      const outcomes: Array<{ kind: string }> = [];
-      const sent = await paymentStatementsDuring(async () => {
-        if (atOnce) outcomes.push(...(await payAtOnce(reports)));
-        else for (const paid of reports) outcomes.push(await recordPayment(api.service.deps, paid));
-      });
-      const orders = [];
-      for (const session of sessions) orders.push(...(await ordersOf(session.id)));
-      const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
-      await db()('variants')
-        .where({ id: TRAVEL })
-        .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
-      return {
-        sent,
-        kinds: outcomes.map((outcome) => outcome.kind),
-        made: orders.map(madeOf),
-        numbers: orders.map((order) => Number(order.order_number.slice('SF-'.length))),
-        taken,
-      };
+      const undo = await arrange(payment);
+      try {
+        const redeemedBefore = await redemptions('10OFF');
+        const outcomes: Array<{ kind: string }> = [];
+        const sent = await paymentStatementsDuring(async () => {
+          if (atOnce) outcomes.push(...(await payAtOnce(reports)));
+          else for (const paid of reports) outcomes.push(await recordPayment(api.service.deps, paid));
+        });
+        const orders = [];
+        const refusals = [];
+        for (const session of sessions) {
+          orders.push(...(await ordersOf(session.id)));
+          refusals.push(...(await refusalsOf(session.id)));
+        }
+        const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
+        return {
+          sent,
+          kinds: outcomes.map((outcome) => outcome.kind),
+          made: orders.map(madeOf),
+          refused: refusals.map(refusedOf),
+          numbers: orders.map((order) => Number(order.order_number.slice('SF-'.length))),
+          taken,
+        };
+      } finally {
+        await undo();
+      }
     }
 
     it('makes the same orders paid at once, in one statement, as paid one after another', async () => {
       const atOnce = await payThree(true);
       const oneByOne = await payThree(false);
       expect([atOnce.sent, oneByOne.sent]).toEqual([[3], [1, 1, 1]]);
-      expect(atOnce.kinds).toEqual(['created', 'created', 'created']);
+      expect(atOnce.kinds).toEqual(Array(3).fill(refused ? 'refused' : 'created'));
       expect(atOnce.made).toStrictEqual(oneByOne.made);
+      expect(atOnce.refused).toStrictEqual(oneByOne.refused);
       expect(atOnce.taken).toStrictEqual(oneByOne.taken);
       expect(atOnce.numbers).toEqual([...atOnce.numbers].sort((a, b) => a - b));
     });
@@ -403,8 +647,8 @@ describe('the order path (what every processor reports into)', () => {
 
   it('shares out the last of the stock between payments of one statement in their order', async () => {
     const sessions = [];
-    for (let index = 0; index < 3; index++)
-      sessions.push(await createSession({ items: [{ id: TRAVEL, quantity: 2 }, { id: TWO_PACK }] }));
+    for (const quantity of [2, 2, 2, 1])
+      sessions.push(await createSession({ items: [{ id: TRAVEL, quantity }, { id: TWO_PACK }] }));
     const reports: PaymentReport[] = [];
     for (const session of sessions)
       reports.push({ ...report(session.id, `evt_${session.id}`, totalOf(session)), quote: await quoteOf(session.id) });
@@ -413,16 +657,38 @@ describe('the order path (what every processor reports into)', () => {
     let outcomes: Array<{ kind: string }> = [];
     const sent = await paymentStatementsDuring(async () => (outcomes = await payAtOnce(reports)));
     try {
-      expect(sent).toEqual([3]);
-      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'created']);
-      const orders = [];
-      for (const session of sessions) orders.push(...(await ordersOf(session.id)));
-      // 5 → 3 → 1, then 2 wanted of 1: flagged, and the last unit taken.
-      expect(orders.map((order) => order.review_reasons)).toEqual([[], [], ['insufficient_stock']]);
+      expect(sent).toEqual([4]);
+      // 5 → 3 → 1, then 2 wanted of 1: refused, taking nothing; the last unit goes to the fourth.
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'refused', 'created']);
+      for (const [index, session] of sessions.entries()) {
+        expect(await ordersOf(session.id)).toHaveLength(index === 2 ? 0 : 1);
+        expect(await refusalsOf(session.id)).toHaveLength(index === 2 ? 1 : 0);
+      }
       expect(await stockOf(TRAVEL)).toBe(0);
       expect(await stockOf(TWO_PACK)).toBe(twoPackBefore - 3);
     } finally {
       await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 85 });
+    }
+  });
+
+  it("shares out a promotion's last uses between payments of one statement in their order", async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 3 }, () => createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] })),
+    );
+    const reports: PaymentReport[] = [];
+    for (const session of sessions)
+      reports.push({ ...report(session.id, `evt_${session.id}`, totalOf(session)), quote: await quoteOf(session.id) });
+    const redeemedBefore = await redemptions('10OFF');
+    await db()('promotions')
+      .where({ code: '10OFF' })
+      .update({ usage_limit: redeemedBefore + 2 });
+    try {
+      const outcomes = await payAtOnce(reports);
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['created', 'created', 'refused']);
+      expect(await redemptions('10OFF')).toBe(redeemedBefore + 2);
+      expect((await refusalsOf(sessions[2].id))[0]).toMatchObject({ reasons: ['promotion_exhausted'] });
+    } finally {
+      await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
     }
   });
 

@@ -1,9 +1,17 @@
 // The Stripe adapter against a local fake of Stripe's API: the pay page sends the buyer to a Checkout Session of
 // exactly the quoted amounts (reused while the quote holds), and signed webhooks turn the session into an order
 // exactly once; bad deliveries change nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { sweepRetention } from '../src/services/retention.js';
 import { statementsDuring } from './support/database.js';
+import {
+  PROTOCOL_ENV,
+  protocolFetch,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
   paidCheckout,
@@ -373,5 +381,217 @@ describe('choosing the processor', () => {
     ).toBe('stripe');
     expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk' })).toThrow(/set together/);
     expect(() => loadConfig({ PAYMENTS_MODE: 'stripe' })).toThrow(/needs STRIPE_SECRET_KEY/);
+  });
+});
+
+// Issue 29, findings 5 to 9: no Stripe payment the store cannot honour, and a pay page that costs Stripe one call per
+// quote whatever the visitors do.
+describe('Stripe checkouts the store can honour', () => {
+  const holdsOf = (sessionId: string) => db()('payment_holds').where({ session_id: sessionId }).orderBy('kind');
+  const refusalOf = async (sessionId: string) => db()('refused_payments').where({ session_id: sessionId }).first();
+  const payPage = (sessionId: string) => api.http(`/pay/${sessionId}`, { redirect: 'manual' });
+
+  it("makes a checkout for a promotion's last use for one of 5 buyers: the others get no checkout and are told why", async () => {
+    const sessions = [];
+    for (let index = 0; index < 5; index++)
+      sessions.push(await createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] }));
+    const redeemed = (await db()('promotions').where({ code: '10OFF' }).first()).times_redeemed as number;
+    await db()('promotions')
+      .where({ code: '10OFF' })
+      .update({ usage_limit: redeemed + 1 });
+    try {
+      const creates = stripe.created.length;
+      const pages = await Promise.all(sessions.map((session) => payPage(session.id)));
+      expect(pages.map((page) => page.status).sort()).toEqual([303, 409, 409, 409, 409]);
+      expect(stripe.created.length).toBe(creates + 1);
+      for (const page of pages.filter((answer) => answer.status === 409)) {
+        const html = await page.text();
+        expect(html).toContain('usage limit');
+        expect(html).not.toContain('<form');
+      }
+      const holder = sessions[pages.findIndex((page) => page.status === 303)];
+      expect((await holdsOf(holder.id)).map(({ kind, name, quantity }) => ({ kind, name, quantity }))).toEqual([
+        { kind: 'promotion', name: '10OFF', quantity: 1 },
+        { kind: 'variant', name: TRAVEL, quantity: 1 },
+      ]);
+    } finally {
+      await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
+    }
+  });
+
+  it('makes checkouts for the stock there is, and refunds through Stripe a payment that arrives for stock taken meanwhile', async () => {
+    const sessions = [];
+    for (let index = 0; index < 3; index++) sessions.push(await createSession({ items: [{ id: TWO_PACK }] }));
+    // Only these sessions' checkouts hold this stock (not those of earlier tests).
+    await db()('payment_holds').where({ kind: 'variant', name: TWO_PACK }).delete();
+    const stockBefore = (await db()('variants').where({ id: TWO_PACK }).first()).inventory_quantity as number;
+    await db()('variants').where({ id: TWO_PACK }).update({ inventory_quantity: 2 });
+    try {
+      const pages: Response[] = [];
+      for (const session of sessions) pages.push(await payPage(session.id));
+      expect(pages.map((page) => page.status)).toEqual([303, 303, 409]);
+      expect(await pages[2]!.text()).toContain('sold out');
+
+      // The first buyer's hold lapses and the stock goes elsewhere; the buyer had paid just before.
+      const checkout = stripe.created.find((entry) => pages[0]!.headers.get('location')!.endsWith(entry.id))!;
+      await db()('payment_holds').where({ session_id: sessions[0].id }).delete();
+      await db()('variants').where({ id: TWO_PACK }).update({ inventory_quantity: 1 });
+      const paid = await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+      expect(paid).toMatchObject({ status: 200, body: { result: 'payment_refunded' } });
+      expect(stripe.refunds.filter((refund) => refund.paymentIntent === `pi_${checkout.id}`)).toHaveLength(1);
+      expect(await refusalOf(sessions[0].id)).toMatchObject({
+        reasons: ['insufficient_stock'],
+        amount: checkout.amountTotal,
+        refund_state: 'refunded',
+        refund_reference: stripe.refunds.at(-1)!.id,
+      });
+      expect(await db()('orders').where({ session_id: sessions[0].id })).toHaveLength(0);
+      expect((await db()('variants').where({ id: TWO_PACK }).first()).inventory_quantity).toBe(1);
+      // The buyer coming back from Stripe is told.
+      const back = await payPage(sessions[0].id);
+      expect(back.status).toBe(409);
+      expect(await back.text()).toContain('refunded to you in full');
+      // Stripe's report of that refund is acknowledged.
+      const refunded = await deliver(
+        signedDelivery(
+          stripeEvent('charge.refunded', {
+            id: `ch_${checkout.id}`,
+            object: 'charge',
+            payment_intent: `pi_${checkout.id}`,
+            amount: checkout.amountTotal,
+            amount_refunded: checkout.amountTotal,
+            refunded: true,
+          }),
+        ),
+      );
+      expect(refunded).toMatchObject({ status: 200, body: { result: 'payment_refunded' } });
+    } finally {
+      await db()('variants').where({ id: TWO_PACK }).update({ inventory_quantity: stockBefore });
+    }
+  });
+
+  it('asks Stripe again for a refund it could not make, when the event is delivered again', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    const event = stripeEvent('checkout.session.completed', paidCheckout(checkout));
+    stripe.failWith = 500;
+    try {
+      expect((await deliver(signedDelivery(event))).status).toBe(502);
+    } finally {
+      stripe.failWith = undefined;
+    }
+    expect(await refusalOf(session.id)).toMatchObject({ refund_state: 'pending' });
+    expect(await deliver(signedDelivery(event))).toMatchObject({ status: 200, body: { result: 'duplicate' } });
+    expect(await refusalOf(session.id)).toMatchObject({ refund_state: 'refunded' });
+    expect(stripe.refunds.filter((refund) => refund.paymentIntent === `pi_${checkout.id}`)).toHaveLength(1);
+  });
+
+  it('expires the open Checkout when the session is cancelled, and refunds a payment that arrives even so', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }], promo_codes: ['10OFF'] });
+    const checkout = await checkoutFor(session.id);
+    expect(await holdsOf(session.id)).toHaveLength(1);
+    const cancel = await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect(checkout.expired).toBe(true);
+    expect(stripe.calls).toContainEqual({ method: 'POST', path: `/v1/checkout/sessions/${checkout.id}/expire` });
+
+    const [stock, redeemed] = [
+      (await db()('variants').where({ id: TRAVEL }).first()).inventory_quantity,
+      (await db()('promotions').where({ code: '10OFF' }).first()).times_redeemed,
+    ];
+    const paid = await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+    expect(paid).toMatchObject({ status: 200, body: { result: 'payment_refunded' } });
+    expect(stripe.refunds.filter((refund) => refund.paymentIntent === `pi_${checkout.id}`)).toHaveLength(1);
+    expect(await refusalOf(session.id)).toMatchObject({ reasons: ['session_canceled'], refund_state: 'refunded' });
+    expect((await getSession(session.id)).status).toBe('canceled');
+    expect(await db()('orders').where({ session_id: session.id })).toHaveLength(0);
+    expect((await db()('variants').where({ id: TRAVEL }).first()).inventory_quantity).toBe(stock);
+    expect((await db()('promotions').where({ code: '10OFF' }).first()).times_redeemed).toBe(redeemed);
+  });
+
+  it('answers 20 double-clicked first visits with the same Checkout, made once each', async () => {
+    const sessions = [];
+    for (let index = 0; index < 20; index++) sessions.push(await createSession({ items: [{ id: TRAVEL }] }));
+    const creates = stripe.calls.filter((call) => call.path === '/v1/checkout/sessions').length;
+    const pairs = await Promise.all(sessions.map((session) => Promise.all([payPage(session.id), payPage(session.id)])));
+    for (const [first, second] of pairs) {
+      expect([first.status, second.status]).toEqual([303, 303]);
+      expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    }
+    expect(stripe.calls.filter((call) => call.path === '/v1/checkout/sessions').length - creates).toBe(20);
+    for (const session of sessions)
+      expect(await db()('processor_checkouts').where({ session_id: session.id })).toHaveLength(1);
+  });
+
+  it('makes at most 10 Checkouts for one session whose quote keeps changing, then asks for a new session', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const price = () => db()('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' });
+    const before = (await price().first()).amount as number;
+    const creates = stripe.created.length;
+    const statuses = [];
+    let refusal = '';
+    try {
+      for (let change = 0; change < 12; change++) {
+        await price().update({ amount: before + (change % 3) });
+        const page = await payPage(session.id);
+        statuses.push(page.status);
+        refusal = await page.text();
+      }
+    } finally {
+      await price().update({ amount: before });
+    }
+    expect(statuses.join(' ')).toBe([...Array(10).fill(303), 409, 409].join(' '));
+    expect(stripe.created.length - creates).toBe(10);
+    expect(await db()('processor_checkouts').where({ session_id: session.id })).toHaveLength(10);
+    expect(refusal).toContain('changed too many times');
+  });
+
+  it('purges a session whose pay page was opened once its Checkout has expired, with its checkouts and holds', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    await checkoutFor(session.id);
+    const monthAgo = new Date(Date.now() - 31 * 24 * 3600_000);
+    await db()('carts').where({ id: session.id }).update({ updated_at: monthAgo });
+    // Its Checkout could still be paid: kept.
+    await sweepRetention(api.service.deps);
+    expect((await api.http(`/checkout_sessions/${session.id}`)).status).toBe(200);
+    await db()('processor_checkouts').where({ session_id: session.id }).update({ expires_at: monthAgo });
+    await sweepRetention(api.service.deps);
+    expect((await api.http(`/checkout_sessions/${session.id}`)).status).toBe(404);
+    expect(await db()('processor_checkouts').where({ session_id: session.id })).toHaveLength(0);
+    expect(await db()('payment_holds').where({ session_id: session.id })).toHaveLength(0);
+  });
+});
+
+describe('a UCP cancel', () => {
+  let ucp: TestService;
+  let profiles: ProfileServer;
+  beforeAll(async () => {
+    profiles = await startProfileServer();
+    ucp = await startTestService({ env: { ...PROTOCOL_ENV, ...stripe.env } });
+  });
+  afterAll(async () => {
+    await ucp?.close();
+    await profiles?.close();
+  });
+
+  it("expires the session's open Stripe Checkout once the cancel has committed", async () => {
+    const headers = () => ucpHeaders(profiles.url('/full.json'));
+    const created = await protocolFetch(ucp, '/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ line_items: [{ item: { id: TRAVEL }, quantity: 1 }] }),
+    });
+    expect(created.response.status).toBe(201);
+    const page = await ucp.http(`/pay/${created.body.id}`, { redirect: 'manual' });
+    expect(page.status).toBe(303);
+    const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
+    const canceled = await protocolFetch(ucp, `/ucp/checkout-sessions/${created.body.id}/cancel`, {
+      method: 'POST',
+      headers: headers(),
+    });
+    expect(canceled.response.status).toBe(200);
+    // Expired after the cancel's transaction commits, without holding up its answer.
+    await vi.waitFor(() => expect(checkout.expired).toBe(true), { timeout: 20_000, interval: 50 });
   });
 });

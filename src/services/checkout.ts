@@ -34,6 +34,7 @@ import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
+import { expireProcessorCheckouts } from './payments/expiry.js';
 import {
   freeKeyClaim,
   idempotencyClaim,
@@ -487,11 +488,15 @@ export function sessionCompleted(id: string): Conflict {
   );
 }
 
-/** Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. */
+/**
+ * Cancels the session and abandons its cart. Permanent; cancelling again answers the same cancelled session. Its
+ * processor checkouts are expired, so they can no longer be paid (a payment that arrives even so is refunded).
+ */
 export async function cancelCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
   await carts.cancelSession(deps.db, id, new Date(deps.now()));
   const session = await getCheckoutSession(deps, id); // 404 for an unknown id (or an agent's open cart, which the update left alone)
   if (session.status === 'completed') throw sessionCompleted(id);
+  await expireProcessorCheckouts(deps, id);
   return session;
 }
 

@@ -1,24 +1,16 @@
 // The order path: every reported payment (a processor webhook, or the built-in test processor's button) and refund
-// goes through here. One transaction records the processor event, creates the order, completes the session, takes the
-// stock and counts the promotion's redemption; the event id and the session row lock make it exactly-once across
+// goes through here. One statement (PAID_ORDERS) records the processor event and either creates the order, completes
+// the session, takes the stock and counts the promotion's redemption, or, when the store cannot honour the payment,
+// records it refused for its processor to refund; the event id and the session row lock make it exactly-once across
 // redeliveries, concurrent deliveries and instances.
 import * as carts from '../db/repositories/carts.js';
 import * as orders from '../db/repositories/orders.js';
-import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
+import type { OrderRow, OrderWithLines, Processor, RefusalReason } from '../db/repositories/orders.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { NotFound } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import {
-  initialStatus,
-  ORDER_NUMBER_PREFIX,
-  paymentProblems,
-  planStock,
-  statusAfterRefund,
-  type Quote,
-  type ReviewReason,
-  type StockRow,
-} from '../domain/orders.js';
+import { ORDER_NUMBER_PREFIX, statusAfterRefund, type Quote } from '../domain/orders.js';
 import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
 import { orderSummary, presentPaidSession, quoteCart } from './checkout.js';
@@ -49,34 +41,19 @@ export type PaymentOutcome =
   /** The session already had its order (another event for the same payment, or a redelivery). */
   | { kind: 'existing'; order: OrderRow }
   /** This event id was handled before. */
-  | { kind: 'duplicate' };
+  | { kind: 'duplicate' }
+  /** The store could not honour the payment (why: `reasons`): recorded, for its processor to refund. */
+  | { kind: 'refused'; reasons: RefusalReason[] };
 
 export function unknownSession(id: string): NotFound {
   return new NotFound(`No checkout session with id ${id}.`, { param: 'id' });
 }
 
-/**
- * The session as priced now, for a payment whose quote is not known (a processor checkout this store has no record
- * of): read on the transaction's connection, its variants then locked as PAYMENT_CLAIM locks a known quote's.
- */
-async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<{ quote: Quote; stock: StockRow[] }> {
-  const found = await carts.findCartWithLines(trx, sessionId);
-  if (!found) throw unknownSession(sessionId);
-  const { quote } = quoteCart(deps, found);
-  return {
-    quote,
-    stock: await orders.lockStock(
-      trx,
-      quote.lines.map((line) => line.variantId),
-    ),
-  };
-}
-
 export async function recordPayment(deps: Deps, report: PaymentReport): Promise<PaymentOutcome> {
   const at = new Date(deps.now());
   // The common payment, whole in one statement (shared with concurrent payments); the rest (a quote to price now, an
-  // agent to tell) in a transaction.
-  const taken = await orders.pay(deps.db, {
+  // agent to tell) in a transaction around the same statement.
+  const payment: orders.PaymentToTake = {
     processor: report.processor,
     eventId: report.eventId,
     eventType: report.eventType,
@@ -91,17 +68,32 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     currency: report.currency,
     buyerEmail: report.buyerEmail ?? null,
     paymentReference: report.paymentReference,
-  });
+  };
+  const taken = await orders.pay(deps.db, payment);
+  if (taken.kind === 'needs_transaction') return recordPaymentInTransaction(deps, report, payment);
+  return outcomeOf(deps, report, taken);
+}
+
+async function outcomeOf(
+  deps: Deps,
+  report: PaymentReport,
+  taken: Exclude<orders.PaymentTaken, { kind: 'needs_transaction' }>,
+  db: Db = deps.db,
+): Promise<PaymentOutcome> {
   switch (taken.kind) {
     case 'duplicate':
       return { kind: 'duplicate' };
     case 'completed':
-      return { kind: 'existing', order: (await orders.findOrderBySession(deps.db, report.sessionId))!.order };
+      return { kind: 'existing', order: (await orders.findOrderBySession(db, report.sessionId))!.order };
+    case 'refused':
+      deps.log.warn(
+        { session: report.sessionId, payment: report.paymentReference, reasons: taken.reasons },
+        'payment refused: it is refunded',
+      );
+      return { kind: 'refused', reasons: taken.reasons };
     case 'created':
       if (taken.order.review_reasons.length) logReview(deps, report, taken.order, taken.quoted);
       return { kind: 'created', order: taken.order };
-    case 'needs_transaction':
-      return recordPaymentInTransaction(deps, report, at);
   }
 }
 
@@ -123,78 +115,37 @@ function logReview(
   );
 }
 
-/** A payment PAID_ORDERS leaves to JavaScript: claimed, then written, in one transaction. */
-async function recordPaymentInTransaction(deps: Deps, report: PaymentReport, at: Date): Promise<PaymentOutcome> {
-  const result = await deps.db.transaction(async (trx): Promise<{ outcome: PaymentOutcome; quote?: Quote }> => {
-    // The event, the session's lock, the quote sent to the processor and the stock's locks: one round trip.
-    const claim = await orders.claimPayment(trx, {
-      processor: report.processor,
-      eventId: report.eventId,
-      eventType: report.eventType,
-      at,
-      sessionId: report.sessionId,
-      checkoutReference: report.quote ? undefined : report.checkoutReference,
-      variantIds: report.quote?.lines.map((line) => line.variantId),
-    });
-    if (!claim.recorded) return { outcome: { kind: 'duplicate' } };
-    const { cart } = claim;
-    if (!cart || cart.status === 'open') throw unknownSession(report.sessionId);
-    if (cart.status === 'completed') {
-      const existing = await orders.findOrderBySession(trx, cart.id);
-      return { outcome: { kind: 'existing', order: existing!.order } };
-    }
-    // The quote the payment is for: what the processor was asked to charge, or the session as priced now.
-    const known = report.quote ?? claim.quoteSent;
-    const { quote, stock: locked } = known
-      ? { quote: known, stock: claim.stock }
-      : await priceNow(trx, deps, report.sessionId);
-
-    const reasons: ReviewReason[] = paymentProblems(quote, {
-      amountPaid: report.amountPaid,
-      currency: report.currency,
-    });
-    // Money was taken for a session cancelled meanwhile: keep it as an order for a person to resolve, never lose it.
-    if (cart.status === 'canceled') reasons.push('session_canceled');
-    const stock = planStock(quote.lines, locked);
-    if (stock.short) reasons.push('insufficient_stock');
-
-    const unnumbered: Omit<OrderRow, 'order_number'> = {
-      id: newId('order'),
-      session_id: cart.id,
-      client_id: cart.client_id,
-      status: initialStatus(reasons),
-      review_reasons: reasons,
-      region_id: quote.regionId,
-      currency: quote.currencyCode,
-      ...quote.totals,
-      amount_paid: report.amountPaid,
-      paid_currency: report.currency.toLowerCase(),
-      amount_refunded: 0,
-      promo_codes: quote.promoCodes,
-      buyer_email: report.buyerEmail ?? cart.buyer_email,
-      processor: report.processor,
-      payment_reference: report.paymentReference,
-      permalink_token: newId('rcpt'),
-      created_at: at,
-      updated_at: at,
-    };
-    // The stock, the redemptions, the order and its lines, and the session completed: one round trip.
-    const order: OrderRow = {
-      ...unnumbered,
-      order_number: await orders.insertPaidOrder(trx, {
-        order: unnumbered,
-        numberPrefix: ORDER_NUMBER_PREFIX,
-        quote,
-        stock: stock.updates,
-      }),
-    };
-    await tellAgent(trx, deps, order, 'order.created');
-    return { outcome: { kind: 'created', order }, quote };
+/**
+ * A payment PAID_ORDERS leaves to JavaScript, through the same statement inside a transaction: with the session
+ * priced now when the processor's checkout is not one this store recorded, and the agent told of its order.
+ */
+async function recordPaymentInTransaction(
+  deps: Deps,
+  report: PaymentReport,
+  payment: orders.PaymentToTake,
+): Promise<PaymentOutcome> {
+  return deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
+    const quote =
+      payment.quote ??
+      (await orders.sentQuote(trx, payment.processor, payment.checkoutReference, payment.sessionId)) ??
+      (await priceNow(trx, deps, payment.sessionId));
+    const [taken] = await orders.payTogether(trx, [{ ...payment, quote, tellsAgent: true }]);
+    // Not claimable even so: no session awaiting payment (nothing was written).
+    if (taken!.kind === 'needs_transaction') throw unknownSession(payment.sessionId);
+    if (taken!.kind === 'created') await tellAgent(trx, deps, taken!.order, 'order.created');
+    return outcomeOf(deps, report, taken!, trx);
   });
-  const { outcome, quote } = result;
-  if (outcome.kind === 'created' && quote && outcome.order.review_reasons.length)
-    logReview(deps, report, outcome.order, { total: quote.totals.total, currency: quote.currencyCode });
-  return outcome;
+}
+
+/**
+ * The session as priced now, for a payment whose quote is not known (a processor checkout this store has no record
+ * of); undefined for a session paid already (its payment is then recorded as such).
+ */
+async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<Quote | undefined> {
+  const found = await carts.findCartWithLines(trx, sessionId);
+  if (!found || found.cart.status === 'open') throw unknownSession(sessionId);
+  if (found.cart.status === 'completed') return undefined;
+  return quoteCart(deps, found).quote;
 }
 
 export interface RefundReport {
@@ -204,9 +155,15 @@ export interface RefundReport {
   paymentReference: string;
   /** Everything refunded on the payment so far (processors report the running total). */
   amountRefunded: number;
+  /** The processor's id of the refund, when it names one. */
+  refundReference?: string;
 }
 
-export type RefundOutcome = { kind: 'updated'; order: OrderRow } | { kind: 'duplicate' };
+export type RefundOutcome =
+  | { kind: 'updated'; order: OrderRow }
+  | { kind: 'duplicate' }
+  /** The refund of a payment this store refused (and asked the processor to refund): recorded on it. */
+  | { kind: 'refusal_refunded' };
 
 export async function recordRefund(deps: Deps, report: RefundReport): Promise<RefundOutcome> {
   const at = new Date(deps.now());
@@ -214,6 +171,11 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
     if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at)))
       return { kind: 'duplicate' };
     const order = await orders.lockOrderByPayment(trx, report.processor, report.paymentReference);
+    if (!order && (await orders.findRefusedPayment(trx, report.processor, report.paymentReference))) {
+      if (report.refundReference)
+        await orders.markRefunded(trx, report.processor, report.paymentReference, report.refundReference, at);
+      return { kind: 'refusal_refunded' };
+    }
     if (!order) throw new NotFound(`No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });
     // Refund events may arrive out of order: the running total only grows.
     const refunded = Math.max(order.amount_refunded, report.amountRefunded);

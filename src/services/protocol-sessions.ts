@@ -25,6 +25,7 @@ import { toProtocolSession, type BuyerDetails, type ProtocolSession } from '../d
 import type { Deps } from '../deps.js';
 import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
+import { expireProcessorCheckoutsAfterCommit } from './payments/expiry.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
 import {
   createFromEarlierReads,
@@ -477,5 +478,7 @@ export async function cancelProtocolSession(deps: Deps, db: Db, id: string): Pro
   if (locked.cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session: locked.session };
   const now = new Date(deps.now());
   await carts.updateCart(db, id, { status: 'canceled', canceled_at: now, updated_at: now });
+  // A payment that arrives even so is refused and refunded (PAID_ORDERS).
+  expireProcessorCheckoutsAfterCommit(deps, db, id);
   return { kind: 'canceled', session: (await loadProtocolSession(deps, db, id))! };
 }

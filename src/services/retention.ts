@@ -58,13 +58,13 @@ export async function sweepRetention(deps: Deps): Promise<Record<string, number>
     ),
     clients: await inBatches(bound, (batch) => repo.deleteIdleClients(deps.db, ago(periods.idleClientsMs), batch)),
     openCarts: await inBatches(bound, (batch) =>
-      repo.deleteCarts(deps.db, 'open', 'updated_at', ago(periods.openCartsMs), batch),
+      repo.deleteCarts(deps.db, 'open', 'updated_at', ago(periods.openCartsMs), new Date(now), batch),
     ),
     unpaidSessions: await inBatches(bound, (batch) =>
-      repo.deleteCarts(deps.db, 'ready_for_payment', 'updated_at', ago(periods.unpaidSessionsMs), batch),
+      repo.deleteCarts(deps.db, 'ready_for_payment', 'updated_at', ago(periods.unpaidSessionsMs), new Date(now), batch),
     ),
     canceledSessions: await inBatches(bound, (batch) =>
-      repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(periods.canceledSessionsMs), batch),
+      repo.deleteCarts(deps.db, 'canceled', 'canceled_at', ago(periods.canceledSessionsMs), new Date(now), batch),
     ),
   };
 }

@@ -1,4 +1,4 @@
-// A local fake of the slice of Stripe's HTTP API the adapter calls (Checkout Sessions: create, expire), and signed
+// A local fake of the slice of Stripe's HTTP API the adapter calls (Checkout Sessions: create, expire; refunds), and signed
 // webhook deliveries made with the Stripe library's own test-header helper. Nothing leaves the machine.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,8 @@ export interface FakeStripe {
   created: CreatedCheckout[];
   /** Calls received, including idempotent repeats. */
   calls: Array<{ method: string; path: string }>;
+  /** Every refund made, in order (idempotent repeats are not new ones). */
+  refunds: Array<{ id: string; paymentIntent: string; idempotencyKey: string | undefined }>;
   /** While set, every API call answers this status. */
   failWith: number | undefined;
   close(): Promise<void>;
@@ -52,6 +54,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     env: {},
     created: [],
     calls: [],
+    refunds: [],
     failWith: undefined,
     close: async () => {
       server.closeAllConnections();
@@ -95,6 +98,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       fake.created.push(checkout);
       if (key) byKey.set(key, checkout);
       return send(200, checkout.body);
+    }
+    if (request.method === 'POST' && path === '/v1/refunds') {
+      const key = request.headers['idempotency-key'] as string | undefined;
+      const paymentIntent = params.get('payment_intent') ?? '';
+      const refund = fake.refunds.find((entry) => key && entry.idempotencyKey === key) ?? {
+        id: `re_test_${fake.refunds.length + 1}`,
+        paymentIntent,
+        idempotencyKey: key,
+      };
+      if (!fake.refunds.includes(refund)) fake.refunds.push(refund);
+      return send(200, { id: refund.id, object: 'refund', payment_intent: paymentIntent, status: 'succeeded' });
     }
     const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
     if (request.method === 'POST' && expire) {

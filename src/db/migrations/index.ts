@@ -8,6 +8,7 @@ import * as orders from './005_orders.js';
 import * as protocols from './006_protocols.js';
 import * as catalogVersion from './007_catalog_version.js';
 import * as catalogVersionTruncate from './008_catalog_version_truncate.js';
+import * as paymentHolds from './009_payment_holds.js';
 import * as fulfilment from './010_fulfilment.js';
 
 interface Migration {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '006_protocols': protocols,
   '007_catalog_version': catalogVersion,
   '008_catalog_version_truncate': catalogVersionTruncate,
+  '009_payment_holds': paymentHolds,
   '010_fulfilment': fulfilment,
 };
 

@@ -1,5 +1,5 @@
 // Orders, their lines, processor events and processor checkouts.
-import type { OrderStatus, Quote, ReviewReason, StockRow } from '../../domain/orders.js';
+import type { OrderStatus, Quote, ReviewReason } from '../../domain/orders.js';
 import { asPrepared, batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import type { CartRow } from './carts.js';
 
@@ -70,37 +70,6 @@ export async function recordEvent(
   return inserted.length > 0;
 }
 
-/**
- * The first statement of a payment's transaction, in PostgreSQL's own form (runPrepared): the session locked, the
- * event recorded, then, only if it was new, the quote sent to the processor under $6 read, and, only if the session can
- * still become an order, its variants locked in id order (those of $7, or else of the quote sent). Each step depends
- * on the one before, in one round trip instead of four. The locks are taken in the order PAID_ORDERS takes them
- * (session, event, stock by id), so concurrent payments of one session, whichever way each goes, and orders sharing
- * variants cannot deadlock. Stock is locked FOR NO KEY UPDATE (see lockStock).
- */
-const PAYMENT_CLAIM = `with cart as materialized (
-  select id, status, client_id, buyer_email from carts where id = $5 for update
-), event as (
-  insert into processor_events (processor, event_id, type, received_at)
-  select $1::text, $2::text, $3::text, $4::timestamptz from (select count(*) from cart) as session_locked_first
-  on conflict (processor, event_id) do nothing
-  returning event_id
-), sent as (
-  select quote from processor_checkouts
-  where processor = $1 and reference = $6 and session_id = $5 and exists (select from cart) and exists (select from event)
-), stock as (
-  select id, manage_inventory, allow_backorder, inventory_quantity from variants
-  where id = any(coalesce($7::text[],
-      array(select line->>'variantId' from sent, jsonb_array_elements(sent.quote->'lines') as line)))
-    and exists (select from cart where status in ('ready_for_payment', 'canceled')) and exists (select from event)
-  order by id
-  for no key update
-)
-select exists (select from event) as recorded, cart.id, cart.status, cart.client_id, cart.buyer_email,
-  (select quote from sent) as quote_sent,
-  (select coalesce(json_agg(stock), '[]') from stock) as stock
-from (values (1)) as one left join cart on true`;
-
 /** A processor's event reporting a session paid. */
 export interface PaymentEvent {
   processor: Processor;
@@ -110,151 +79,6 @@ export interface PaymentEvent {
   sessionId: string;
   /** The processor's checkout the buyer paid through, whose stored quote is read when none is given. */
   checkoutReference: string | undefined;
-}
-
-/** $1 to $6 of PAYMENT_CLAIM. */
-function eventParameters(payment: PaymentEvent): unknown[] {
-  const { processor, eventId, eventType, at, sessionId, checkoutReference } = payment;
-  return [processor, eventId, eventType, at, sessionId, checkoutReference ?? null];
-}
-
-export interface PaymentToClaim extends PaymentEvent {
-  /** The variants to lock when the quote is known already (otherwise those of the quote sent). */
-  variantIds: string[] | undefined;
-}
-
-export type PaymentClaim =
-  /** The event was handled before: nothing was read or locked but the session. */
-  | { recorded: false }
-  | {
-      recorded: true;
-      /** The session, locked until the transaction ends; undefined when there is none. */
-      cart: Pick<CartRow, 'id' | 'status' | 'client_id' | 'buyer_email'> | undefined;
-      /** The quote sent to the processor under `checkoutReference`, if there is one. */
-      quoteSent: Quote | undefined;
-      /** The variants locked (in a session that can still become an order). */
-      stock: StockRow[];
-    };
-
-interface PaymentClaimRow {
-  recorded: boolean;
-  id: string | null;
-  status: CartRow['status'] | null;
-  client_id: string | null;
-  buyer_email: string | null;
-  quote_sent: Quote | null;
-  stock: StockRow[];
-}
-
-/**
- * Locks the session, records a processor event once and, if it is new, locks the stock its payment changes
- * (PAYMENT_CLAIM). Inside the
- * payment's transaction: the locks last until it ends.
- */
-export async function claimPayment(db: Db, payment: PaymentToClaim): Promise<PaymentClaim> {
-  const [row] = await runPrepared<PaymentClaimRow>(db, 'claim_payment', PAYMENT_CLAIM, [
-    ...eventParameters(payment),
-    payment.variantIds ?? null,
-  ]);
-  if (!row!.recorded) return { recorded: false };
-  const { id, status, client_id, buyer_email, quote_sent, stock } = row!;
-  return {
-    recorded: true,
-    cart: id === null || status === null ? undefined : { id, status, client_id, buyer_email },
-    quoteSent: quote_sent ?? undefined,
-    stock,
-  };
-}
-
-/**
- * Everything a paid order writes once its stock rows are locked, as data-modifying CTEs in one round trip (they
- * commit or fail together with the transaction): the stock left, the redemptions of its promotions, the order numbered
- * from the sequence, its lines, and its session completed. The text is fixed whatever the number of lines, stock
- * rows and codes (arrays travel as parameters), so PostgreSQL plans it once per connection.
- */
-const PAID_ORDER = `with stock as (
-  update variants v set inventory_quantity = s.quantity
-  from unnest($1::text[], $2::int[]) as s (id, quantity)
-  where v.id = s.id
-), redemptions as (
-  update promotions set times_redeemed = times_redeemed + 1 where code = any($3::text[])
-), new_order as (
-  insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
-                      discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
-                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
-  values ($4, $5 || nextval('order_numbers'), $6, $7, $8, $9::text[], $10, $11, $12, $13, $14, $15, $16, $17, $18,
-          $19, $3::text[], $20, $21, $22, $23, $24, $25)
-  returning order_number
-), new_lines as (
-  insert into order_line_items (id, order_id, position, variant_id, title, quantity, unit_amount, base_amount,
-                                discount, subtotal, tax, total)
-  select line.id, $4, line.position - 1, line.variant_id, line.title, line.quantity, line.unit_amount,
-         line.base_amount, line.discount, line.subtotal, line.tax, line.total
-  from unnest($26::text[], $27::text[], $28::text[], $29::int[], $30::bigint[], $31::bigint[], $32::bigint[],
-              $33::bigint[], $34::bigint[], $35::bigint[])
-       with ordinality as line (id, variant_id, title, quantity, unit_amount, base_amount, discount, subtotal, tax,
-                                total, position)
-), completed as (
-  update carts set status = 'completed', completed_at = $25, updated_at = $25 where id = $6
-)
-select order_number from new_order`;
-
-export interface PaidOrder {
-  /** The order as stored, but for its number, which the sequence gives. */
-  order: Omit<OrderRow, 'order_number'>;
-  /** Put before the sequence's number (`SF-` makes SF-1001). */
-  numberPrefix: string;
-  quote: Quote;
-  stock: Array<{ id: string; inventoryQuantity: number }>;
-}
-
-/**
- * Stores a paid order and everything it changes in one statement (PAID_ORDER); answers its order number. Sent as
- * written (runPrepared), not through Knex's query builder, whose raw formatting of forty-odd bindings over this text
- * and its runner cost more CPU than the rest of the order's JavaScript.
- */
-export async function insertPaidOrder(db: Db, paid: PaidOrder): Promise<string> {
-  const { order, quote } = paid;
-  const lines = quote.lines;
-  const column = <K extends keyof (typeof lines)[number]>(key: K) => lines.map((line) => line[key]);
-  const [row] = await runPrepared<{ order_number: string }>(db, 'insert_paid_order', PAID_ORDER, [
-    paid.stock.map((update) => update.id),
-    paid.stock.map((update) => update.inventoryQuantity),
-    order.promo_codes,
-    order.id,
-    paid.numberPrefix,
-    order.session_id,
-    order.client_id,
-    order.status,
-    order.review_reasons,
-    order.region_id,
-    order.currency,
-    order.subtotal,
-    order.discount,
-    order.shipping,
-    order.tax,
-    order.total,
-    order.amount_paid,
-    order.paid_currency,
-    order.amount_refunded,
-    order.buyer_email,
-    order.processor,
-    order.payment_reference,
-    order.permalink_token,
-    order.created_at,
-    order.updated_at,
-    column('id'),
-    column('variantId'),
-    column('title'),
-    column('quantity'),
-    column('unitAmount'),
-    column('baseAmount'),
-    column('discount'),
-    column('subtotal'),
-    column('tax'),
-    column('total'),
-  ]);
-  return row!.order_number;
 }
 
 export interface PaymentToTake extends PaymentEvent {
@@ -269,17 +93,24 @@ export interface PaymentToTake extends PaymentEvent {
   /** Recorded instead of the session's own, when the processor reports one. */
   buyerEmail: string | null;
   paymentReference: string;
+  /** The caller tells the session's agent itself, inside the transaction it runs this in. */
+  tellsAgent?: boolean;
 }
 
+/** Why a payment that arrived was not taken, but refunded. */
+export type RefusalReason = 'session_canceled' | 'insufficient_stock' | 'promotion_exhausted';
+
 export type PaymentTaken =
-  /** Nothing was written: the payment needs claimPayment's transaction (see PAID_ORDERS). */
+  /** Nothing was written: the payment needs a transaction (a quote to price now, an agent to tell: see PAID_ORDERS). */
   | { kind: 'needs_transaction' }
   /** The event was handled before: nothing was written. */
   | { kind: 'duplicate' }
   /** The event was recorded for a session completed already. */
   | { kind: 'completed' }
   /** The order made, and the total and currency of the quote it was made from. */
-  | { kind: 'created'; order: OrderRow; quoted: { total: number; currency: string } };
+  | { kind: 'created'; order: OrderRow; quoted: { total: number; currency: string } }
+  /** The store cannot honour it: recorded in refused_payments, to be refunded; nothing else changed. */
+  | { kind: 'refused'; reasons: RefusalReason[] };
 
 type PaymentTakenRow = Partial<OrderRow> & {
   claimable: boolean;
@@ -287,20 +118,23 @@ type PaymentTakenRow = Partial<OrderRow> & {
   cart_status: CartRow['status'] | null;
   quoted_total: number | null;
   quoted_currency: string | null;
+  refusals: RefusalReason[] | null;
 };
 
 function paymentTaken(row: PaymentTakenRow): PaymentTaken {
-  const { claimable, recorded, cart_status, quoted_total, quoted_currency, ...order } = row;
+  const { claimable, recorded, cart_status, quoted_total, quoted_currency, refusals, ...order } = row;
   if (!claimable) return { kind: 'needs_transaction' };
   if (!recorded) return { kind: 'duplicate' };
   if (cart_status === 'completed') return { kind: 'completed' };
+  if (refusals?.length) return { kind: 'refused', reasons: refusals };
   return { kind: 'created', order: order as OrderRow, quoted: { total: quoted_total!, currency: quoted_currency! } };
 }
 
 /** The payments of PAID_ORDERS and PAYMENT_LOCKS: $1, a JSON array of paidOrdersRecord. */
 const PAYMENTS = `jsonb_to_recordset($1::jsonb) as p (n int, processor text, event_id text, event_type text,
     at timestamptz, session_id text, checkout_reference text, quote_given jsonb, order_id text, number_prefix text,
-    permalink_token text, amount_paid bigint, currency text, buyer_email text, payment_reference text)`;
+    permalink_token text, amount_paid bigint, currency text, buyer_email text, payment_reference text,
+    tells_agent boolean)`;
 
 /** The quote a row `payment` of PAYMENTS pays: the one given, or else the one sent to the processor. */
 const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_checkouts c
@@ -308,41 +142,49 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
                                       and c.session_id = payment.session_id))`;
 
 /**
- * Paid orders in one statement, run on its own (autocommit), for one payment or for many of distinct sessions and
- * distinct events ($1: a JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the
- * batch holds). For each payment: the session locked, the event recorded, the quote paid (the one given, or else the
- * one sent to the processor under its checkout reference) read, its variants locked FOR NO KEY UPDATE (see lockStock),
- * and, if the event was new, everything the order writes (as PAID_ORDER): the stock left, the redemptions, the order
- * numbered from the sequence with its review reasons (as paymentProblems, planStock and initialStatus decide them), its
- * lines, and its session completed. One round trip and one commit for every payment it carries, and the stock rows,
- * which every order of a variant takes, are held for this statement only. Each payment's outcome is what it would be
- * had the payments been paid one after another in the order given.
+ * Every payment, of every processor, is decided and written by this one statement (the rules of payment are written
+ * here only): run on its own (autocommit) for one payment or for many of distinct sessions and distinct events ($1: a
+ * JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the batch holds), or
+ * inside the transaction of a payment that needs JavaScript too (src/services/orders.ts). For each payment: the
+ * session locked, the event recorded, the quote paid (the one given, or else the one sent to the processor under its
+ * checkout reference) read, its variants and promotions locked FOR NO KEY UPDATE (see below), and, if the event was
+ * new, the payment either taken or refused.
+ *
+ * A payment is taken only if the store can honour it (`walk`): its session not cancelled, the stock of every variant
+ * kept without backorder covering its quantity, and every promotion with a usage limit having a use left, where what
+ * is held for other sessions' open processor checkouts (payment_holds, read after the locks through
+ * live_payment_holds) is not there to take, unless its own session's hold covers all it takes (then it needs only
+ * the stock or the uses to be there: holds outnumber them only when an operator lowered them since). Taken, it writes the stock left, the
+ * redemptions, the order numbered from the sequence (`needs_review` with its reasons when the amount or currency paid
+ * is not the quote's), its lines, and its session completed. Refused, it is recorded in refused_payments for its
+ * processor to refund (its processor checkout, paid, is never offered again), and nothing else changes. Either way
+ * the session's holds are released. One round trip and one
+ * commit for every payment it carries, and the stock rows, which every order of a variant takes, are held for this
+ * statement only. Each payment's outcome is what it would be had the payments been paid one after another in the
+ * order given: the walk goes through them in that order, carrying what is left free of each variant and promotion.
  *
  * A payment goes ahead only where nothing but SQL is needed (`ready`): a session awaiting payment (or cancelled
- * meanwhile) whose quote is known and whose agent, if any, takes no order events. Then, or for a session completed
- * already, the event is recorded (`claimable`); otherwise nothing is written for it, and the caller takes the payment
- * through the transaction of claimPayment and insertPaidOrder, whose JavaScript prices the session or writes the
- * agent's event. The session is locked before the event is recorded: a concurrent payment of the same session waits
- * here and then finds it completed (its locked row is the latest), so it records its own event and makes no order.
- * The locks are taken each kind in key order (the sessions by id, the events by key, the stock by id, the promotions by
- * code), so two instances' statements cannot deadlock (a batch of several runs takes them all first: PAYMENT_LOCKS).
- *
- * Where payments meet is the stock and the promotions. A variant's stock after each order, in payment order, is what
- * it was less the running sum of the quantities ordered so far (`running`): floored at zero without backorder, and
- * flooring each order's result or only the last gives the same number; an order is short when its running sum passes
- * the stock (then so are the later ones, for a quantity of at least one). The stock left is the last order's; a
- * promotion is redeemed once per order that names it. The order numbers are drawn from the sequence and handed out in
- * payment order.
+ * meanwhile) whose quote is known and whose agent, if any, takes no order events (or whose caller tells it,
+ * `tells_agent`). Then, or for a session completed already, the event is recorded (`claimable`); otherwise nothing is
+ * written for it, and the caller runs it again in a transaction, with the quote priced now or the agent told. The
+ * session is locked before the event is recorded: a concurrent payment of the same session waits here and then finds
+ * it completed (its locked row is the latest), so it records its own event and makes no order. The locks are taken
+ * each kind in key order (the sessions by id, the events by key, the stock by id, the promotions by code), so two
+ * instances' statements cannot deadlock (a batch of several runs takes them all first: PAYMENT_LOCKS).
  *
  * The stock left and the redemptions are written as upserts that always meet their row (the row itself inserted
- * again, `on conflict do update`): each row is locked first (`stock`, `redeemed`), so none can be deleted meanwhile and
- * inserted again by the upsert. Under load this statement waits for those rows, which other orders changed after it
- * began; an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again: about
- * 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's latest
- * version as it is, and the quantities come from `stock`, read from the rows as locked. Exported so that tests can
- * count the statements sent.
+ * again, `on conflict do update`): each row is locked first (`stock`, `promotion`), so none can be deleted meanwhile
+ * and inserted again by the upsert. Under load this statement waits for those rows, which other orders changed after
+ * it began; an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again:
+ * about 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's
+ * latest version as it is, and the quantities come from `stock`, read from the rows as locked. Stock and promotions
+ * are locked FOR NO KEY UPDATE: the order changes their counts, never their key, and a create storing lines holds a
+ * FOR KEY SHARE lock on each line's variant (its foreign key), in the order of its items; FOR UPDATE would wait for
+ * those, and deadlock with a create holding the order's variants the other way round. Exported so that tests can count
+ * the statements sent. Its SQL comments hold no colon and no quote: the bench replays it through pgbench
+ * (bench/order-transaction.ts), which reads `:name` as a variable even there.
  */
-export const PAID_ORDERS = `with payment as materialized (
+export const PAID_ORDERS = `with recursive payment as materialized (
   select * from ${PAYMENTS}
 ), cart as materialized (
   select id, status, client_id, buyer_email from carts
@@ -354,7 +196,8 @@ export const PAID_ORDERS = `with payment as materialized (
   from payment join cart on cart.id = payment.session_id,
     lateral (select ${QUOTE_PAID} as quote) as paid
   where cart.status in ('ready_for_payment', 'canceled') and paid.quote is not null
-    and not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null)
+    and (payment.tells_agent
+         or not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null))
 ), claimable as materialized (
   select n from payment
   where n in (select n from ready) or session_id in (select id from cart where status = 'completed')
@@ -377,57 +220,115 @@ export const PAID_ORDERS = `with payment as materialized (
   where id = any(array(select id from wanted))
   order by id
   for no key update
-), running as materialized (
-  select wanted.n, stock.id, stock.manage_inventory, stock.allow_backorder,
-         stock.inventory_quantity - sum(wanted.quantity) over (partition by stock.id order by wanted.n) as remaining
-  from wanted join stock on stock.id = wanted.id
-), reasons as materialized (
-  select made.n, array_remove(array[
-      case when lower(made.currency) <> lower(made.quote->>'currencyCode') then 'currency_mismatch'
-           when made.amount_paid <> (made.quote->'totals'->>'total')::bigint then 'amount_mismatch' end,
-      case when made.status = 'canceled' then 'session_canceled' end,
-      case when exists (select from running
-                        where running.n = made.n and manage_inventory and not allow_backorder and remaining < 0)
-           then 'insufficient_stock' end
-    ], null) as list
-  from made
-), taken as (
-  insert into variants select v.* from variants v where id = any(array(select id from stock where manage_inventory))
-  on conflict (id) do update
-  set inventory_quantity = (select case when allow_backorder then remaining else greatest(remaining, 0) end
-                            from running where running.id = excluded.id order by running.n desc limit 1)
-), redeemed as materialized (
-  select code from promotions
+), promotion as materialized (
+  select code, usage_limit, times_redeemed from promotions
   where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from made))
-    and exists (select from reasons)
   order by code
   for no key update
+), held as materialized (
+  select * from live_payment_holds(array(select id from stock where manage_inventory and not allow_backorder),
+                                   array(select code from promotion where usage_limit is not null),
+                                   (select max(at) from payment))
+), step as materialized (
+  select row_number() over (order by n) as k, n, session_id, status, quote from made
+), limited as materialized (
+  -- what is limited, keyed by kind and name, and how much of it there is
+  select 'variant:' || id as key, inventory_quantity::bigint as available from stock
+  where manage_inventory and not allow_backorder
+  union all
+  select 'promotion:' || code, (usage_limit - times_redeemed)::bigint from promotion where usage_limit is not null
+), claim as materialized (
+  -- what each payment takes of what is limited, and how much of that its own session holds
+  select wants.n, wants.key, wants.quantity, coalesce(sum(held.quantity), 0) as own
+  from (select n, 'variant:' || id as key, quantity from wanted
+        union all
+        select made.n, 'promotion:' || code, 1 from made, jsonb_array_elements_text(made.quote->'promoCodes') as code)
+       as wants
+    join limited on limited.key = wants.key
+    join step on step.n = wants.n
+    left join held on held.session_id = step.session_id and held.kind || ':' || held.name = wants.key
+  group by 1, 2, 3
+), walk (k, stock_left, holds_left, refusals) as (
+  -- in payment order, what is left of each limited thing, and how much of that is held for sessions yet to pay
+  select 0::bigint,
+    (select coalesce(jsonb_object_agg(key, available), '{}') from limited),
+    (select coalesce(jsonb_object_agg(limited.key, (select coalesce(sum(held.quantity), 0) from held
+                                                     where held.kind || ':' || held.name = limited.key)), '{}')
+     from limited),
+    '{}'::text[]
+  union all
+  select step.k, next.stock_left, next.holds_left, verdict.refusals
+  from walk join step on step.k = walk.k + 1,
+    lateral (select array(select distinct split_part(claim.key, ':', 1) from claim
+                          where claim.n = step.n
+                            -- what others hold is not there to take, unless its own hold covers it all
+                            and claim.quantity > (walk.stock_left->>claim.key)::bigint
+                              - case when claim.own >= claim.quantity then 0
+                                     else (walk.holds_left->>claim.key)::bigint - claim.own end) as short) as shortfall,
+    lateral (select array_remove(array[
+        case when step.status = 'canceled' then 'session_canceled' end,
+        case when 'variant' = any(shortfall.short) then 'insufficient_stock' end,
+        case when 'promotion' = any(shortfall.short) then 'promotion_exhausted' end
+      ], null) as refusals) as verdict,
+    lateral (select
+      (select coalesce(jsonb_object_agg(left_.key, left_.value::bigint
+              - case when cardinality(verdict.refusals) > 0 then 0
+                     else coalesce((select claim.quantity from claim where claim.n = step.n and claim.key = left_.key), 0)
+                end), '{}')
+       from jsonb_each_text(walk.stock_left) as left_) as stock_left,
+      -- the holds of its session are released, whether it was taken or not
+      (select coalesce(jsonb_object_agg(held_.key, held_.value::bigint
+              - coalesce((select claim.own from claim where claim.n = step.n and claim.key = held_.key), 0)), '{}')
+       from jsonb_each_text(walk.holds_left) as held_) as holds_left
+    ) as next
+), verdict as materialized (
+  select step.n, walk.refusals from walk join step on step.k = walk.k
+), accepted as materialized (
+  select made.* from made join verdict on verdict.n = made.n where cardinality(verdict.refusals) = 0
+), reasons as materialized (
+  select accepted.n, array_remove(array[
+      case when lower(accepted.currency) <> lower(accepted.quote->>'currencyCode') then 'currency_mismatch'
+           when accepted.amount_paid <> (accepted.quote->'totals'->>'total')::bigint then 'amount_mismatch' end
+    ], null) as list
+  from accepted
+), taken_quantity as materialized (
+  select id, sum(quantity) as quantity from wanted where n in (select n from accepted) group by id
+), taken as (
+  insert into variants select v.* from variants v
+  where id = any(array(select id from stock where manage_inventory and id in (select id from taken_quantity)))
+  on conflict (id) do update
+  set inventory_quantity = (
+    select case when stock.allow_backorder then stock.inventory_quantity - taken_quantity.quantity
+                else greatest(stock.inventory_quantity - taken_quantity.quantity, 0) end
+    from stock join taken_quantity on taken_quantity.id = stock.id where stock.id = excluded.id)
 ), redemptions as (
-  insert into promotions select p.* from promotions p where code = any(array(select code from redeemed))
+  insert into promotions select p.* from promotions p
+  where code = any(array(select code from promotion
+                         where code in (select jsonb_array_elements_text(quote->'promoCodes') from accepted)))
   on conflict (code) do update
   set times_redeemed = promotions.times_redeemed
-    + (select count(*) from made where excluded.code in (select jsonb_array_elements_text(made.quote->'promoCodes')))
+    + (select count(*) from accepted where excluded.code in (select jsonb_array_elements_text(accepted.quote->'promoCodes')))
 ), numbered as materialized (
   select ranked.n, ranked.number_prefix || drawn.number as order_number
-  from (select n, number_prefix, row_number() over (order by n) as rank from made) as ranked
+  from (select n, number_prefix, row_number() over (order by n) as rank from accepted) as ranked
   join (select number, row_number() over (order by number) as rank
-        from (select nextval('order_numbers') as number from made) as numbers) as drawn on drawn.rank = ranked.rank
+        from (select nextval('order_numbers') as number from accepted) as numbers) as drawn on drawn.rank = ranked.rank
 ), new_order as (
   insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
                       discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
                       buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
-  select made.order_id, numbered.order_number, made.session_id, made.client_id,
+  select accepted.order_id, numbered.order_number, accepted.session_id, accepted.client_id,
          case when cardinality(reasons.list) > 0 then 'needs_review' else 'paid' end, reasons.list,
-         made.quote->>'regionId', made.quote->>'currencyCode', (made.quote->'totals'->>'subtotal')::bigint,
-         (made.quote->'totals'->>'discount')::bigint, (made.quote->'totals'->>'shipping')::bigint,
-         (made.quote->'totals'->>'tax')::bigint, (made.quote->'totals'->>'total')::bigint, made.amount_paid,
-         lower(made.currency), 0,
-         array(select code from jsonb_array_elements_text(made.quote->'promoCodes') with ordinality as c (code, place)
+         accepted.quote->>'regionId', accepted.quote->>'currencyCode', (accepted.quote->'totals'->>'subtotal')::bigint,
+         (accepted.quote->'totals'->>'discount')::bigint, (accepted.quote->'totals'->>'shipping')::bigint,
+         (accepted.quote->'totals'->>'tax')::bigint, (accepted.quote->'totals'->>'total')::bigint, accepted.amount_paid,
+         lower(accepted.currency), 0,
+         array(select code from jsonb_array_elements_text(accepted.quote->'promoCodes') with ordinality as c (code, place)
                order by place),
-         coalesce(made.buyer_email, made.session_buyer_email), made.processor, made.payment_reference,
-         made.permalink_token, made.at, made.at
-  from made join reasons on reasons.n = made.n join numbered on numbered.n = made.n
-  order by made.n
+         coalesce(accepted.buyer_email, accepted.session_buyer_email), accepted.processor, accepted.payment_reference,
+         accepted.permalink_token, accepted.at, accepted.at
+  from accepted join reasons on reasons.n = accepted.n join numbered on numbered.n = accepted.n
+  order by accepted.n
   returning *
 ), new_lines as (
   insert into order_line_items (id, order_id, position, variant_id, title, quantity, unit_amount, base_amount,
@@ -435,20 +336,37 @@ export const PAID_ORDERS = `with payment as materialized (
   select line->>'id', new_order.id, place - 1, line->>'variantId', line->>'title', (line->>'quantity')::int,
          (line->>'unitAmount')::bigint, (line->>'baseAmount')::bigint, (line->>'discount')::bigint,
          (line->>'subtotal')::bigint, (line->>'tax')::bigint, (line->>'total')::bigint
-  from new_order join made on made.order_id = new_order.id,
-       jsonb_array_elements(made.quote->'lines') with ordinality as l (line, place)
+  from new_order join accepted on accepted.order_id = new_order.id,
+       jsonb_array_elements(accepted.quote->'lines') with ordinality as l (line, place)
+), refused as (
+  insert into refused_payments (processor, payment_reference, session_id, event_id, reasons, amount, currency,
+                                refund_state, created_at, updated_at)
+  select made.processor, made.payment_reference, made.session_id, made.event_id, verdict.refusals, made.amount_paid,
+         lower(made.currency), 'pending', made.at, made.at
+  from made join verdict on verdict.n = made.n
+  where cardinality(verdict.refusals) > 0
+  on conflict (processor, payment_reference) do nothing
+), spent as (
+  -- the checkout a refused payment was made through was paid, so it is never offered again
+  update processor_checkouts c set expires_at = made.at
+  from made join verdict on verdict.n = made.n
+  where cardinality(verdict.refusals) > 0 and c.processor = made.processor and c.reference = made.checkout_reference
+    and c.session_id = made.session_id and c.expires_at > made.at
+), released as (
+  delete from payment_holds where session_id = any(array(select session_id from made))
 ), completed as (
   update carts set status = 'completed', completed_at = new_order.created_at, updated_at = new_order.created_at
   from new_order where carts.id = new_order.session_id
 )
 select payment.n, claimable.n is not null as claimable, event.event_id is not null as recorded,
   cart.status as cart_status, (ready.quote->'totals'->>'total')::bigint as quoted_total,
-  ready.quote->>'currencyCode' as quoted_currency, new_order.*
+  ready.quote->>'currencyCode' as quoted_currency, verdict.refusals, new_order.*
 from payment
   left join claimable on claimable.n = payment.n
   left join event on event.processor = payment.processor and event.event_id = payment.event_id
   left join cart on cart.id = payment.session_id
   left join ready on ready.n = payment.n
+  left join verdict on verdict.n = payment.n
   left join new_order on new_order.id = payment.order_id
 order by payment.n`;
 
@@ -470,11 +388,12 @@ function paidOrdersRecord(payment: PaymentToTake, n: number) {
     currency: payment.currency,
     buyer_email: payment.buyerEmail,
     payment_reference: payment.paymentReference,
+    tells_agent: payment.tellsAgent ?? false,
   };
 }
 
 /** One payment, or many of distinct sessions and distinct events, in one statement (PAID_ORDERS), on `db`. */
-async function payTogether(db: Db, payments: PaymentToTake[]): Promise<PaymentTaken[]> {
+export async function payTogether(db: Db, payments: PaymentToTake[]): Promise<PaymentTaken[]> {
   const rows = await runPrepared<PaymentTakenRow & { n: number }>(db, 'paid_orders', PAID_ORDERS, [
     JSON.stringify(payments.map((payment, index) => paidOrdersRecord(payment, index + 1))),
   ]);
@@ -617,23 +536,6 @@ export async function updateOrder(
   return row!;
 }
 
-/**
- * The variants of a paid order, locked in id order (so concurrent orders sharing variants cannot deadlock) and FOR NO
- * KEY UPDATE: the order changes their stock, never their key, and a create storing lines holds a FOR KEY SHARE lock on
- * each line's variant (its foreign key), in the order of its items; FOR UPDATE would wait for those, and deadlock with a
- * create holding the order's variants the other way round.
- */
-export async function lockStock(db: Db, variantIds: string[]): Promise<StockRow[]> {
-  return (await asPrepared(
-    'lock_stock',
-    db('variants')
-      .where('id', '=', db.raw('any(?::text[])', [[...new Set(variantIds)].sort()]))
-      .orderBy('id')
-      .forNoKeyUpdate()
-      .select('id', 'manage_inventory', 'allow_backorder', 'inventory_quantity'),
-  )) as StockRow[];
-}
-
 export interface ProcessorCheckoutRow {
   session_id: string;
   processor: Processor;
@@ -657,6 +559,102 @@ export async function latestProcessorCheckout(
     .first()) as ProcessorCheckoutRow | undefined;
 }
 
+/**
+ * Stores a checkout made at the processor. Concurrent first visits (any instance) ask the processor with one
+ * idempotency key and get the same checkout back: the first to store it wins, the others reuse it.
+ */
 export async function saveProcessorCheckout(db: Db, row: ProcessorCheckoutRow): Promise<void> {
-  await db('processor_checkouts').insert({ ...row, quote: JSON.stringify(row.quote) });
+  await db('processor_checkouts')
+    .insert({ ...row, quote: JSON.stringify(row.quote) })
+    .onConflict(['processor', 'reference'])
+    .ignore();
+}
+
+/** The quote sent to the processor under `reference` for the session, if this store made that checkout. */
+export async function sentQuote(
+  db: Db,
+  processor: Processor,
+  reference: string | undefined,
+  sessionId: string,
+): Promise<Quote | undefined> {
+  if (!reference) return undefined;
+  const row = (await db('processor_checkouts')
+    .where({ processor, reference, session_id: sessionId })
+    .first('quote')) as { quote: Quote } | undefined;
+  return row?.quote;
+}
+
+/** The session's checkouts at the processor that can still be paid at `now`. */
+export async function openProcessorCheckouts(
+  db: Db,
+  processor: Processor,
+  sessionId: string,
+  now: Date,
+): Promise<ProcessorCheckoutRow[]> {
+  return (await db('processor_checkouts')
+    .where({ processor, session_id: sessionId })
+    .where('expires_at', '>', now)) as ProcessorCheckoutRow[];
+}
+
+/** Records that the processor expired the checkout at `at` (it can no longer be paid, nor reused). */
+export async function markProcessorCheckoutExpired(
+  db: Db,
+  processor: Processor,
+  reference: string,
+  at: Date,
+): Promise<void> {
+  await db('processor_checkouts')
+    .where({ processor, reference })
+    .where('expires_at', '>', at)
+    .update({ expires_at: at });
+}
+
+export interface RefusedPaymentRow {
+  processor: Processor;
+  payment_reference: string;
+  session_id: string;
+  event_id: string;
+  reasons: RefusalReason[];
+  amount: number;
+  currency: string;
+  refund_state: 'pending' | 'refunded';
+  refund_reference: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The payment refused (PAID_ORDERS), if `reference` is one. */
+export async function findRefusedPayment(
+  db: Db,
+  processor: Processor,
+  reference: string,
+): Promise<RefusedPaymentRow | undefined> {
+  return (await db('refused_payments').where({ processor, payment_reference: reference }).first()) as
+    RefusedPaymentRow | undefined;
+}
+
+/** The session's refused payments, latest first. */
+export async function refusedPaymentsOf(db: Db, sessionId: string): Promise<RefusedPaymentRow[]> {
+  return (await db('refused_payments')
+    .where({ session_id: sessionId })
+    .orderBy('created_at', 'desc')) as RefusedPaymentRow[];
+}
+
+/** Records the processor's refund of a refused payment (once: a later report changes nothing). */
+export async function markRefunded(
+  db: Db,
+  processor: Processor,
+  reference: string,
+  refundReference: string,
+  at: Date,
+): Promise<RefusedPaymentRow | undefined> {
+  const [row] = (await db('refused_payments')
+    .where({ processor, payment_reference: reference })
+    .update({
+      refund_state: 'refunded',
+      refund_reference: db.raw('coalesce(refund_reference, ?)', [refundReference]),
+      updated_at: at,
+    })
+    .returning('*')) as RefusedPaymentRow[];
+  return row;
 }

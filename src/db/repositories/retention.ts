@@ -78,14 +78,16 @@ export function deleteIdleClients(db: Db, before: Date, batch: number): Promise<
 }
 
 /**
- * Carts (and their lines) in `status` whose `column` is before `before`. A cart an order or a processor checkout
- * refers to is never deleted: it is the record of a payment.
+ * Carts (and their lines, holds and expired processor checkouts) in `status` whose `column` is before `before`. A cart
+ * an order or a refused payment refers to is never deleted: it is the record of a payment; nor one with a processor
+ * checkout that can still be paid at `now`.
  */
 export function deleteCarts(
   db: Db,
   status: 'open' | 'ready_for_payment' | 'canceled',
   column: 'updated_at' | 'canceled_at',
   before: Date,
+  now: Date,
   batch: number,
 ): Promise<number> {
   return deleteBatch(
@@ -95,9 +97,14 @@ export function deleteCarts(
       key: ['id'],
       where: `x.status = ? AND x.?? < ?
         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.session_id = x.id)
-        AND NOT EXISTS (SELECT 1 FROM processor_checkouts p WHERE p.session_id = x.id)`,
-      bindings: [status, column, before],
-      dependents: [{ table: 'cart_line_items', column: 'cart_id' }],
+        AND NOT EXISTS (SELECT 1 FROM refused_payments r WHERE r.session_id = x.id)
+        AND NOT EXISTS (SELECT 1 FROM processor_checkouts p WHERE p.session_id = x.id AND p.expires_at > ?)`,
+      bindings: [status, column, before, now],
+      dependents: [
+        { table: 'cart_line_items', column: 'cart_id' },
+        { table: 'processor_checkouts', column: 'session_id' },
+        { table: 'payment_holds', column: 'session_id' },
+      ],
     },
     batch,
   );

@@ -8,7 +8,7 @@ import { presentPaidSession } from '../../services/checkout.js';
 import { findOrderByToken } from '../../services/orders.js';
 import { openPayPage, payInTestMode, type PayPage } from '../../services/payments/index.js';
 import { handleStripeWebhook } from '../../services/payments/stripe.js';
-import { PAGE_CSP, payPage, receiptPage } from './pages.js';
+import { PAGE_CSP, payPage, receiptPage, refundNotice, unpayableNotice } from './pages.js';
 
 const CSRF_COOKIE = 'pay_csrf';
 const CSRF_TOKEN = /^[A-Za-z0-9_-]{32}$/;
@@ -72,9 +72,13 @@ function redirectTo(ctx: AppContext, url: string, text: string): void {
 function renderPayPage(ctx: AppContext, deps: Deps, id: string, page: PayPage, status = 200, notice?: string): void {
   if (page.kind === 'redirect') return redirectTo(ctx, page.url, 'Continue to payment.');
   if (page.kind === 'receipt') return html(ctx, status, receiptPage(page.session));
-  if (page.kind === 'closed') return html(ctx, status, payPage(page.session, { notice }));
+  const notices = [notice, page.refunded && refundNotice(page.refunded)];
+  if (page.kind === 'closed') return html(ctx, status, payPage(page.session, { notices }));
+  // Nothing the store could honour: no way to pay is offered.
+  if (page.kind === 'unpayable')
+    return html(ctx, 409, payPage(page.session, { notices: [...notices, unpayableNotice(page.why)] }));
   const form = { action: `/pay/${encodeURIComponent(id)}`, csrfToken: csrfToken(ctx, id), quoteHash: page.quoteHash };
-  html(ctx, status, payPage(page.session, { form, notice }));
+  html(ctx, status, payPage(page.session, { form, notices }));
 }
 
 /** Stripe retries what is not acknowledged: a session or payment not found is answered 404, so it is retried, never lost. */
@@ -108,7 +112,7 @@ export function paymentHandlers(
           'The price changed since this page was shown (a price or promotion was updated). Nothing was charged: check the new total and pay again.',
         );
       }
-      if (result.kind === 'unchanged' && result.page.kind === 'closed')
+      if (result.kind === 'refused' || (result.kind === 'unchanged' && result.page.kind === 'closed'))
         return renderPayPage(ctx, deps, id, result.page, 409);
       // Paid now, or already (a second press): the pay page shows the receipt (POST/redirect/GET).
       redirectTo(ctx, `/pay/${encodeURIComponent(id)}`, 'Paid: see your receipt.');

@@ -1,7 +1,9 @@
 // The HTML a buyer sees: the pay page behind checkout_url (the cart as quoted, and the test processor's button) and
 // the receipt of an order. Plain, self-contained pages under a strict Content-Security-Policy; every value escaped.
 import type { CheckoutSession, PaidSession } from '../../domain/checkout-session.js';
+import { toMajorUnits } from '../../domain/money.js';
 import type { OrderStatus } from '../../domain/orders.js';
+import type { RefundNotice, Unpayable } from '../../services/payments/index.js';
 
 /** Inline styles only; forms may post back to this origin only. */
 export const PAGE_CSP =
@@ -59,13 +61,47 @@ export interface TestPaymentForm {
   quoteHash: string;
 }
 
+const UNPAYABLE: Record<Unpayable, string> = {
+  sold_out:
+    'Sorry: part of this order is sold out (or held for another buyer who is paying now). Nothing was charged; ask your assistant to start a new checkout, or try again later.',
+  promotion_used_up:
+    'Sorry: a promo code of this order has reached its usage limit (or its last uses are held for buyers who are paying now). Nothing was charged; ask your assistant to start a new checkout without it, or try again later.',
+  too_many_changes:
+    'This checkout changed too many times to be paid here. Nothing was charged; ask your assistant to start a new checkout.',
+};
+
+export function unpayableNotice(why: Unpayable): string {
+  return UNPAYABLE[why];
+}
+
+const REFUSED_BECAUSE: Record<RefundNotice['reasons'][number], string> = {
+  session_canceled: 'the checkout had been cancelled',
+  insufficient_stock: 'part of the order had sold out meanwhile',
+  promotion_exhausted: 'a promo code had reached its usage limit meanwhile',
+};
+
+/** Tells the buyer that their payment was refused, why, and that it is refunded in full. */
+export function refundNotice(refunded: RefundNotice): string {
+  const amount = new Intl.NumberFormat('en', { style: 'currency', currency: refunded.currency.toUpperCase() }).format(
+    toMajorUnits(refunded.amount, refunded.currency),
+  );
+  const why = refunded.reasons.map((reason) => REFUSED_BECAUSE[reason]).join(', and ');
+  return `Your payment of ${amount} could not be accepted because ${why}. It is refunded to you in full, automatically.`;
+}
+
 /** The pay page of a session not yet paid: the cart, and the test processor's button when test payments are on. */
-export function payPage(session: CheckoutSession, options: { form?: TestPaymentForm; notice?: string }): string {
+export function payPage(
+  session: CheckoutSession,
+  options: { form?: TestPaymentForm; notices?: Array<string | undefined> },
+): string {
   const status =
     session.status === 'canceled'
       ? '<p class="notice">This checkout was cancelled. Nothing was charged; ask your assistant to start a new one.</p>'
       : '<p class="notice">Payment is taken by our external payment processor; this store never sees your card details. Nothing has been charged yet.</p>';
-  const notice = options.notice ? `<p class="notice warn">${escapeHtml(options.notice)}</p>` : '';
+  const notice = (options.notices ?? [])
+    .filter((text) => text)
+    .map((text) => `<p class="notice warn">${escapeHtml(text!)}</p>`)
+    .join('\n');
   const form = options.form
     ? `<form method="post" action="${escapeHtml(options.form.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(options.form.csrfToken)}">

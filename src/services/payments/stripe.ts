@@ -1,19 +1,33 @@
-// The Stripe adapter: a hosted Checkout Session per quote (reused while the quote is unchanged) and the webhook
-// events that turn a session into an order. Every call has a timeout and an idempotency key.
+// The Stripe adapter: a hosted Checkout Session per quote (reused while the quote is unchanged), made only once what
+// it may take is held for it, the webhook events that turn a session into an order, and the refunds of payments the
+// store refused. Every call has a timeout and an idempotency key.
 import Stripe from 'stripe';
 import type { PaymentsConfig } from '../../config.js';
 import * as orders from '../../db/repositories/orders.js';
+import { reserveForCheckout, type Reservation } from '../../db/repositories/payment-holds.js';
 import type { Deps } from '../../deps.js';
 import { quoteHash, type Quote } from '../../domain/orders.js';
 import { BadRequest, ProcessorUnavailable } from '../../domain/errors.js';
 import { recordPayment, recordRefund, type PaymentOutcome, type RefundOutcome } from '../orders.js';
+import { expireStripeCheckout } from './expiry.js';
 
 type StripeConfig = Extract<PaymentsConfig, { mode: 'stripe' }>;
 
 const CALL_TIMEOUT_MS = 10_000;
-/** Stripe's ceiling for a Checkout Session's life; one is reused until shortly before it expires. */
-const CHECKOUT_LIFETIME_S = 23 * 3600;
+/**
+ * How long a Checkout Session lives (Stripe allows 30 minutes to 24 hours), and with it the hold on what it may take:
+ * an hour lets a buyer pay, and lets nobody hold the stock for a day by opening pay pages. One is reused until
+ * shortly before it expires.
+ */
+const CHECKOUT_LIFETIME_S = 3600;
 const REUSE_MARGIN_S = 15 * 60;
+/** A hold outlives its checkout by this much: a payment made just before the checkout expired may be reported later. */
+const HOLD_GRACE_S = 15 * 60;
+/**
+ * The checkouts one session may have made at Stripe (one per quote it was paid at): what an anonymous visitor
+ * changing a session's quote between pay-page visits can make the store spend is bounded by it.
+ */
+const MAX_CHECKOUTS_PER_SESSION = 10;
 /** How old a signed webhook may be (Stripe's own default): older ones are replays. */
 const SIGNATURE_TOLERANCE_S = 300;
 
@@ -49,6 +63,7 @@ function checkoutParams(
   sessionId: string,
   quote: Quote,
   buyerEmail: string | null,
+  expiresAt: number,
 ): Stripe.Checkout.SessionCreateParams {
   const pageUrl = `${deps.config.baseUrl}/pay/${encodeURIComponent(sessionId)}`;
   return {
@@ -81,28 +96,66 @@ function checkoutParams(
           ],
         }
       : {}),
-    expires_at: Math.floor(deps.now() / 1000) + CHECKOUT_LIFETIME_S,
+    expires_at: expiresAt,
     success_url: pageUrl,
     cancel_url: pageUrl,
   };
 }
 
+export type StripeCheckout = { kind: 'redirect'; url: string } | Exclude<Reservation, { kind: 'held' }>;
+
+/** The checkouts being made by this instance, by session and quote: concurrent visits wait for one call to Stripe. */
+const inFlight = new Map<string, Promise<StripeCheckout>>();
+
 /**
  * Where the buyer pays this quote: the session's Stripe Checkout, made for this exact quote, reused while it is
  * unchanged and not about to expire. A changed quote gets a new one (the old one is expired, so it cannot be paid).
+ * None is made when the store could not honour its payment (stock or promotion uses short, counting what is held for
+ * other sessions' checkouts), nor beyond MAX_CHECKOUTS_PER_SESSION.
  */
-export async function stripeCheckoutUrl(
+export async function stripeCheckout(
   deps: Deps,
   stripe: Stripe,
   sessionId: string,
   quote: Quote,
   buyerEmail: string | null,
-): Promise<string> {
+): Promise<StripeCheckout> {
   const hash = quoteHash(quote);
-  const now = deps.now();
   const latest = await orders.latestProcessorCheckout(deps.db, 'stripe', sessionId);
-  if (latest && latest.quote_hash === hash && new Date(latest.expires_at).getTime() - now > REUSE_MARGIN_S * 1000)
-    return latest.url;
+  if (
+    latest &&
+    latest.quote_hash === hash &&
+    new Date(latest.expires_at).getTime() - deps.now() > REUSE_MARGIN_S * 1000
+  )
+    return { kind: 'redirect', url: latest.url };
+  const key = `${sessionId} ${hash}`;
+  let making = inFlight.get(key);
+  if (!making) {
+    making = newCheckout(deps, stripe, sessionId, quote, hash, latest, buyerEmail).finally(() => inFlight.delete(key));
+    inFlight.set(key, making);
+  }
+  return making;
+}
+
+async function newCheckout(
+  deps: Deps,
+  stripe: Stripe,
+  sessionId: string,
+  quote: Quote,
+  hash: string,
+  latest: orders.ProcessorCheckoutRow | undefined,
+  buyerEmail: string | null,
+): Promise<StripeCheckout> {
+  const now = deps.now();
+  const expiresAt = Math.floor(now / 1000) + CHECKOUT_LIFETIME_S;
+  const reserved = await reserveForCheckout(deps.db, {
+    sessionId,
+    quote,
+    at: new Date(now),
+    holdUntil: new Date((expiresAt + HOLD_GRACE_S) * 1000),
+    maxCheckouts: MAX_CHECKOUTS_PER_SESSION,
+  });
+  if (reserved.kind !== 'held') return reserved;
 
   let created: Stripe.Checkout.Session;
   try {
@@ -110,7 +163,7 @@ export async function stripeCheckoutUrl(
     // the same key and get one Checkout Session. The replaced checkout is part of the key: Stripe keeps keys 24 h,
     // longer than a checkout lives, and a renewal must not be answered with the expiring one.
     const idempotencyKey = `checkout:${sessionId}:${hash}:${latest?.reference ?? 'first'}`;
-    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail), {
+    created = await stripe.checkout.sessions.create(checkoutParams(deps, sessionId, quote, buyerEmail, expiresAt), {
       idempotencyKey,
       timeout: CALL_TIMEOUT_MS,
     });
@@ -127,23 +180,41 @@ export async function stripeCheckoutUrl(
     expires_at: new Date(created.expires_at * 1000),
     created_at: new Date(now),
   });
-  if (latest && latest.reference !== created.id) {
-    await stripe.checkout.sessions
-      .expire(latest.reference, {}, { idempotencyKey: `expire:${latest.reference}`, timeout: CALL_TIMEOUT_MS })
-      .catch((error: unknown) => {
-        // Already paid, expired or gone: the order path still records what was actually paid.
-        deps.log.warn(
-          { err: error instanceof Error ? error.message : error, reference: latest.reference },
-          'could not expire a superseded Stripe checkout',
-        );
-      });
+  if (latest && latest.reference !== created.id) await expireStripeCheckout(deps, stripe, latest.reference);
+  return { kind: 'redirect', url: created.url! };
+}
+
+/**
+ * Refunds, in full, a payment the store refused (PAID_ORDERS), once (its idempotency key is the payment's), and
+ * records the refund. Nothing to do for a payment refused and refunded before, or never refused.
+ */
+export async function refundRefusedPayment(deps: Deps, stripe: Stripe, paymentReference: string): Promise<boolean> {
+  const refused = await orders.findRefusedPayment(deps.db, 'stripe', paymentReference);
+  if (refused?.refund_state !== 'pending') return false;
+  if (!paymentReference.startsWith('pi_')) {
+    deps.log.error({ payment: paymentReference }, 'a refused Stripe payment names no PaymentIntent: refund it by hand');
+    return false;
   }
-  return created.url!;
+  let refund: Stripe.Refund;
+  try {
+    refund = await stripe.refunds.create(
+      {
+        payment_intent: paymentReference,
+        metadata: { checkout_session_id: refused.session_id, refused_because: refused.reasons.join(' ') },
+      },
+      { idempotencyKey: `refund:${paymentReference}`, timeout: CALL_TIMEOUT_MS },
+    );
+  } catch (error) {
+    // Answered 502: Stripe delivers the event again, and the refund is asked for again.
+    throw processorUnavailable(error);
+  }
+  await orders.markRefunded(deps.db, 'stripe', paymentReference, refund.id, new Date(deps.now()));
+  return true;
 }
 
 export type WebhookOutcome = {
   event: string;
-  result: 'order_created' | 'order_exists' | 'order_updated' | 'duplicate' | 'ignored';
+  result: 'order_created' | 'order_exists' | 'order_updated' | 'payment_refunded' | 'duplicate' | 'ignored';
 };
 
 function invalidSignature(message: string): BadRequest {
@@ -155,11 +226,18 @@ function invalidSignature(message: string): BadRequest {
 }
 
 function paymentResult(outcome: PaymentOutcome): WebhookOutcome['result'] {
-  return outcome.kind === 'created' ? 'order_created' : outcome.kind === 'existing' ? 'order_exists' : 'duplicate';
+  const results = {
+    created: 'order_created',
+    existing: 'order_exists',
+    duplicate: 'duplicate',
+    refused: 'payment_refunded',
+  } as const;
+  return results[outcome.kind];
 }
 
 function refundResult(outcome: RefundOutcome): WebhookOutcome['result'] {
-  return outcome.kind === 'updated' ? 'order_updated' : 'duplicate';
+  const results = { updated: 'order_updated', duplicate: 'duplicate', refusal_refunded: 'payment_refunded' } as const;
+  return results[outcome.kind];
 }
 
 function idOf(value: string | { id: string } | null): string | undefined {
@@ -197,17 +275,21 @@ export async function handleStripeWebhook(
       if (checkout.payment_status !== 'paid') return ignored;
       const sessionId = checkout.client_reference_id ?? checkout.metadata?.checkout_session_id;
       if (!sessionId) return ignored; // a checkout made by something else on the same Stripe account
+      const paymentReference = idOf(checkout.payment_intent) ?? checkout.id;
       const outcome = await recordPayment(deps, {
         processor: 'stripe',
         eventId: event.id,
         eventType: event.type,
         sessionId,
-        paymentReference: idOf(checkout.payment_intent) ?? checkout.id,
+        paymentReference,
         checkoutReference: checkout.id,
         amountPaid: checkout.amount_total ?? 0,
         currency: checkout.currency ?? '',
         buyerEmail: checkout.customer_details?.email ?? null,
       });
+      // Refused now, or before with its refund not yet made (a redelivery after Stripe could not be reached).
+      if (outcome.kind === 'refused' || outcome.kind === 'duplicate')
+        await refundRefusedPayment(deps, deps.stripe!, paymentReference);
       return { event: event.id, result: paymentResult(outcome) };
     }
     case 'charge.refunded': {
@@ -223,6 +305,7 @@ export async function handleStripeWebhook(
             eventType: event.type,
             paymentReference,
             amountRefunded: charge.amount_refunded,
+            refundReference: charge.refunds?.data[0]?.id ?? charge.id,
           }),
         ),
       };
