@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { BODY_LIMIT } from '../src/http/body.js';
+import { BODY_LIMIT, MAX_CONTAINERS } from '../src/http/body.js';
 import { MCP_BODY_LIMIT } from '../src/mcp/transport.js';
 import { MAX_PROFILE_BYTES } from '../src/services/ucp-profiles.js';
 import { platformProfile } from '../src/conformance/profile.js';
@@ -60,6 +60,16 @@ function bytesOf(limit: string): number {
 function emptyObjects(prefix: string, suffix: string, limit: number): string {
   const count = Math.floor((limit - prefix.length - suffix.length - 2) / 3);
   return `${prefix}[${Array.from({ length: count }, () => '{}').join(',')}]${suffix}`;
+}
+
+/**
+ * The body the body reader still lets through (src/http/body.ts MAX_CONTAINERS): as many empty objects as the bound
+ * leaves once the objects and arrays of `prefix` and the array itself are counted. Beyond it the reader refuses the body
+ * before validation, so this is the most a schema, the key's hash and the store ever see.
+ */
+function emptyObjectsAtBound(prefix: string, suffix: string): string {
+  const opened = [...prefix].filter((character) => character === '{' || character === '[').length;
+  return emptyObjects(prefix, suffix, (MAX_CONTAINERS - opened - 1) * 3 + prefix.length + suffix.length + 2);
 }
 
 /** A platform profile of `limit` bytes whose `where` is an array of empty objects. */
@@ -243,6 +253,26 @@ function abuses(baseUrl: string, token: string, profile: (path: string) => strin
         '/checkout_sessions',
         () => ({ ...JSON_HEADERS, 'idempotency-key': randomUUID() }),
         emptyObjects('{"items":', '}', contractLimit),
+      ),
+    },
+    {
+      title: `ACP update: fulfillment_groups of empty objects, at the body's bound (${MAX_CONTAINERS} objects and arrays)`,
+      request: post(`/acp/checkout_sessions/${ids.acp}`, acp, emptyObjectsAtBound('{"fulfillment_groups":', '}')),
+    },
+    {
+      title: `UCP create: an ignored field of empty objects, at the body's bound (${MAX_CONTAINERS} objects and arrays)`,
+      request: post(
+        '/ucp/checkout-sessions',
+        ucp,
+        emptyObjectsAtBound(`{"line_items":[{"item":{"id":"${ITEM}"},"quantity":1}],"ignored":`, '}'),
+      ),
+    },
+    {
+      title: `Contract create: items of empty objects, at the body's bound (${MAX_CONTAINERS} objects and arrays)`,
+      request: post(
+        '/checkout_sessions',
+        () => ({ ...JSON_HEADERS, 'idempotency-key': randomUUID() }),
+        emptyObjectsAtBound('{"items":', '}'),
       ),
     },
     ...(['capability', 'service', 'payment_handler'] as const).map((where): Abuse => ({

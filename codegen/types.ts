@@ -1681,7 +1681,7 @@ export interface components {
         /**
          * @description Error of the checkout endpoints. `type` is `invalid_request` (fix the request; never retry it unchanged),
          *     `rate_limit_exceeded` (retry after `Retry-After`), `processing_error` or `service_unavailable` (transient; retry with backoff).
-         *     Codes: `invalid_body` (not JSON), `invalid_content_type`, `missing_field`, `unknown_field`, `invalid_field`,
+         *     Codes: `invalid_body` (not JSON, nested deeper than 32 levels, or holding more than 4,096 objects and arrays), `invalid_content_type`, `missing_field`, `unknown_field`, `invalid_field`,
          *     `missing_item_identifier`, `ambiguous_item`, `unknown_item`, `variant_required`, `quantity_too_large`,
          *     `insufficient_stock`, `item_unavailable_in_region`, `invalid_parameter` (e.g. unknown `region_id`),
          *     `unsupported_api_version`, `payload_too_large`, `idempotency_conflict`, `idempotency_in_flight`,
@@ -1780,8 +1780,8 @@ export interface components {
         /** @description A JSON-RPC 2.0 error. */
         JsonRpcError: {
             /**
-             * @description `-32700` the body is not JSON (or not a JSON-RPC message), `-32600` an invalid request (a batch, or nesting
-             *     deeper than 32 levels), `-32601` an unknown method, `-32602` invalid params, `-32000` a transport refusal
+             * @description `-32700` the body is not JSON (or not a JSON-RPC message), `-32600` an invalid request (a batch, nesting
+             *     deeper than 32 levels, or more than 4,096 objects and arrays), `-32601` an unknown method, `-32602` invalid params, `-32000` a transport refusal
              *     (Origin, protocol version, media type, body size, Accept, a method other than POST) or the rate limit (429, with
              *     `data.retry_after`), `-32603` an unexpected failure.
              * @example -32700
@@ -1841,7 +1841,7 @@ export interface components {
          * UcpError
          * @description A UCP protocol error (overview, Error Handling): `code`, human-readable `content`, the offending field or header in
          *     `path` when one is to blame, and `continue_url`. Codes: `invalid_profile_url`, `request_id_required`,
-         *     `invalid_request_id`, `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json`, `invalid_request`,
+         *     `invalid_request_id`, `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json` (not JSON, nested deeper than 32 levels, or more than 4,096 objects and arrays), `invalid_request`,
          *     `unknown_endpoint`, `method_not_allowed`, `checkout_not_modifiable`, `idempotency_conflict`,
          *     `unsupported_media_type`, `payload_too_large`, `profile_malformed`, `version_unsupported`, `profile_unreachable`,
          *     `rate_limited`, `idempotency_in_flight`, `service_unavailable`, `internal_error`.
@@ -1989,7 +1989,7 @@ export interface components {
          * AcpError
          * @description ACP's flat `Error`. `type` is `invalid_request` (4xx), `service_unavailable` (429 and 503; ACP has no rate-limit
          *     type) or `processing_error` (500). Codes: `missing_api_version`, `unsupported_api_version` (with
-         *     `supported_versions`), `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json`, `missing_field`,
+         *     `supported_versions`), `idempotency_key_required`, `invalid_idempotency_key`, `invalid_json` (not JSON, nested deeper than 32 levels, or more than 4,096 objects and arrays), `missing_field`,
          *     `invalid_field`, `unknown_field`, `conflicting_fields`, `unsupported_currency`, `item_not_found`, `region_restricted`,
          *     `out_of_stock`, `quantity_exceeded`, `unauthorized`, `invalid_token`, `insufficient_scope`, `session_not_found`,
          *     `unknown_endpoint`, `method_not_allowed`, `session_canceled`, `session_already_canceled`, `session_completed`,
@@ -3196,7 +3196,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The message cannot be served: the body is not JSON or not a JSON-RPC message (`-32700`), is a batch or nested deeper than 32 levels (`-32600`), or `MCP-Protocol-Version` names an unsupported version (`-32000`). Fix the request; do not retry it unchanged. */
+        /** @description The message cannot be served: the body is not JSON or not a JSON-RPC message (`-32700`), is a batch, nested deeper than 32 levels or holding more than 4,096 objects and arrays (`-32600`), or `MCP-Protocol-Version` names an unsupported version (`-32000`). Fix the request; do not retry it unchanged. */
         McpBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];

@@ -17,6 +17,7 @@ import {
 } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 import { lockWaiters, statementsSent } from './support/statements.js';
+import { MAX_CONTAINERS } from '../src/http/body.js';
 
 let api: TestService;
 let profiles: ProfileServer;
@@ -63,10 +64,11 @@ async function transactionsDuring(run: () => Promise<unknown>): Promise<number> 
 }
 
 describe('a keyed operation checks its body before any transaction', () => {
-  it('an ACP update of 12,000 empty fulfillment groups: 400 at the first, stored under its key, no transaction', async () => {
+  it('an ACP update of 4,000 empty fulfillment groups: 400 at the first, stored under its key, no transaction', async () => {
     const id = await acpSession();
     const headers = acpHeaders();
-    const body = { fulfillment_groups: empties(12_000) };
+    // As many as the body reader lets through (MAX_CONTAINERS): the schema then refuses them at the first.
+    const body = { fulfillment_groups: empties(4_000) };
     let refused: Awaited<ReturnType<typeof acpPost>> | undefined;
     expect(
       await transactionsDuring(async () => (refused = await acpPost(`/acp/checkout_sessions/${id}`, body, headers))),
@@ -89,7 +91,7 @@ describe('a keyed operation checks its body before any transaction', () => {
     ).toBe(1);
   });
 
-  it('a UCP update of 5,000 lines: 400 at the array bound, no transaction', async () => {
+  it('a UCP update of 4,000 lines: 400 at the array bound, no transaction', async () => {
     const full = profiles.url('/full.json');
     const created = await protocolFetch(api, '/ucp/checkout-sessions', {
       method: 'POST',
@@ -102,7 +104,7 @@ describe('a keyed operation checks its body before any transaction', () => {
       refused = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, {
         method: 'PUT',
         headers: ucpHeaders(full),
-        body: JSON.stringify({ line_items: empties(5_000) }),
+        body: JSON.stringify({ line_items: empties(4_000) }),
       });
     });
     expect(opened).toBe(0);
@@ -111,6 +113,68 @@ describe('a keyed operation checks its body before any transaction', () => {
       'invalid_request',
       '$.line_items',
     ]);
+  });
+});
+
+describe('a body holding more objects and arrays than any request needs', () => {
+  // 100 kB of empty objects is 34,000 values: refused by the body reader, before validation, hashing or storage, on
+  // every surface, so no later pass over such a body costs the only thread time in proportion to it.
+  const flood = (field: string) => JSON.stringify({ [field]: empties(MAX_CONTAINERS) });
+
+  it('is refused by the one body check on ACP, UCP, MCP and the checkout surface, with nothing stored', async () => {
+    const id = await acpSession();
+    const acpKey = `key-${randomUUID()}`;
+    const acp = await protocolFetch(api, `/acp/checkout_sessions/${id}`, {
+      method: 'POST',
+      headers: acpHeaders(acpKey),
+      body: flood('fulfillment_groups'),
+    });
+    expect([acp.response.status, acp.body.param, acp.body.message]).toEqual([
+      400,
+      '$',
+      expect.stringContaining('4,096 objects and arrays'),
+    ]);
+    // Not stored under its key: the same key with a valid body is served afresh.
+    const valid = await protocolFetch(api, `/acp/checkout_sessions/${id}`, {
+      method: 'POST',
+      headers: acpHeaders(acpKey),
+      body: JSON.stringify({ buyer: { email: 'ada@example.com' } }),
+    });
+    expect([valid.response.status, valid.response.headers.get('idempotent-replayed')]).toEqual([200, null]);
+
+    const ucp = await protocolFetch(api, '/ucp/checkout-sessions', {
+      method: 'POST',
+      headers: ucpHeaders(profiles.url('/full.json')),
+      body: flood('line_items'),
+    });
+    expect([ucp.response.status, ucp.body.path]).toEqual([400, '$']);
+
+    const rest = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: flood('items'),
+    });
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({ code: 'invalid_body', message: expect.stringContaining('4,096') });
+
+    const mcp = await api.http('/checkout/mcp', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { pad: empties(MAX_CONTAINERS) } },
+      }),
+    });
+    expect(mcp.status).toBe(400);
+    expect(((await mcp.json()) as { error: { message: string } }).error.message).toContain('4,096 objects and arrays');
+  });
+
+  it('passes a body at the bound (the object, its array and the items) to the schema, which names the first item', async () => {
+    const id = await acpSession();
+    const refused = await acpPost(`/acp/checkout_sessions/${id}`, { fulfillment_groups: empties(MAX_CONTAINERS - 2) });
+    expect([refused.response.status, refused.body.param]).toEqual([400, '$.fulfillment_groups[0].id']);
   });
 });
 

@@ -1,4 +1,5 @@
-// Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep, checked without
+// Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep and holding at most
+// 4,096 objects and arrays, checked without
 // recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors). A JSON body
 // read before Koa (session creates, src/http/session-creates.ts) is read by the same reader with the same limits.
 import type { IncomingMessage } from 'node:http';
@@ -13,14 +14,26 @@ const MAX_DEPTH = 32;
 const ENCODING = 'utf-8';
 
 /**
- * Whether `value` nests objects or arrays deeper than `maxDepth`. Runs on every JSON body before anything else reads
- * it, so it allocates nothing per value (a body of 34,000 empty objects took 6 ms with a pair per value): nodes and
- * their depths on two stacks, and only objects and arrays pushed.
+ * At most this many objects and arrays in one JSON body. Real requests hold a few hundred (100 line items with their
+ * nested objects); 100 kB of empty objects holds 34,000, and every later pass over such a body (validation, the
+ * idempotency hash, the stored-text check, garbage collection) costs the only thread time in proportion: refused here,
+ * after one cheap walk that stops at the bound, a body costs the event loop a few milliseconds whatever it holds.
+ */
+export const MAX_CONTAINERS = 4_096;
+
+/** What a JSON body's shape allows, in words for error messages. */
+export const BODY_SHAPE_LIMITS = `nested at most ${MAX_DEPTH} levels deep and holding at most ${MAX_CONTAINERS.toLocaleString('en')} objects and arrays`;
+
+/**
+ * Whether `value` nests objects or arrays deeper than `maxDepth`, or holds more than MAX_CONTAINERS of them. Runs on
+ * every JSON body before anything else reads it, so it allocates nothing per value (a body of 34,000 empty objects
+ * took 6 ms with a pair per value): nodes and their depths on two stacks, and only objects and arrays pushed.
  */
 export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
   if (value === null || typeof value !== 'object') return false;
   const nodes: object[] = [value];
   const depths: number[] = [1];
+  let containers = 1;
   while (nodes.length) {
     const node = nodes.pop()!;
     const depth = depths.pop()!;
@@ -29,6 +42,7 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
     if (Array.isArray(children)) {
       for (const child of children) {
         if (child !== null && typeof child === 'object') {
+          if (++containers > MAX_CONTAINERS) return true;
           nodes.push(child);
           depths.push(depth + 1);
         }
@@ -38,6 +52,7 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
       for (const key in children) {
         const child = children[key];
         if (child !== null && typeof child === 'object') {
+          if (++containers > MAX_CONTAINERS) return true;
           nodes.push(child);
           depths.push(depth + 1);
         }
@@ -50,7 +65,7 @@ export function exceedsDepth(value: unknown, maxDepth = MAX_DEPTH): boolean {
 /** Why a parsed body is refused, if it is. */
 function depthError(parsed: unknown): BadRequest | undefined {
   if (!exceedsDepth(parsed)) return undefined;
-  return new BadRequest('invalid_body', `The body is nested deeper than ${MAX_DEPTH} levels.`, { param: 'body' });
+  return new BadRequest('invalid_body', `The body must be JSON ${BODY_SHAPE_LIMITS}.`, { param: 'body' });
 }
 
 /** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */

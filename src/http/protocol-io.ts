@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
-import { exceedsDepth } from './body.js';
+import { BODY_SHAPE_LIMITS, exceedsDepth } from './body.js';
 import type { AppContext } from './context.js';
 import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
@@ -119,7 +119,7 @@ export function isJsonMediaType(contentType: string): boolean {
 
 export type JsonBody = { kind: 'absent' } | { kind: 'json'; value: unknown };
 
-/** Reads a JSON body (100 kB, 32 levels); the errors are ApiErrors the binding renders in its own shape. */
+/** Reads a JSON body (100 kB, 32 levels, 4,096 objects and arrays); the errors are ApiErrors the binding renders in its own shape. */
 export async function readJsonBody(
   ctx: ProtocolExchange,
   codes: { invalidJson: string; mediaType: string },
@@ -145,7 +145,7 @@ export async function readJsonBody(
   const parsed = parseJson(read.text);
   if (!parsed.ok) throw new ProtocolError(400, codes.invalidJson, 'The body is not valid JSON.', { param: '$' });
   if (exceedsDepth(parsed.value))
-    throw new ProtocolError(400, codes.invalidJson, 'The body is nested deeper than 32 levels.', { param: '$' });
+    throw new ProtocolError(400, codes.invalidJson, `The body must be JSON ${BODY_SHAPE_LIMITS}.`, { param: '$' });
   return { kind: 'json', value: parsed.value };
 }
 

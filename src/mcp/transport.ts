@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
-import { exceedsDepth } from '../http/body.js';
+import { BODY_SHAPE_LIMITS, exceedsDepth } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
 import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
@@ -221,7 +221,7 @@ export function parseMessage(body: BodyRead): { ok: true; message: object } | { 
     return refused(
       400,
       INVALID_REQUEST,
-      'Invalid request: send one JSON-RPC 2.0 message object, nested at most 32 levels deep.',
+      `Invalid request: send one JSON-RPC 2.0 message object, ${BODY_SHAPE_LIMITS}.`,
     );
   return { ok: true, message: parsed.value };
 }
