@@ -17,6 +17,14 @@ export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
 const READ_CACHE_TTL_MS = 60_000;
 const READ_CACHE_MAX_ENTRIES = 1_000;
+/**
+ * Clients name what is cached (a read's parameters, a tool's arguments), so the cache is bounded in bytes as well as
+ * entries: what one entry may hold is bounded by the contract's page size, but not the sum. A catalogue answer is a
+ * few kilobytes; 16 MiB keeps every entry the count allows, and no more, under the 128 MB heap.
+ */
+const READ_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+/** What an entry costs beyond its payload and key (its object, the LRU's slots, the ETag). */
+const ENTRY_OVERHEAD_BYTES = 512;
 /** The operation object's extension that allows its responses in the process cache (openapi/paths/). */
 const CACHEABLE = 'x-cacheable';
 
@@ -103,9 +111,24 @@ export interface ReadCache {
   clear(): void;
 }
 
+/** An entry's size: a response's payload, or a value's text and bytes (an MCP tool's result), plus its key (UTF-16). */
+function entryBytes(entry: CacheEntry, key: string): number {
+  let held = 0;
+  if ('payload' in entry) held = entry.payload.length;
+  else if (typeof entry.value === 'string') held = 2 * entry.value.length;
+  else if (entry.value !== null && typeof entry.value === 'object') {
+    const { text, bytes } = entry.value as { text?: unknown; bytes?: unknown };
+    if (typeof text === 'string') held += 2 * text.length;
+    if (Buffer.isBuffer(bytes)) held += bytes.length;
+  }
+  return held + 2 * key.length + ENTRY_OVERHEAD_BYTES;
+}
+
 export function createReadCache(): ReadCache {
   const cache = new LRUCache<string, CacheEntry, LoadEntry>({
     max: READ_CACHE_MAX_ENTRIES,
+    maxSize: READ_CACHE_MAX_BYTES,
+    sizeCalculation: entryBytes,
     ttl: READ_CACHE_TTL_MS,
     fetchMethod: async (_key, _stale, { options, context: load }) => {
       const readAt = Date.now();

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'openapi-backend';
 import { loadDocument } from '../../src/document.js';
-import { cacheableOperations } from '../../src/http/caching.js';
+import { cacheableOperations, createReadCache } from '../../src/http/caching.js';
 
 function documentWith(operations: object, security?: object[]): Document {
   return {
@@ -43,5 +43,20 @@ describe('cacheable operations', () => {
     expect(() => cacheableOperations(documentWith({ get: operation }, documentSecurity))).toThrow(
       /GET \/things \(listThings\) is marked x-cacheable but accepts credentials/,
     );
+  });
+});
+
+describe('the read cache', () => {
+  it('is bounded in bytes, not only in entries: large entries push the oldest out well before the count does', async () => {
+    const cache = createReadCache();
+    const text = 'x'.repeat(256 * 1024);
+    const result = { text, bytes: Buffer.from(text) };
+    // 100 entries of 768 kB each (the text as UTF-16 and its bytes): 75 MB, far under 1,000 entries.
+    for (let index = 0; index < 100; index++) await cache.fetchValue(`tools/call big ${index}`, async () => result);
+    const kept = Array.from({ length: 100 }, (_, index) => cache.peekValue(`tools/call big ${index}`)).filter(Boolean);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length * 768 * 1024).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(cache.peekValue('tools/call big 99')).toBe(result);
+    expect(cache.peekValue('tools/call big 0')).toBeUndefined();
   });
 });
