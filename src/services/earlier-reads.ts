@@ -9,6 +9,14 @@ import type { Db } from '../db/knex.js';
 
 /** How many sets of references each database's reads are kept for (the least recently used go first). */
 const EARLIER_READS = 1_000;
+/**
+ * Clients name what is kept (the references of a create, whose key is their JSON), so each cache is bounded in bytes as
+ * well. A read holds at most a row or two per reference its key names (a variant, a price, a promotion: each under 1 kB),
+ * and a reference takes at least ten characters of the key: 64 bytes per character of key, plus the entry's own, is
+ * more than a read holds, so the bound holds whatever the keys.
+ */
+const EARLIER_READS_MAX_BYTES = 16 * 1024 * 1024;
+const estimatedBytes = (_reads: object, key: string) => 64 * key.length + 1024;
 
 /** Reads by what they read (a create's read as a string), per database: one cache per kind of create. */
 export function earlierReadsCache<Reads extends object>(): (db: Db) => LRUCache<string, Reads> {
@@ -16,7 +24,11 @@ export function earlierReadsCache<Reads extends object>(): (db: Db) => LRUCache<
   return (db) => {
     let reads = byDatabase.get(db);
     if (!reads) {
-      reads = new LRUCache({ max: EARLIER_READS });
+      reads = new LRUCache<string, Reads>({
+        max: EARLIER_READS,
+        maxSize: EARLIER_READS_MAX_BYTES,
+        sizeCalculation: estimatedBytes,
+      });
       byDatabase.set(db, reads);
     }
     return reads;
