@@ -11,6 +11,7 @@ import { quoteCart } from '../src/services/checkout.js';
 import { recordPayment, recordRefund, type PaymentReport } from '../src/services/orders.js';
 import { serverUrl, SESSION_READ_TABLES, statementsDuring } from './support/database.js';
 import { openPayForm, payWithTestProcessor, submitPayForm } from './support/payments.js';
+import { createdSession } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
 import { lockWaiters } from './support/statements.js';
 
@@ -25,7 +26,7 @@ afterAll(async () => {
 const TWO_PACK = 'variant_01tongue2pack';
 const TRAVEL = 'variant_01tonguetravel';
 
-async function createSession(
+const createSession = (
   body: unknown = {
     items: [
       { id: TWO_PACK, quantity: 2 },
@@ -34,15 +35,7 @@ async function createSession(
     promo_codes: ['10OFF'],
     buyer: { email: 'ada@example.com' },
   },
-) {
-  const response = await api.http('/checkout_sessions', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()) as any;
-}
+) => createdSession(api, body);
 const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
 const db = () => api.service.deps.db;
 const stockOf = async (id: string) =>

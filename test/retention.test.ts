@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepRetention } from '../src/services/retention.js';
 import { bearer, registerClient, requestToken } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
+import { createdSession } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -23,11 +24,8 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
   headers: { 'Content-Type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
-async function createSession(headers: Record<string, string> = {}): Promise<string> {
-  const response = await api.http('/checkout_sessions', json({ items: [{ id: 'variant_01tongue2pack' }] }, headers));
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { id: string }).id;
-}
+const createSession = async (headers: Record<string, string> = {}): Promise<string> =>
+  (await createdSession(api, { items: [{ id: 'variant_01tongue2pack' }] }, headers)).id;
 const exists = async (table: string, where: Record<string, unknown>) =>
   (await api.service.deps.db(table).where(where).first()) !== undefined;
 

@@ -19,6 +19,7 @@ import {
 } from './support/lean-paths.js';
 import { startServiceBehindProxy, type ServiceBehindProxy } from './support/outage.js';
 import { payWithTestProcessor } from './support/payments.js';
+import { createdSession } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
 
 /** Whether the lean path may answer; off, every request goes on to the general chain as if it had declined. */
@@ -40,18 +41,13 @@ let ready: string;
 let paid: string;
 let open: string;
 
-async function createSession(): Promise<string> {
-  const response = await api.http('/checkout_sessions', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
+const createSession = async (): Promise<string> =>
+  (
+    await createdSession(api, {
       items: [{ id: 'variant_01tongue2pack', quantity: 2 }, { id: 'variant_01tonguetravel' }],
       promo_codes: ['10off'],
-    }),
-  });
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { id: string }).id;
-}
+    })
+  ).id;
 
 beforeAll(async () => {
   api = await startTestService({

@@ -12,6 +12,7 @@ import {
   ucpHeaders,
   type ProfileServer,
 } from './support/protocols.js';
+import { createdSession } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
   paidCheckout,
@@ -38,15 +39,7 @@ const TRAVEL = 'variant_01tonguetravel';
 const db = () => api.service.deps.db;
 const count = async (table: string) => Number((await db()(table).count({ n: '*' }))[0]!.n);
 
-async function createSession(body: unknown) {
-  const response = await api.http('/checkout_sessions', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()) as any;
-}
+const createSession = (body: unknown) => createdSession(api, body);
 const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
 const minor = (amount: number) => Math.round(amount * 100);
 
