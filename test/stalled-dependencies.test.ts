@@ -59,6 +59,15 @@ describe.skipIf(!redisUrl)('with Redis stalled', () => {
   });
 });
 
+/** A checkout create through the proxied service, given at most ANSWER_WITHIN_MS to answer. */
+const createThrough = (outage: ServiceBehindProxy) =>
+  outage.api.http('/checkout_sessions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+    signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+  });
+
 describe.skipIf(!serverUrl)('with PostgreSQL connections stalled', () => {
   let outage: ServiceBehindProxy;
   beforeAll(async () => {
@@ -69,13 +78,7 @@ describe.skipIf(!serverUrl)('with PostgreSQL connections stalled', () => {
     await outage?.close();
   });
 
-  const create = () =>
-    outage.api.http('/checkout_sessions', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
-      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
-    });
+  const create = () => createThrough(outage);
 
   it('times the stalled queries out, replaces the connections and recovers without the sockets being reset', async () => {
     // Open several pooled connections, then freeze every one of them (new connections still get through).
@@ -110,13 +113,7 @@ describe.skipIf(!serverUrl)('with the PostgreSQL host frozen (new connections st
   /** A read that misses the cache (each `limit` a read of its own), so it needs a connection. */
   const read = (limit: number) =>
     outage.api.http(`/api/store/products?limit=${limit}`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
-  const create = () =>
-    outage.api.http('/checkout_sessions', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
-      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
-    });
+  const create = () => createThrough(outage);
 
   it('answers unavailable with Retry-After while the pool is exhausted and connecting times out, never 500', async () => {
     expect((await create()).status).toBe(201);

@@ -2,6 +2,7 @@
 // against the seeded rates and shipping options, and properties over generated carts, rates and options.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { promotionArb } from '../support/arbitraries.js';
 import { RATE_SCALE, type FulfilmentTerms, type ShippingOption, type TaxRate } from '../../src/domain/fulfilment.js';
 import {
   priceCart,
@@ -314,21 +315,6 @@ const optionArb = fc.record({
   minBusinessDays: fc.constant(1),
   maxBusinessDays: fc.constant(3),
 });
-const promotionArb = fc.option(
-  fc.oneof(
-    fc.record({
-      code: fc.constant('P'),
-      kind: fc.constant('percentage' as const),
-      value: fc.integer({ min: 1, max: 10_000 }),
-    }),
-    fc.record({
-      code: fc.constant('F'),
-      kind: fc.constant('fixed' as const),
-      value: fc.integer({ min: 1, max: 1_000_000 }),
-    }),
-  ),
-  { nil: null },
-);
 const quoteArb = fc
   .record({
     lines: fc.array(lineArb, { maxLength: 6 }),

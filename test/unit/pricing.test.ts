@@ -1,6 +1,7 @@
 // Property-based checks of the pricing module over many generated carts, plus worked examples.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { promotionArb } from '../support/arbitraries.js';
 import { currencyOf } from '../../src/domain/money.js';
 import { priceCart, type LineToPrice, type RegionTerms } from '../../src/domain/pricing.js';
 import type { AppliedPromotion } from '../../src/domain/promotions.js';
@@ -26,21 +27,6 @@ const regionArb = fc.record({
   shippingAmount: fc.integer({ min: 0, max: 5000 }),
   freeShippingThreshold: fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: null }),
 });
-const promotionArb = fc.option(
-  fc.oneof(
-    fc.record({
-      code: fc.constant('P'),
-      kind: fc.constant('percentage' as const),
-      value: fc.integer({ min: 1, max: 10_000 }),
-    }),
-    fc.record({
-      code: fc.constant('F'),
-      kind: fc.constant('fixed' as const),
-      value: fc.integer({ min: 1, max: 1_000_000 }),
-    }),
-  ),
-  { nil: null },
-);
 
 describe('priceCart', () => {
   it('prices the worked example: two 2-packs and one travel set with 10OFF in the US', () => {
