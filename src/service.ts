@@ -11,7 +11,7 @@ import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { createMcpServers, mcpRoutes } from './mcp/index.js';
+import { createMcpServers } from './mcp/index.js';
 import { protocolBindings } from './http/protocols.js';
 import { readKeys, type ReadKeys } from './http/read-keys.js';
 import { createRequestListener } from './http/server.js';
@@ -120,39 +120,34 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const reads: { keys?: ReadKeys } = {};
   const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache, () => reads.keys!);
   const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
-  const keys = (reads.keys = readKeys(contract, cacheable));
+  reads.keys = readKeys(contract, cacheable);
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
-  const mcpServers = createMcpServers(deps);
-  const requestListener = createRequestListener(
-    {
-      deps,
-      contract,
-      limiter: deps.rateLimiter,
-      registrationLimiter: createRateLimiter(
-        {
-          limit: config.registrationsPerHour,
-          windowSeconds: 3600,
-          keyPrefix: 'registrations',
-          unit: 'client registrations per hour from this address',
-        },
-        redis,
-      ),
-      webhookRefusalLimiter: createRateLimiter(
-        {
-          limit: config.webhookRefusalsPerMinute,
-          windowSeconds: 60,
-          keyPrefix: 'webhook-refusals',
-          unit: 'refused webhook requests per minute from this address',
-        },
-        redis,
-      ),
-      mcp: mcpRoutes(deps, mcpServers),
-      protocols: protocolBindings(deps),
-    },
-    { cacheable, keys },
-    mcpServers,
-  );
+  const requestListener = createRequestListener({
+    deps,
+    contract,
+    limiter: deps.rateLimiter,
+    registrationLimiter: createRateLimiter(
+      {
+        limit: config.registrationsPerHour,
+        windowSeconds: 3600,
+        keyPrefix: 'registrations',
+        unit: 'client registrations per hour from this address',
+      },
+      redis,
+    ),
+    webhookRefusalLimiter: createRateLimiter(
+      {
+        limit: config.webhookRefusalsPerMinute,
+        windowSeconds: 60,
+        keyPrefix: 'webhook-refusals',
+        unit: 'refused webhook requests per minute from this address',
+      },
+      redis,
+    ),
+    mcpServers: createMcpServers(deps),
+    protocols: protocolBindings(deps),
+  });
 
   // Slow clients cannot hold a socket for long: the whole request within httpRequestTimeoutMs, its headers sooner
   // (checked every second rather than Node's default 30 s); an idle keep-alive socket lives longer than typical

@@ -12,18 +12,16 @@ import type { Logger } from '../log.js';
 import {
   createUnderGrant,
   jsonResponse,
-  matchProtocolRoute,
   notStored,
   ProtocolError,
   protocolErrorOf,
-  rateLimit,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
   type ProtocolAnswer,
+  type BindingAnswer,
   type ProtocolBinding,
   type ProtocolExchange,
-  type ProtocolRoute,
 } from './protocol-io.js';
 
 export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
@@ -32,17 +30,13 @@ const SCOPE = 'cart:write';
 const MAX_KEY_LENGTH = 255;
 
 const API_VERSION_HEADER: [string, string] = ['API-Version', ACP_VERSION];
-const CREATE_PATH = '/acp/checkout_sessions';
-const ROUTES: ProtocolRoute<AcpOperation>[] = [
-  { pattern: /^\/acp\/checkout_sessions$/, methods: { POST: 'create' } },
-  { pattern: /^\/acp\/checkout_sessions\/([^/]+)$/, methods: { GET: 'retrieve', POST: 'update' } },
-  { pattern: /^\/acp\/checkout_sessions\/([^/]+)\/complete$/, methods: { POST: 'complete' } },
-  { pattern: /^\/acp\/checkout_sessions\/([^/]+)\/cancel$/, methods: { POST: 'cancel' } },
+/** The checkout operations by path and method. */
+const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'POST', AcpOperation>> }> = [
+  { path: '/acp/checkout_sessions', methods: { POST: 'create' } },
+  { path: '/acp/checkout_sessions/{id}', methods: { GET: 'retrieve', POST: 'update' } },
+  { path: '/acp/checkout_sessions/{id}/complete', methods: { POST: 'complete' } },
+  { path: '/acp/checkout_sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
-
-export function isAcpPath(path: string): boolean {
-  return path === ACP_DISCOVERY_PATH || /^\/acp(\/|$)/.test(path);
-}
 
 /** ACP's error type for a status: there is no rate-limit type, so a 429 is `service_unavailable` (B.9 #11). */
 function errorType(status: number): 'invalid_request' | 'processing_error' | 'service_unavailable' {
@@ -188,8 +182,10 @@ export function acpBinding(deps: Deps): ProtocolBinding {
    * is still active (createUnderGrant). Anything else answered to it, an error of the checks included, waits for the
    * token's own read, so a revoked or expired token is refused as before, and first.
    */
-  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
-    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
+  async function serveCheckout(
+    exchange: ProtocolExchange,
+    route: { op: AcpOperation; id?: string },
+  ): Promise<ProtocolAnswer> {
     const earlier = route.op === 'create' ? earlierCartGrant(deps, exchange) : undefined;
     const clientId = earlier?.clientId ?? (await authenticate(deps, exchange));
     /** The token read, when it was taken from an earlier read, before `step`'s failure is answered. */
@@ -248,29 +244,24 @@ export function acpBinding(deps: Deps): ProtocolBinding {
   const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
     notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' })));
 
+  const checkout = (op: AcpOperation): BindingAnswer => {
+    return async (ctx, { id }) =>
+      sendProtocolResponse(ctx, await serveCheckout(ctx, { op, ...(id === undefined ? {} : { id }) }));
+  };
+  const discovery: BindingAnswer = async (ctx) => {
+    const response = jsonResponse(200, await acpDiscovery(deps));
+    sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': DISCOVERY_CACHE_CONTROL } });
+  };
   return {
-    owns: isAcpPath,
-    createPath: CREATE_PATH,
+    paths: ['/acp', '/acp/*', ACP_DISCOVERY_PATH],
+    routes: [
+      { path: ACP_DISCOVERY_PATH, methods: { GET: discovery } },
+      ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
+        path,
+        methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),
+      })),
+    ],
     opening,
-    serveCheckout,
     failure,
-    async serve(ctx) {
-      for (const [name, value] of opening(ctx)) ctx.set(name, value);
-      try {
-        await rateLimit(ctx, deps);
-        if (ctx.path === ACP_DISCOVERY_PATH) {
-          matchProtocolRoute(
-            [{ pattern: /^\/\.well-known\/acp\.json$/, methods: { GET: 'discovery' } }],
-            ctx.method,
-            ctx.path,
-          );
-          const response = jsonResponse(200, await acpDiscovery(deps));
-          return sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': DISCOVERY_CACHE_CONTROL } });
-        }
-        sendProtocolResponse(ctx, await serveCheckout(ctx));
-      } catch (error) {
-        sendProtocolResponse(ctx, { response: failure(error, () => ctx.state.log) });
-      }
-    },
   };
 }

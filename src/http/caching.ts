@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
-import type { AppContext, AppMiddleware } from './context.js';
+import type { AppContext } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { ReadKeys } from './read-keys.js';
 
@@ -232,12 +232,4 @@ export function cacheRepresentations(
     wrapped[id] = cachedOperation(operationId, handlers[id], cache, keys);
   }
   return wrapped;
-}
-
-/** Everything not explicitly cacheable is `no-store`: checkout, OAuth, agent and error responses are never cached. */
-export function noStoreByDefault(): AppMiddleware {
-  return async (ctx, next) => {
-    ctx.set('Cache-Control', 'no-store');
-    await next();
-  };
 }

@@ -10,6 +10,8 @@ export interface AppState {
   grant?: Grant;
   /** Why the bearer token could not be looked up; reported once routing found a protected operation. */
   bearerFailure?: unknown;
+  /** The route's path parameters, percent-decoded (src/http/routes.ts). */
+  params?: Record<string, string>;
   /** Why the body could not be read (too large, malformed, too deep), reported after routing and authentication. */
   bodyError?: unknown;
 }

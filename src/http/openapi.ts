@@ -1,24 +1,16 @@
-// The contract at runtime. Routing: one find-my-way router, built once from the bundled OpenAPI 3.1 document's
-// operations, finds each request's operation. Then, in this order: its security requirements (401/403), the body's
-// problems and media type, and openapi-backend's validation of parameters and body by that operation (Ajv 2020-12 +
-// ajv-formats, coercing parameters to their types); the operation's handler gets the validated input. Unknown paths,
-// wrong methods and invalid requests become the domain's errors (src/domain/errors.ts).
+// The contract at runtime: the bundled OpenAPI 3.1 document's operations, each with its handler, which the one router
+// (src/http/routes.ts) serves. An operation's last step checks, in this order: its security requirements (401/403),
+// the body's problems and media type, and openapi-backend's validation of parameters and body by that operation (Ajv
+// 2020-12 + ajv-formats, coercing parameters to their types); the handler gets the validated input. Invalid requests
+// become the domain's errors (src/domain/errors.ts).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
 import type { ProtocolOperationId } from './protocols.js';
 import type { AppContext, AppMiddleware } from './context.js';
-import {
-  BadRequest,
-  MethodNotAllowed,
-  Unauthorized,
-  UnknownEndpoint,
-  type BadRequestReason,
-} from '../domain/errors.js';
-import { isDecodable } from './errors.js';
+import { BadRequest, Unauthorized, type BadRequestReason } from '../domain/errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
 import type { ErrorObject, Options } from 'ajv';
 
@@ -56,8 +48,6 @@ export type OperationHandler<Id extends OperationId> = Id extends OperationId
   : never;
 
 export type OperationHandlers = { [Id in OperationId]: OperationHandler<Id> };
-
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 const VALIDATION_REASONS: Record<ValidationProblem['kind'], BadRequestReason> = {
   missing: 'missing_field',
@@ -127,30 +117,17 @@ export interface ContractOptions {
   unauthorized?: (ctx: AppContext) => never;
 }
 
-/** A routed operation: what the contract says of it, and its handler. */
-interface Route {
+/** An operation the contract serves: what the contract says of it, and its handler. */
+export interface ContractRoute {
   operation: Operation;
   handle: ContractHandler;
 }
 
 export interface Contract {
   api: OpenAPIBackend;
-  router: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
+  /** Every operation with a handler (those served by MCP or the protocol bindings have none here). */
+  routes: ContractRoute[];
   options: ContractOptions;
-}
-
-/** openapi-backend's router ignores trailing slashes (all of them) and never matches an empty path segment. */
-function routedPath(path: string): string {
-  let trimmed = path;
-  while (trimmed.length > 1 && trimmed.endsWith('/')) trimmed = trimmed.slice(0, -1);
-  return trimmed;
-}
-
-function findRoute(contract: Contract, method: string, path: string): Route | undefined {
-  const found = contract.router.find(method as HTTPMethod, path);
-  if (!found || Object.values(found.params).some((value) => value === '')) return undefined;
-  const route: Route = found.store;
-  return route;
 }
 
 /** The contract's JSON Schema dialect (2020-12, with formats), as the dispatcher validates requests with it. */
@@ -168,30 +145,14 @@ export async function createContract(options: ContractOptions): Promise<Contract
     customizeAjv: (_ajv, ajvOptions) => contractAjv(ajvOptions),
   });
   await api.init();
-  // Params may be as long as a URL: a long one is the validator's 400, never a routing miss.
-  const router = FindMyWay({ maxParamLength: 65_536 });
   const handlers: Partial<Record<string, ContractHandler>> = options.handlers;
+  const routes: ContractRoute[] = [];
   for (const operation of api.getOperations()) {
     const handle = handlers[operation.operationId ?? ''];
-    // Documented, but served before this dispatcher (MCP, the protocol bindings) or switched off: when a request gets
-    // this far, the operation is not here, so it is a 404 (or not among a 405's methods), never a 401 or 400 first.
-    if (!handle) continue;
-    const route: Route = { operation, handle };
-    router.on(
-      operation.method.toUpperCase() as HTTPMethod,
-      operation.path.replace(/\{([^}]+)\}/g, ':$1'),
-      () => {},
-      route,
-    );
+    // Documented, but served by MCP or a protocol binding, or switched off: not a route of the contract's own.
+    if (handle) routes.push({ operation, handle });
   }
-  return { api, router, options };
-}
-
-function allowedMethods(contract: Contract, path: string): string[] {
-  const allowed = METHODS.map((method) => method.toUpperCase()).filter((method) =>
-    findRoute(contract, method, routedPath(path)),
-  );
-  return allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
+  return { api, routes, options };
 }
 
 /** A request satisfies an operation with no requirements, or all the schemes of one of its requirements. */
@@ -207,19 +168,13 @@ function authenticated(
   );
 }
 
-export function dispatchContract(contract: Contract): AppMiddleware {
+/**
+ * The last step of an operation's route (src/http/routes.ts): its security requirements (401/403), the body's problems
+ * and media type, the contract's validation of parameters and body, then its handler with the validated input.
+ */
+export function operationStep(contract: Contract, { operation, handle }: ContractRoute): AppMiddleware {
   const { api, options } = contract;
   return async (ctx) => {
-    if (!isDecodable(ctx.path)) throw new UnknownEndpoint(ctx.method, ctx.path);
-    // HEAD is GET without the body (RFC 9110): routed as GET; Koa sends no body for HEAD.
-    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-    const route = findRoute(contract, method, routedPath(ctx.path));
-    if (!route) {
-      const allowed = allowedMethods(contract, ctx.path);
-      if (allowed.length) throw new MethodNotAllowed(ctx.method, ctx.path, allowed);
-      throw new UnknownEndpoint(ctx.method, ctx.path);
-    }
-    const { operation, handle } = route;
     // A protected operation without valid credentials gets its 401 before any body check.
     if (!authenticated(operation, ctx, options.securitySchemes)) {
       if (options.unauthorized) options.unauthorized(ctx);
@@ -227,9 +182,11 @@ export function dispatchContract(contract: Contract): AppMiddleware {
     }
     options.afterAuthentication?.(operation, ctx);
     // Body problems are reported only now, so routing (404/405) and authentication (401/403) come first, and only by
-    // operations that take a body (any body sent to the others is ignored).
+    // operations that take a body (any body sent to the others is never read).
     if (ctx.state.bodyError && operation.requestBody) throw ctx.state.bodyError;
     requireDeclaredMediaType(operation, ctx);
+    // HEAD is GET without the body (RFC 9110): validated as GET; Koa sends no body for HEAD.
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     const request = {
       method,
       path: ctx.path,

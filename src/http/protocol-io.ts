@@ -1,7 +1,6 @@
-// What the ACP and UCP bindings share on the wire: their own routing (each protocol orders its checks itself, so the
-// contract dispatcher does not route them), reading JSON bodies, the rate limit, and sending an answer as exact bytes.
-// A binding's checks read the request and set headers through a ProtocolExchange: Koa's context is one, and so is a
-// checkout create answered before Koa (src/http/session-creates.ts), which thereby runs the very same steps.
+// What the ACP and UCP bindings share on the wire: their routes (served by the one router, src/http/routes.ts, each
+// protocol ordering its own checks after the shared steps), reading JSON bodies, and sending an answer as exact bytes.
+// A binding's checks read the request and set headers through a ProtocolExchange (Koa's context is one).
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
@@ -9,7 +8,6 @@ import { BODY_SHAPE_LIMITS, exceedsDepth } from './body.js';
 import type { AppContext } from './context.js';
 import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
-import { isDecodable } from './errors.js';
 import { MCP_BODY_LIMIT, parseJson, readBody } from '../mcp/transport.js';
 import type { Db } from '../db/knex.js';
 import {
@@ -58,52 +56,30 @@ export interface ProtocolAnswer {
   headers?: Record<string, string>;
 }
 
-/** One protocol binding, as the application serves it (src/http/protocols.ts). */
+/** The operation a route of a binding answers, given the path's parameters (decoded). */
+export type BindingAnswer = (ctx: AppContext, params: { id?: string }) => Promise<void>;
+
+/** One path of a binding, with what each of its methods does (GET answers HEAD too); any other method is its 405. */
+export interface BindingRoute {
+  /** The path template, e.g. `/ucp/checkout-sessions/{id}`. */
+  path: string;
+  methods: Partial<Record<'GET' | 'POST' | 'PUT', BindingAnswer>> | { any: BindingAnswer };
+  /**
+   * Whether the shared limiter counts requests to it before the binding's steps (the default); the UCP MCP endpoint
+   * counts its own, so that its 429 is a JSON-RPC error.
+   */
+  counted?: boolean;
+}
+
+/** One protocol binding, as the one router serves it (src/http/routes.ts). */
 export interface ProtocolBinding {
-  /** Whether a path is the binding's. */
-  owns(path: string): boolean;
-  /** Answers a request on one of the binding's paths. */
-  serve(ctx: AppContext): Promise<void>;
-  /** Where a checkout session is created (POST); such creates are answered before Koa too, by `serveCheckout`. */
-  createPath: string;
+  /** Paths (find-my-way syntax) wholly the binding's: a request there that no route serves is its 404 or 405. */
+  paths: string[];
+  routes: BindingRoute[];
   /** Headers the binding sets on every answer before any check (ACP: its version, the caller's Request-Id). */
   opening(exchange: Pick<ProtocolExchange, 'get'>): Array<[name: string, value: string]>;
-  /** A checkout request once counted by the limiter: the binding's checks in its order, then the operation. */
-  serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer>;
   /** Any failure, in the binding's error shape and `no-store`; `log` gives the request's logger for a 500. */
   failure(error: unknown, log: () => Logger): ProtocolResponse;
-}
-
-export interface ProtocolRoute<Op extends string> {
-  pattern: RegExp;
-  methods: Partial<Record<string, Op>>;
-}
-
-export interface RouteMatch<Op extends string> {
-  op: Op;
-  /** The session id in the path, when the route has one. */
-  id?: string;
-}
-
-/** The operation for this method and path; 404 unknown_endpoint or 405 method_not_allowed (with Allow) otherwise. */
-export function matchProtocolRoute<Op extends string>(
-  routes: ProtocolRoute<Op>[],
-  method: string,
-  path: string,
-): RouteMatch<Op> {
-  const normalised = path.length > 1 ? path.replace(/\/$/, '') : path;
-  const route = routes.find(({ pattern }) => pattern.test(normalised));
-  if (!route) throw new UnknownEndpoint(method, path);
-  const op = route.methods[method === 'HEAD' ? 'GET' : method];
-  if (!op)
-    throw new MethodNotAllowed(
-      method,
-      path,
-      Object.keys(route.methods).flatMap((allowed) => (allowed === 'GET' ? ['GET', 'HEAD'] : [allowed])),
-    );
-  const id = route.pattern.exec(normalised)?.[1];
-  // An id that is not valid percent-encoding names no session: it is looked up as sent, and not found.
-  return { op, ...(id === undefined ? {} : { id: isDecodable(id) ? decodeURIComponent(id) : id }) };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

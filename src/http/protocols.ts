@@ -1,7 +1,6 @@
-// The ACP and UCP bindings, answered before the rest of the application: each protocol has its own check order,
-// error shape, rate-limit answer and body handling, so none of the application-wide middleware below applies to them.
+// The ACP and UCP bindings that are on. Each has its own check order, error shape, rate-limit answer and body handling;
+// the one router (src/http/routes.ts) serves their routes with the steps every request takes and the binding's own.
 import type { Deps } from '../deps.js';
-import type { AppMiddleware } from './context.js';
 import { acpBinding } from './acp.js';
 import type { ProtocolBinding } from './protocol-io.js';
 import { ucpBinding } from './ucp.js';
@@ -34,15 +33,5 @@ export function protocolBindings(deps: Deps): ProtocolBindings {
     ...(deps.config.protocols.ucpDisabledReason === undefined ? { ucp: ucpBinding(deps) } : {}),
     // ACP needs no https, only the namespace its payment handler is named in.
     ...(deps.config.protocols.namespace === undefined ? {} : { acp: acpBinding(deps) }),
-  };
-}
-
-/** Serves each binding's paths; every other request goes on. */
-export function protocolRoutes(bindings: ProtocolBindings): AppMiddleware {
-  const on = Object.values(bindings);
-  return async (ctx, next) => {
-    const binding = on.find((candidate) => candidate.owns(ctx.path));
-    if (binding) return binding.serve(ctx);
-    await next();
   };
 }

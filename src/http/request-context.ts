@@ -1,7 +1,7 @@
-// A request id for every request (echoed as X-Request-Id) and one structured log line when it ends.
+// A request id for every request (echoed as X-Request-Id) and one structured log line when it ends (src/http/server.ts).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { AppMiddleware, AppState } from './context.js';
+import type { AppState } from './context.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -27,7 +27,7 @@ export function logRequest(
  * The request's state. Its logger, bound to the request id, is made on first use only: most requests log nothing but
  * their one line, and a pino child per request was a measurable part of a cached read.
  */
-class RequestState implements AppState {
+export class RequestState implements AppState {
   #log: Logger | undefined;
   constructor(
     private readonly root: Logger,
@@ -36,18 +36,4 @@ class RequestState implements AppState {
   get log(): Logger {
     return (this.#log ??= this.root.child({ requestId: this.requestId }));
   }
-}
-
-export function requestContext(log: Logger): AppMiddleware {
-  return async (ctx, next) => {
-    const requestId = requestIdOf(ctx.get('X-Request-Id'));
-    const started = performance.now();
-    ctx.state = new RequestState(log, requestId);
-    ctx.set('X-Request-Id', requestId);
-    try {
-      await next();
-    } finally {
-      logRequest(log, requestId, ctx.method, ctx.path, ctx.status, started);
-    }
-  };
 }

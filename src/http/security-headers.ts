@@ -1,15 +1,6 @@
-import type { AppMiddleware } from './context.js';
-
 /** Defaults for every response; HTML pages set their own, looser Content-Security-Policy. */
 export const SECURITY_HEADERS: ReadonlyArray<[name: string, value: string]> = [
   ['X-Content-Type-Options', 'nosniff'],
   ['Referrer-Policy', 'no-referrer'],
   ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
 ];
-
-export function securityHeaders(): AppMiddleware {
-  return async (ctx, next) => {
-    for (const [name, value] of SECURITY_HEADERS) ctx.set(name, value);
-    await next();
-  };
-}

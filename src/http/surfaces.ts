@@ -1,19 +1,20 @@
-// Every request belongs to one surface, found from its path by one router (find-my-way); each surface lists, in order,
-// the steps a request passes before its operation runs, and the shape its errors take. This is the one place to read
-// what happens to a request: no step looks at the path to decide what to do (the contract's router then finds the
-// operation). A new surface (a protocol binding, a webhook) is one entry in SURFACES and one pipeline in `pipelines`.
+// The table every route's pipeline is compiled from (src/http/routes.ts), read once at start. Every request belongs to
+// one surface; each surface lists, in order, the steps a request passes before its route answers, and how its errors
+// are rendered. A step is a factory: given the route it is compiled for, it returns its middleware, or nothing where it
+// means nothing (the retirement notices of a route nobody retires, the body reader of an operation that takes none),
+// as node-oidc-provider builds one stack per endpoint and Fastify keeps only the hooks a route has. No step looks at
+// a request's path to decide what to do.
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import compose from 'koa-compose';
 import compress from 'koa-compress';
+import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
-import { isDecodable, type ErrorShape } from './errors.js';
-import { dispatchContract, type Contract } from './openapi.js';
-import { protocolRoutes, type ProtocolBindings } from './protocols.js';
+import type { ErrorShape } from './errors.js';
+import { sendProtocolResponse, type ProtocolBinding } from './protocol-io.js';
 import {
   limitByAddress,
   limitByAddressAndClient,
@@ -24,110 +25,165 @@ import {
 import { mcpCors } from '../mcp/transport.js';
 import { checkoutVersioning, retirementNotices } from './versioning.js';
 
+/** What a step is compiled for: one method of one route, or a surface's answer to a request no route serves. */
+export interface RouteSpec {
+  /** The request method, or undefined for a surface's 404 and 405 (any method). */
+  method: string | undefined;
+  /** The path template (`/checkout_sessions/{id}`), or the surface's prefix for its 404 and 405. */
+  path: string;
+  /** The contract's operation, when the route is one. */
+  operation?: Operation;
+  /** Whether the route reads a request body through the shared reader (src/http/body.ts). */
+  readsBody: boolean;
+}
+
+/** A step compiled for a route, or undefined where it does nothing for that route. */
+export type Step = (route: RouteSpec) => AppMiddleware | undefined;
+
 interface SurfaceRoutes {
   /** find-my-way paths; `*` matches the rest of the path. */
   paths: string[];
-  /** Only these methods (all when absent); other methods on the paths fall to the next surface that has them. */
+  /** Only these methods (all when absent); other methods on the paths belong to the next surface that has them. */
   methods?: HTTPMethod[];
-  /** The documented shape its errors take; absent for a surface that renders its own (the protocol bindings). */
-  errors?: ErrorShape;
 }
 
-const SURFACES = {
+/** Which surface each path belongs to: read when the routes are compiled, never per request. */
+const SURFACE_PATHS = {
   checkout: {
     paths: ['/checkout-sessions', '/checkout-sessions/*', '/checkout_sessions', '/checkout_sessions/*'],
-    errors: 'checkout',
   },
-  agent: { paths: ['/agent', '/agent/*'], errors: 'oauth' },
-  registration: { paths: ['/oauth/register'], methods: ['POST'], errors: 'oauth' },
-  oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'], errors: 'oauth' },
-  mcp: { paths: ['/catalog/mcp', '/checkout/mcp'], errors: 'mcp' },
-  pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'], errors: 'page' },
-  webhooks: { paths: ['/webhooks/*'], errors: 'read' },
-  /** The ACP/UCP bindings (src/http/protocols.ts): each checks, counts and answers errors in its protocol's order and shape. */
-  protocols: { paths: ['/ucp', '/ucp/*', '/.well-known/ucp', '/acp', '/acp/*', '/.well-known/acp.json'] },
-  liveness: { paths: ['/healthz'], errors: 'read' },
+  agent: { paths: ['/agent', '/agent/*'] },
+  registration: { paths: ['/oauth/register'], methods: ['POST'] },
+  oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'] },
+  mcp: { paths: ['/catalog/mcp', '/checkout/mcp'] },
+  pages: { paths: ['/pay', '/pay/*', '/orders', '/orders/*'] },
+  webhooks: { paths: ['/webhooks/*'] },
+  liveness: { paths: ['/healthz'] },
   /** The published contract and its HTML reference (megabytes, rarely changing): compressed when the client accepts it. */
-  published: { paths: ['/openapi.json', '/docs'], errors: 'read' },
+  published: { paths: ['/openapi.json', '/docs'] },
   /** Everything else: the public catalogue, the changelog, readiness, the site icon, and unknown paths. */
-  reads: { paths: [], errors: 'read' },
+  reads: { paths: [] },
 } satisfies Record<string, SurfaceRoutes>;
 
-export type SurfaceName = keyof typeof SURFACES;
+/** The surfaces of the contract's own routes; the protocol bindings' surfaces are theirs (ProtocolBinding). */
+export type SurfaceName = keyof typeof SURFACE_PATHS;
+
+/** A surface's pipeline: how its errors are rendered (the first step), then its steps in order. */
+export interface Surface {
+  errors: AppMiddleware;
+  steps: Step[];
+}
 
 export interface SurfaceParts {
   deps: Deps;
-  contract: Contract;
   /** Requests per address (and per OAuth client) per minute. */
   limiter: RateLimiter;
   /** Registrations per address. */
   registrationLimiter: RateLimiter;
   /** Refused webhook requests per address (limitWebhookRefusals). */
   webhookRefusalLimiter: RateLimiter;
-  /** The MCP servers (src/mcp), which read their own bodies and apply their own Origin policy. */
-  mcp: AppMiddleware;
-  /** The protocol bindings that are on; a binding switched off leaves its paths to the reads surface (a 404). */
-  protocols: ProtocolBindings;
-}
-
-/** The steps of each surface, in order, after its error rendering; the last one answers. */
-function pipelines({
-  deps,
-  contract,
-  limiter,
-  registrationLimiter,
-  webhookRefusalLimiter,
-  mcp,
-  protocols,
-}: SurfaceParts): Record<SurfaceName, AppMiddleware[]> {
-  const operation = dispatchContract(contract);
-  const notices = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
-  const byAddress = limitByAddress(limiter);
-  // CORS comes before the limiter, so that a browser can read even a 429 (and its Retry-After).
-  const cors = publicCors();
-  return {
-    reads: [cors, byAddress, notices, operation],
-    checkout: [cors, byAddress, notices, checkoutVersioning(), parseBodies(), operation],
-    // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
-    agent: [resolveBearer(deps), limitByAddressAndClient(limiter), notices, parseBodies(), operation],
-    registration: [byAddress, limitRegistrations(registrationLimiter), notices, parseBodies(), operation],
-    oauth: [byAddress, notices, parseBodies(), operation],
-    // As on the public surfaces, CORS (for MCP_ALLOWED_ORIGINS only) comes before the limiter.
-    mcp: [mcpCors(deps.config.mcpAllowedOrigins), byAddress, notices, mcp],
-    pages: [cors, byAddress, notices, parseBodies(), operation],
-    // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers. The
-    // signature authenticates: only refused requests count, on a budget of their own, not the anonymous one.
-    webhooks: [limitWebhookRefusals(webhookRefusalLimiter), notices, parseBodies(), operation],
-    protocols: [protocolRoutes(protocols)],
-    // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
-    liveness: [operation],
-    // br or gzip only (no zstd, no deflate): the encodings the contract names.
-    published: [cors, byAddress, notices, compress({ zstd: false, deflate: false }), operation],
-  };
 }
 
 const ROUTED_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-const router = FindMyWay({ ignoreTrailingSlash: true });
-for (const [name, routes] of Object.entries(SURFACES) as Array<[SurfaceName, SurfaceRoutes]>) {
-  for (const path of routes.paths) router.on(routes.methods ?? ROUTED_METHODS, path, () => undefined, { name });
+const classifier = FindMyWay({ ignoreTrailingSlash: true });
+for (const [name, routes] of Object.entries(SURFACE_PATHS) as Array<[SurfaceName, SurfaceRoutes]>) {
+  for (const path of routes.paths) classifier.on(routes.methods ?? ROUTED_METHODS, path, () => undefined, { name });
 }
 
+/** The surface a route (a path template, a method) belongs to; compile time only. */
 export function surfaceOf(method: string, path: string): SurfaceName {
   const routed = ROUTED_METHODS.includes(method as HTTPMethod) ? (method as HTTPMethod) : 'GET';
-  // A path that is not valid percent-encoding still belongs to its surface (and answers 404 in its shape).
-  const found = router.find(routed, isDecodable(path) ? path : encodeURI(path));
+  const found = classifier.find(routed, path.replace(/\{[^}]+\}/g, 'x'));
   return (found?.store as { name: SurfaceName } | undefined)?.name ?? 'reads';
 }
 
-/** Routes each request to its surface's pipeline; a request a pipeline passes on goes to the reads surface. */
-export function routeToSurfaces(parts: SurfaceParts): AppMiddleware {
-  const steps = pipelines(parts);
-  const composed = Object.fromEntries(
-    (Object.entries(SURFACES) as Array<[SurfaceName, SurfaceRoutes]>).map(([name, { errors }]) => [
-      name,
-      compose(errors ? [renderErrorsAs(errors), ...steps[name]] : steps[name]),
-    ]),
-  ) as Record<SurfaceName, AppMiddleware>;
-  return (ctx, next) => composed[surfaceOf(ctx.method, ctx.path)](ctx, () => composed.reads(ctx, next));
+/** Each surface's own paths (its prefixes and wildcards), for the 404 and 405 of a path no route serves. */
+export function surfacePaths(): Array<{ path: string; surface: SurfaceName }> {
+  return (Object.entries(SURFACE_PATHS) as Array<[SurfaceName, SurfaceRoutes]>).flatMap(([surface, routes]) =>
+    routes.methods ? [] : routes.paths.map((path) => ({ path, surface })),
+  );
+}
+
+/** A step that is the same middleware on every route. */
+const always =
+  (middleware: AppMiddleware): Step =>
+  () =>
+    middleware;
+
+/** Renders whatever a later step throws in the surface's documented shape. */
+const errorsAs = (shape: ErrorShape) => renderErrorsAs(shape);
+
+/** Renders whatever a later step throws as the protocol binding's own error. */
+export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMiddleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      sendProtocolResponse(ctx, { response: binding.failure(error, () => ctx.state.log) });
+    }
+  };
+}
+
+/**
+ * Retirement notices (Deprecation, Sunset, Link) on the routes an announced retirement names: compiled in only where
+ * one could apply (a template's parameters stand for any value), checked per request there.
+ */
+function notices(deps: Deps): Step {
+  const notice = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
+  return ({ method, path }) => {
+    const sample = path.replace(/\{[^}]+\}/g, 'x').replace(/\*$/, 'x');
+    const methods = method === undefined ? ROUTED_METHODS : [method];
+    const applies = deps.deprecations.some(
+      (entry) => (entry.method === '*' || methods.includes(entry.method as HTTPMethod)) && entry.path.test(sample),
+    );
+    return applies ? notice : undefined;
+  };
+}
+
+/** The body reader, on routes that read a body. */
+const bodies = (): Step => {
+  const parse = parseBodies();
+  return ({ readsBody }) => (readsBody ? parse : undefined);
+};
+
+/** The steps of each surface of the contract's routes, in order, after its error rendering; the route answers last. */
+export function surfaces({
+  deps,
+  limiter,
+  registrationLimiter,
+  webhookRefusalLimiter,
+}: SurfaceParts): Record<SurfaceName, Surface> {
+  const notice = notices(deps);
+  const byAddress = always(limitByAddress(limiter));
+  // CORS comes before the limiter, so that a browser can read even a 429 (and its Retry-After).
+  const cors = always(publicCors());
+  const body = bodies();
+  return {
+    reads: { errors: errorsAs('read'), steps: [cors, byAddress, notice] },
+    checkout: { errors: errorsAs('checkout'), steps: [cors, byAddress, notice, always(checkoutVersioning()), body] },
+    // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
+    agent: {
+      errors: errorsAs('oauth'),
+      steps: [always(resolveBearer(deps)), always(limitByAddressAndClient(limiter)), notice, body],
+    },
+    registration: {
+      errors: errorsAs('oauth'),
+      steps: [byAddress, always(limitRegistrations(registrationLimiter)), notice, body],
+    },
+    oauth: { errors: errorsAs('oauth'), steps: [byAddress, notice, body] },
+    // As on the public surfaces, CORS (for MCP_ALLOWED_ORIGINS only) comes before the limiter.
+    mcp: { errors: errorsAs('mcp'), steps: [always(mcpCors(deps.config.mcpAllowedOrigins)), byAddress, notice] },
+    pages: { errors: errorsAs('page'), steps: [cors, byAddress, notice, body] },
+    // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers. The
+    // signature authenticates: only refused requests count, on a budget of their own, not the anonymous one.
+    webhooks: { errors: errorsAs('read'), steps: [always(limitWebhookRefusals(webhookRefusalLimiter)), notice, body] },
+    // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
+    liveness: { errors: errorsAs('read'), steps: [] },
+    // br or gzip only (no zstd, no deflate): the encodings the contract names.
+    published: {
+      errors: errorsAs('read'),
+      steps: [cors, byAddress, notice, always(compress({ zstd: false, deflate: false }) as AppMiddleware)],
+    },
+  };
 }

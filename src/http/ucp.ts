@@ -24,34 +24,28 @@ import type { Logger } from '../log.js';
 import {
   isUuid,
   jsonResponse,
-  matchProtocolRoute,
   notStored,
   ProtocolError,
   protocolErrorOf,
-  rateLimit,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
   type ProtocolAnswer,
+  type BindingAnswer,
   type ProtocolBinding,
   type ProtocolExchange,
-  type ProtocolRoute,
 } from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
 
-const CREATE_PATH = '/ucp/checkout-sessions';
-const ROUTES: ProtocolRoute<UcpOperation>[] = [
-  { pattern: /^\/ucp\/checkout-sessions$/, methods: { POST: 'create' } },
-  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)$/, methods: { GET: 'get', PUT: 'update' } },
-  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)\/complete$/, methods: { POST: 'complete' } },
-  { pattern: /^\/ucp\/checkout-sessions\/([^/]+)\/cancel$/, methods: { POST: 'cancel' } },
+/** The checkout operations by path and method. */
+const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'POST' | 'PUT', UcpOperation>> }> = [
+  { path: '/ucp/checkout-sessions', methods: { POST: 'create' } },
+  { path: '/ucp/checkout-sessions/{id}', methods: { GET: 'get', PUT: 'update' } },
+  { path: '/ucp/checkout-sessions/{id}/complete', methods: { POST: 'complete' } },
+  { path: '/ucp/checkout-sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
-
-export function isUcpPath(path: string): boolean {
-  return path === UCP_PROFILE_PATH || /^\/ucp(\/|$)/.test(path);
-}
 
 /** The business profile (A.1): what this business offers, on which endpoints. */
 export function businessProfile(deps: Deps) {
@@ -236,8 +230,10 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
   const { baseUrl } = deps.config;
 
   /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
-  async function serveCheckout(exchange: ProtocolExchange): Promise<ProtocolAnswer> {
-    const route = matchProtocolRoute(ROUTES, exchange.method, exchange.path);
+  async function serveCheckout(
+    exchange: ProtocolExchange,
+    route: { op: UcpOperation; id?: string },
+  ): Promise<ProtocolAnswer> {
     const profileUrl = profileUrlOf(exchange.get('UCP-Agent'));
     if (!profileUrl) {
       throw new ProtocolError(
@@ -276,26 +272,30 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
     notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limited' }), baseUrl));
 
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
+  const checkout = (op: UcpOperation): BindingAnswer => {
+    return async (ctx, { id }) =>
+      sendProtocolResponse(ctx, await serveCheckout(ctx, { op, ...(id === undefined ? {} : { id }) }));
+  };
+  const profile: BindingAnswer = async (ctx) => {
+    const response = jsonResponse(200, businessProfile(deps));
+    sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': PROFILE_CACHE_CONTROL } });
+  };
   return {
-    owns: isUcpPath,
-    createPath: CREATE_PATH,
+    paths: ['/ucp', '/ucp/*', UCP_PROFILE_PATH],
+    routes: [
+      { path: UCP_PROFILE_PATH, methods: { GET: profile } },
+      // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
+      {
+        path: UCP_MCP_PATH,
+        methods: { any: (ctx) => cors(ctx, () => serveUcpMcp(ctx, deps, execute)) as Promise<void> },
+        counted: false,
+      },
+      ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
+        path,
+        methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),
+      })),
+    ],
     opening: () => [],
-    serveCheckout,
     failure,
-    async serve(ctx) {
-      try {
-        // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
-        if (ctx.path === UCP_MCP_PATH) return await cors(ctx, () => serveUcpMcp(ctx, deps, execute));
-        await rateLimit(ctx, deps);
-        if (ctx.path === UCP_PROFILE_PATH) {
-          matchProtocolRoute([{ pattern: /^\/\.well-known\/ucp$/, methods: { GET: 'profile' } }], ctx.method, ctx.path);
-          const response = jsonResponse(200, businessProfile(deps));
-          return sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': PROFILE_CACHE_CONTROL } });
-        }
-        sendProtocolResponse(ctx, await serveCheckout(ctx));
-      } catch (error) {
-        sendProtocolResponse(ctx, { response: failure(error, () => ctx.state.log) });
-      }
-    },
   };
 }

@@ -1,12 +1,10 @@
-// The two MCP servers' routes, /catalog/mcp and /checkout/mcp, answered before the contract dispatcher.
+// The two MCP servers, at /catalog/mcp and /checkout/mcp (routed by src/http/routes.ts).
 import type { Deps } from '../deps.js';
-import type { AppMiddleware } from '../http/context.js';
 import { createCatalogServer } from './catalog-server.js';
 import { createCheckoutServer } from './checkout-server.js';
 import type { McpServer } from './rpc.js';
-import { serveMcp } from './transport.js';
 
-/** The contract documents these operations, but they are served here, never by the contract dispatcher. */
+/** The contract documents these operations; the MCP servers answer them, not a contract handler. */
 export type McpOperationId = 'callCatalogMcp' | 'callCheckoutMcp' | 'preflightCatalogMcp' | 'preflightCheckoutMcp';
 
 /** The servers by path, built once per process: they hold their tools' compiled schemas and no request's data. */
@@ -14,13 +12,5 @@ export function createMcpServers(deps: Deps): Record<string, McpServer> {
   return {
     '/catalog/mcp': createCatalogServer(deps),
     '/checkout/mcp': createCheckoutServer(deps),
-  };
-}
-
-export function mcpRoutes(deps: Deps, servers: Record<string, McpServer>): AppMiddleware {
-  return async (ctx, next) => {
-    const server = servers[ctx.path];
-    if (!server) return next();
-    await serveMcp(ctx, deps, server);
   };
 }
