@@ -126,6 +126,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const requestListener = createRequestListener({
     deps,
     contract,
+    reads: { cacheable: new Set(cacheable.map(({ operationId }) => operationId)), keys: reads.keys },
     limiter: deps.rateLimiter,
     registrationLimiter: createRateLimiter(
       {

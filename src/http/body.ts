@@ -1,10 +1,7 @@
 // Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep and holding at most
-// 4,096 objects and arrays, checked without
-// recursion so hostile nesting cannot exhaust the stack. MCP routes read their own bodies (JSON-RPC errors). A JSON body
-// read before Koa (session creates, src/http/session-creates.ts) is read by the same reader with the same limits.
-import type { IncomingMessage } from 'node:http';
+// 4,096 objects and arrays, checked without recursion so hostile nesting cannot exhaust the stack. MCP routes read
+// their own bodies (JSON-RPC errors).
 import { bodyParser } from '@koa/bodyparser';
-import coBody from 'co-body';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
 
@@ -89,15 +86,4 @@ export function parseBodies(): AppMiddleware {
     if (parsed) ctx.state.bodyError = depthError(ctx.request.body);
     await next();
   };
-}
-
-/**
- * A JSON body, read as parseBodies reads one (co-body's JSON reader, which @koa/bodyparser calls, with the same limit
- * and encoding: strict, so an object or an array; `{}` when empty); throws what parseBodies would record.
- */
-export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  const parsed: unknown = await coBody.json(req, { limit: BODY_LIMIT, encoding: ENCODING });
-  const refused = depthError(parsed);
-  if (refused) throw refused;
-  return parsed;
 }

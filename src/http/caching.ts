@@ -4,12 +4,13 @@
 // and query are spelled, one read is one entry), so a repeated read touches
 // neither the database nor the serializer and is still served while the database is briefly away. The same cache holds
 // the results of the catalog MCP server's read tools as JSON text and its UTF-8 bytes (fetchValue), under the same
-// 60 s rule, so a cached tool call is answered without serializing or encoding (src/mcp/cached-calls.ts). Nothing else is cached: services always query
-// the database, so an answer is never older than its entry's lifetime.
+// 60 s rule, so a cached tool call is answered without serializing or encoding (src/mcp/transport.ts). Nothing else
+// is cached: services always query the database, so an answer is never older than its entry's lifetime.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
-import type { AppContext } from './context.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { ReadKeys } from './read-keys.js';
 
@@ -232,4 +233,46 @@ export function cacheRepresentations(
     wrapped[id] = cachedOperation(operationId, handlers[id], cache, keys);
   }
   return wrapped;
+}
+
+interface HeaderCheck {
+  /** Lower-cased, as Node keys `req.headers`. */
+  name: string;
+  required: boolean;
+  validate: (value: unknown) => boolean;
+}
+
+/**
+ * The read cache as a step of each cacheable operation's route, before the operation's validation: a representation
+ * stored in the last 60 s for what the request means (src/http/read-keys.ts, whose key of a request target repeats the
+ * contract's checks of its path and query) is answered here, with Cache-Control, ETag, Age and 304, when the contract
+ * admits the request's headers too. Anything else goes on to the operation, whose handler fills the cache.
+ */
+export function readCacheStep(
+  cache: ReadCache,
+  keys: ReadKeys,
+  parameters: Array<{ in: string; name: string; required?: boolean; schema?: object }>,
+  ajv: Ajv2020,
+): AppMiddleware {
+  const headers: HeaderCheck[] = parameters
+    .filter((parameter) => parameter.in === 'header')
+    .map((parameter) => ({
+      name: parameter.name.toLowerCase(),
+      required: parameter.required ?? false,
+      validate: ajv.compile(parameter.schema ?? {}),
+    }));
+  const admitted = (ctx: AppContext) => {
+    for (const header of headers) {
+      const value = ctx.req.headers[header.name];
+      if (value === undefined ? header.required : !header.validate(value)) return false;
+    }
+    return true;
+  };
+  return async (ctx, next) => {
+    const read = keys.ofTarget(ctx.url);
+    const entry = read && cache.get(read.key);
+    if (!entry || !admitted(ctx)) return next();
+    sendRepresentation(ctx, entry);
+    ctx.set('Age', ageOf(entry));
+  };
 }

@@ -18,16 +18,6 @@ const EXPOSED = [
 ];
 const ALLOWED = ['Content-Type', 'Idempotency-Key', 'API-Version', 'If-None-Match', 'X-Request-Id'];
 
-/**
- * What publicCors adds to a response that is not a preflight (with `origin: '*'`, whatever the request's Origin); the
- * cached-read fast path (src/http/fast-reads.ts) sends the same, and test/fast-reads.test.ts holds them equal.
- */
-export const PUBLIC_CORS_RESPONSE_HEADERS: ReadonlyArray<[name: string, value: string]> = [
-  ['Vary', 'Origin'],
-  ['Access-Control-Allow-Origin', '*'],
-  ['Access-Control-Expose-Headers', EXPOSED.join(',')],
-];
-
 export function publicCors(): AppMiddleware {
   return cors({
     origin: '*',

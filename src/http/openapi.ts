@@ -64,7 +64,7 @@ function canonicalParam(operation: Operation, param: string): string {
   );
 }
 
-/** The 400 for what the contract's validators found wrong with a request (also thrown by src/http/session-creates.ts). */
+/** The 400 for what the contract's validators found wrong with a request. */
 export function validationFailed(operation: Operation, errors: ErrorObject[]): never {
   const problem = firstProblem(errors);
   const param = canonicalParam(operation, problem.param);

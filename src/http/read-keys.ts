@@ -7,11 +7,11 @@
 // empty tokens do not count. Spellings the contract refuses (a repeated or unknown parameter, an empty `handle`) have
 // no key here, and a refused request is never stored, so no refused spelling is ever served an entry.
 //
-// Two callers, one key: the general chain's handler wrapper keys the input the contract validated (ofInput); the
-// path before Koa (src/http/fast-reads.ts) keys the raw request target (ofTarget), repeating the contract's checks of
-// the query with its own schemas, cheaply. A target whose meaning it cannot tell exactly as the contract would (a
-// literal segment percent-encoded, which the contract's router and validator treat apart) has no key there and goes
-// to the general chain, which keys what it validated: a hit there still costs no database read. Keying a target costs
+// Two callers, one key: the read cache's step (src/http/caching.ts readCacheStep), before the operation's validation,
+// keys the raw request target (ofTarget), repeating the contract's checks of the query with its own schemas, cheaply;
+// the handler wrapper keys the input the contract validated (ofInput). A target whose meaning it cannot tell exactly
+// as the contract would (a literal segment percent-encoded, which the contract's validator treats apart) has no key
+// there and goes on to the operation, which keys what it validated: a hit there still costs no database read. Keying a target costs
 // microseconds (parsing, the schemas, the field selection), a sizeable part of a cached answer's 40 µs, so the keys of
 // the targets seen last are kept: the usual spellings cost one lookup, as when the cache was keyed by the URL.
 import type { ValidateFunction } from 'ajv';

@@ -10,11 +10,14 @@ import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
+import { readCacheStep } from './caching.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
+import { contractAjv } from './openapi.js';
 import type { ErrorShape } from './errors.js';
 import { sendProtocolResponse, type ProtocolBinding } from './protocol-io.js';
+import type { ReadKeys } from './read-keys.js';
 import {
   limitByAddress,
   limitByAddressAndClient,
@@ -76,6 +79,8 @@ export interface Surface {
 
 export interface SurfaceParts {
   deps: Deps;
+  /** The read cache and the keys of what each cacheable operation's requests mean. */
+  reads: { cacheable: ReadonlySet<string>; keys: ReadKeys };
   /** Requests per address (and per OAuth client) per minute. */
   limiter: RateLimiter;
   /** Registrations per address. */
@@ -147,9 +152,20 @@ const bodies = (): Step => {
   return ({ readsBody }) => (readsBody ? parse : undefined);
 };
 
+/** The read cache, on the operations the contract marks `x-cacheable` (src/http/caching.ts). */
+function readCache(deps: Deps, { cacheable, keys }: SurfaceParts['reads']): Step {
+  const ajv = contractAjv();
+  return ({ operation }) => {
+    if (!operation?.operationId || !cacheable.has(operation.operationId)) return undefined;
+    const parameters = (operation.parameters ?? []) as Parameters<typeof readCacheStep>[2];
+    return readCacheStep(deps.readCache, keys, parameters, ajv);
+  };
+}
+
 /** The steps of each surface of the contract's routes, in order, after its error rendering; the route answers last. */
 export function surfaces({
   deps,
+  reads,
   limiter,
   registrationLimiter,
   webhookRefusalLimiter,
@@ -160,7 +176,7 @@ export function surfaces({
   const cors = always(publicCors());
   const body = bodies();
   return {
-    reads: { errors: errorsAs('read'), steps: [cors, byAddress, notice] },
+    reads: { errors: errorsAs('read'), steps: [cors, byAddress, notice, readCache(deps, reads)] },
     checkout: { errors: errorsAs('checkout'), steps: [cors, byAddress, notice, always(checkoutVersioning()), body] },
     // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
     agent: {

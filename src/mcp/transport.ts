@@ -1,7 +1,7 @@
 // Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: Origin, POST only (and CORS preflights from
 // the allowed origins), MCP-Protocol-Version, no batches, a 100 kB body, a lenient Accept; then the server
-// (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session. The checks are plain
-// functions of the request, so that the cached-call path (src/mcp/cached-calls.ts) applies exactly the same ones.
+// (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session; a cached tool call is
+// answered from the bytes its result is kept as.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
@@ -62,16 +62,6 @@ const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining'
 const METHODS = ['POST', 'OPTIONS'];
 
 /**
- * What mcpCors adds to an answer that is not a preflight, for a request with no Origin or an allowed one; the
- * cached-call path sends the same, and test/mcp-cached-calls.test.ts holds them equal.
- */
-export function mcpCorsResponseHeaders(origin: string | undefined): Array<[name: string, value: string]> {
-  const vary: [string, string] = ['Vary', 'Origin'];
-  if (!origin) return [vary];
-  return [vary, ['Access-Control-Allow-Origin', origin], ['Access-Control-Expose-Headers', EXPOSED_HEADERS.join(',')]];
-}
-
-/**
  * CORS for the origins of MCP_ALLOWED_ORIGINS: their preflights are answered (before the limiter, which must not count
  * them) and their answers readable, a 429 included. Any other origin gets no grant; admit() refuses it with a 403.
  */
@@ -109,11 +99,6 @@ function acceptRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
     code: TRANSPORT_ERROR,
     message: 'Not Acceptable: every answer is application/json; send an Accept that admits it.',
   };
-}
-
-/** Whether serveMcp lets this POST's headers through to the body: the Origin, protocol version, type and Accept. */
-export function admitsPostHeaders(headers: IncomingHttpHeaders, allowedOrigins: string[]): boolean {
-  return originAllowed(headers.origin, allowedOrigins) && !headerRefusal(headers) && !acceptRefusal(headers);
 }
 
 export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
@@ -243,6 +228,15 @@ export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): 
   if (refusal) return reject(ctx, refusal);
   const message = await readMessage(ctx);
   if (!message) return;
+  // A cached tool's result is sent as the bytes kept, without running the tool or serialising it again.
+  const cached = server.cachedAnswer?.(message);
+  if (cached) {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = Buffer.concat(cached.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
+    return;
+  }
   const answer = await server.answer(message, () => ctx.state.log);
   if (answer.kind === 'invalid') {
     reject(ctx, { status: 400, code: PARSE_ERROR, message: 'Parse error: the body is not a JSON-RPC 2.0 message.' });
