@@ -48,6 +48,11 @@ interface PathRoutes {
   notFound: Pipeline;
   /** The surface that answers the path's 404 and 405. */
   misses: Surface;
+  /**
+   * Whether a parameter that is not valid percent-encoding is passed on as sent (a protocol binding looks such an id
+   * up, and finds no session) rather than naming no route.
+   */
+  takesUndecodable?: boolean;
 }
 
 /** Serves a request: finds its route and runs the route's compiled pipeline. */
@@ -138,6 +143,7 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
     for (const route of binding.routes as BindingRoute[]) {
       const surface = route.counted === false ? bindingSurface(binding, parts, false) : counted;
       const routes = pathRoutes(route.path, counted);
+      routes.takesUndecodable = true;
       if ('any' in route.methods) {
         const spec = { method: undefined, path: route.path, readsBody: false };
         routes.any = compile(surface, spec, bindingAnswer(route.methods.any));
@@ -185,7 +191,8 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
     const found = router.find('GET', decodable ? path : encodeURI(path));
     if (!found) return everywhereElse(ctx);
     const routes = found.store as PathRoutes;
-    if (!decodable) return routes.notFound(ctx);
+    // Matched as its percent-encoded spelling, an undecodable parameter is its text as sent.
+    if (!decodable && !routes.takesUndecodable) return routes.notFound(ctx);
     let empty = false;
     for (const name in found.params) if (found.params[name] === '') empty = true;
     if (empty) return routes.notFound(ctx);
