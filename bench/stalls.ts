@@ -9,8 +9,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { BODY_LIMIT, MAX_CONTAINERS } from '../src/http/body.js';
-import { MCP_BODY_LIMIT } from '../src/mcp/transport.js';
+import { BODY_LIMIT_BYTES, MAX_CONTAINERS } from '../src/http/body.js';
 import { MAX_PROFILE_BYTES } from '../src/services/ucp-profiles.js';
 import { platformProfile } from '../src/conformance/profile.js';
 import { cpuMs } from './processes.js';
@@ -48,13 +47,6 @@ const MCP_HEADERS = {
   'mcp-protocol-version': '2025-06-18',
 };
 const ITEM = 'variant_01tongue2pack';
-
-/** `100kb` as the body readers (co-body's `bytes`) count it. */
-function bytesOf(limit: string): number {
-  const match = /^(\d+)kb$/i.exec(limit);
-  if (!match) throw new Error(`unexpected body limit ${limit}`);
-  return Number(match[1]) * 1024;
-}
 
 /** `prefix` + `[{},{},…]` + `suffix`, with as many empty objects as keep the text within `limit` bytes. */
 function emptyObjects(prefix: string, suffix: string, limit: number): string {
@@ -138,8 +130,8 @@ async function created(baseUrl: string, url: string, headers: Record<string, str
 }
 
 function abuses(baseUrl: string, token: string, profile: (path: string) => string, ids: { acp: string; ucp: string }) {
-  const protocolLimit = MCP_BODY_LIMIT;
-  const contractLimit = bytesOf(BODY_LIMIT);
+  const protocolLimit = BODY_LIMIT_BYTES;
+  const contractLimit = BODY_LIMIT_BYTES;
   const acp = () => ({
     ...JSON_HEADERS,
     authorization: `Bearer ${token}`,

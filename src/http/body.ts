@@ -1,11 +1,15 @@
 // Request bodies: JSON and forms up to 100 kB (413 beyond), and JSON nested at most 32 levels deep and holding at most
 // 4,096 objects and arrays, checked without recursion so hostile nesting cannot exhaust the stack. MCP routes read
 // their own bodies (JSON-RPC errors).
-import { bodyParser } from '@koa/bodyparser';
-import type { AppMiddleware } from './context.js';
-import { BadRequest } from '../domain/errors.js';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
+import type { AppContext, AppMiddleware } from './context.js';
+import { BadRequest, PayloadTooLarge } from '../domain/errors.js';
 
-export const BODY_LIMIT = '100kb';
+/** The largest request body, on every route: 100 kB. */
+export const BODY_LIMIT_BYTES = 100 * 1024;
+const BODY_LIMIT = '100 kB';
 const MAX_DEPTH = 32;
 /** Bodies are decoded as UTF-8 whatever charset they name. */
 const ENCODING = 'utf-8';
@@ -65,25 +69,116 @@ function depthError(parsed: unknown): BadRequest | undefined {
   return new BadRequest('invalid_body', `The body must be JSON ${BODY_SHAPE_LIMITS}.`, { param: 'body' });
 }
 
-/** Parses the body, recording (not throwing) why it could not be: the contract reports it after routing and auth. */
-export function parseBodies(): AppMiddleware {
-  const parse = bodyParser({
-    enableTypes: ['json', 'form'],
-    jsonLimit: BODY_LIMIT,
-    formLimit: BODY_LIMIT,
-    encoding: ENCODING,
-  }) as unknown as AppMiddleware;
-  return async (ctx, next) => {
-    let parsed = false;
-    try {
-      await parse(ctx, async () => {
-        parsed = true;
-      });
-    } catch (error) {
-      ctx.state.bodyError = error;
+export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
+
+/**
+ * The one reader of request bodies (the contract's operations, the protocol bindings, the MCP endpoints): at most
+ * `limit` bytes, decoded as UTF-8. A body announced or found larger stops being read (its answer closes the
+ * connection); a client that goes away mid-body is `aborted`, its mistake, not a server error.
+ */
+export function readBody(req: Readable & { headers?: IncomingHttpHeaders }, limit: number): Promise<BodyRead> {
+  if (Number(req.headers?.['content-length']) > limit) return Promise.resolve({ outcome: 'too_large' });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (read: BodyRead) => {
+      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('close', onAborted);
+      resolve(read);
+    };
+    function onData(chunk: Buffer) {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      settle({ outcome: 'too_large' });
+      // The rest of the body is not read; the answer closes the connection (Connection: close), as its callers set.
+      req.pause();
     }
-    // Only a parsed body is measured, so this never hides an error the parser recorded.
-    if (parsed) ctx.state.bodyError = depthError(ctx.request.body);
+    function onEnd() {
+      settle({ outcome: 'read', text: Buffer.concat(chunks, size).toString(ENCODING) });
+    }
+    function onAborted() {
+      settle({ outcome: 'aborted' });
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('close', onAborted);
+  });
+}
+
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The methods whose bodies the contract's operations read. */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** JSON media types (as the former body parser took them), then forms. */
+const JSON_TYPES = ['json', '+json', 'application/csp-report'];
+
+/**
+ * The body as sent, inflated when it names gzip or deflate (Content-Encoding); undefined for an encoding this service
+ * does not read. The limit applies to the inflated bytes.
+ */
+function decodedBody(req: IncomingMessage): Readable | undefined {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity') return req;
+  if (encoding !== 'gzip' && encoding !== 'deflate') return undefined;
+  const inflate = encoding === 'gzip' ? createGunzip() : createInflate();
+  req.on('error', (error) => inflate.destroy(error));
+  return req.pipe(inflate);
+}
+
+const unparsable = () =>
+  new BadRequest(
+    'invalid_body',
+    'The request body could not be parsed: send well-formed JSON (or a form, on OAuth endpoints).',
+    { param: 'body' },
+  );
+
+/** A form's fields; a field sent more than once is a list of its values. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    const earlier = fields[name];
+    fields[name] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+  }
+  return fields;
+}
+
+/**
+ * The step that reads the body of an operation that takes one (JSON, or a form; any other type is not read and is
+ * refused by the operation's media-type check), keeping its text (`rawBody`, which a processor's signature covers).
+ * It records, not throws, why the body could not be read: the operation reports it after routing and authentication.
+ */
+export function parseBodies(): AppMiddleware {
+  return async (ctx, next) => {
+    if (PARSED_METHODS.has(ctx.method)) ctx.state.bodyError = await readInto(ctx);
     await next();
   };
+}
+
+async function readInto(ctx: AppContext): Promise<Error | undefined> {
+  ctx.request.body = {};
+  const kind = ctx.is(JSON_TYPES) ? 'json' : ctx.is('urlencoded') ? 'form' : undefined;
+  if (!kind) return undefined;
+  const source = decodedBody(ctx.req);
+  if (!source) return unparsable();
+  const read = await readBody(source, BODY_LIMIT_BYTES);
+  if (read.outcome === 'too_large') {
+    ctx.set('Connection', 'close'); // the rest of the body is never read
+    return new PayloadTooLarge(`The request body is larger than the ${BODY_LIMIT} limit.`, { param: 'body' });
+  }
+  if (read.outcome === 'aborted') return unparsable();
+  ctx.request.rawBody = read.text;
+  if (kind === 'form') {
+    ctx.request.body = formFields(read.text);
+    return undefined;
+  }
+  const text = read.text.trim();
+  if (text === '') return undefined;
+  // Strict, as before: a JSON body is an object or an array.
+  const parsed = text[0] === '{' || text[0] === '[' ? parseJson(text) : { ok: false as const };
+  if (!parsed.ok) return unparsable();
+  ctx.request.body = parsed.value;
+  return depthError(parsed.value);
 }

@@ -18,3 +18,12 @@ export interface AppState {
 
 export type AppContext = Koa.ParameterizedContext<AppState>;
 export type AppMiddleware = Koa.Middleware<AppState>;
+
+declare module 'koa' {
+  interface Request {
+    /** The body as the body step read it (src/http/body.ts): parsed JSON or form fields, `{}` when none was read. */
+    body?: unknown;
+    /** The body's text as sent, for a processor's signature (src/http/body.ts). */
+    rawBody?: string;
+  }
+}

@@ -4,11 +4,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
-import { BODY_SHAPE_LIMITS, exceedsDepth } from './body.js';
+import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody } from './body.js';
 import type { AppContext } from './context.js';
 import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
-import { MCP_BODY_LIMIT, parseJson, readBody } from '../mcp/transport.js';
 import type { Db } from '../db/knex.js';
 import {
   runIdempotently,
@@ -105,13 +104,13 @@ export async function readJsonBody(
   if (!hasBody) return { kind: 'absent' };
   if (!isJsonMediaType(ctx.get('Content-Type')))
     throw new ProtocolError(415, codes.mediaType, 'Send the body as application/json.', { param: 'Content-Type' });
-  const read = await readBody(ctx.req, MCP_BODY_LIMIT);
+  const read = await readBody(ctx.req, BODY_LIMIT_BYTES);
   if (read.outcome === 'too_large') {
     ctx.set('Connection', 'close'); // the rest of the body is never read
     throw new ProtocolError(
       413,
       'payload_too_large',
-      `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`,
+      `The request body is larger than the ${BODY_LIMIT_BYTES / 1024} kB limit.`,
       { param: '$' },
     );
   }

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
-import { BODY_SHAPE_LIMITS, exceedsDepth } from '../http/body.js';
+import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody, type BodyRead } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
 import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
@@ -18,8 +18,8 @@ import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServ
  */
 export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
 
-/** Largest request body, in bytes; the same 100 kB as the REST API's JSON bodies. */
-export const MCP_BODY_LIMIT = 100 * 1024;
+/** Largest request body, in bytes: the same 100 kB as every body (src/http/body.ts). */
+export const MCP_BODY_LIMIT = BODY_LIMIT_BYTES;
 
 /** JSON-RPC's code for server-defined errors; MCP's SDKs use it for transport refusals. */
 const TRANSPORT_ERROR = -32000;
@@ -101,39 +101,6 @@ function acceptRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
   };
 }
 
-export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
-
-/**
- * Reads the raw body up to `limit` bytes; stops reading as soon as it is known to be larger. By its events: an async
- * iterator over the request (its end-of-stream watcher, listeners and ticks) was a tenth of a cached tool call's time.
- */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
-  if (Number(req.headers['content-length']) > limit) return Promise.resolve({ outcome: 'too_large' });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const settle = (read: BodyRead) => {
-      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('close', onAborted);
-      resolve(read);
-    };
-    function onData(chunk: Buffer) {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      settle({ outcome: 'too_large' });
-      // The rest of the body is not read; the answer closes the connection (Connection: close), as its callers set.
-      req.pause();
-    }
-    function onEnd() {
-      settle({ outcome: 'read', text: Buffer.concat(chunks, size).toString('utf8') });
-    }
-    // The client went away mid-body (an error, or a close before the end): its mistake, not a server error.
-    function onAborted() {
-      settle({ outcome: 'aborted' });
-    }
-    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('close', onAborted);
-  });
-}
-
 const bodiesRead = new WeakMap<IncomingMessage, Promise<BodyRead>>();
 
 /**
@@ -144,14 +111,6 @@ export function readMcpBody(req: IncomingMessage): Promise<BodyRead> {
   let body = bodiesRead.get(req);
   if (!body) bodiesRead.set(req, (body = readBody(req, MCP_BODY_LIMIT)));
   return body;
-}
-
-export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
 }
 
 /** No Accept, or one that admits JSON (`application/json, text/event-stream` as MCP clients send, or any type). */
