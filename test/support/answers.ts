@@ -18,7 +18,7 @@ export interface Answer {
   text: string;
   /** The body parsed, when it is JSON. */
   body: any;
-  /** The request's one log line, when there is one. */
+  /** The request's log line, when it was logged in exactly one. */
   logged: Record<string, unknown> | undefined;
   /** What was sent, for the log line's expected method and path. */
   sent: { method: string; path: string };
@@ -51,11 +51,13 @@ export function recordRequests(): RequestRecorder {
     newAddress,
     async send(api, path, request = {}, address = newAddress()) {
       const init = typeof request === 'function' ? request() : request;
+      const before = logLines.length;
       const response = await api.http(path, { ...init, headers: { ...init.headers, 'X-Forwarded-For': address } });
       const text = await response.text();
       const headers = Object.fromEntries([...response.headers].filter(([name]) => !TRANSPORT.has(name)));
       const requestId = response.headers.get('x-request-id');
-      const logged = logLines.find((entry) => entry.requestId === requestId && entry.msg === 'request');
+      // Its line, among those logged since it was sent (a caller's request id may be sent more than once).
+      const lines = logLines.slice(before).filter((entry) => entry.requestId === requestId && entry.msg === 'request');
       let body: unknown;
       try {
         body = text ? JSON.parse(text) : undefined;
@@ -67,7 +69,7 @@ export function recordRequests(): RequestRecorder {
         headers,
         text,
         body,
-        logged,
+        logged: lines.length === 1 ? lines[0] : undefined,
         sent: { method: init.method ?? 'GET', path: new URL(path, api.url).pathname },
       };
     },
