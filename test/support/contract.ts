@@ -167,7 +167,8 @@ export async function contractFetch(input: string | URL | Request, init?: Reques
   const response = await fetch(request);
   const text = await response.text();
   validateResponse(request.method, new URL(request.url), response, text);
-  return new Response([204, 304].includes(response.status) ? null : text, {
+  // An empty body is none: a Response made from '' would be given a Content-Type the service never sent.
+  return new Response([204, 304].includes(response.status) || text === '' ? null : text, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
