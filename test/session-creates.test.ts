@@ -218,7 +218,7 @@ describe('a session create is answered before Koa exactly as the general chain a
 
   it('409 idempotency_in_flight, with its Retry-After', async () => {
     const key = newKey();
-    const { requestHash } = await import('../src/services/idempotency.js');
+    const { sortedKeysHash: requestHash } = await import('../src/services/idempotency/index.js');
     await api.service.deps.db('idempotency_keys').insert({
       scope: 'createCheckoutSession',
       key,

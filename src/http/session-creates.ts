@@ -23,6 +23,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ValidateFunction } from 'ajv';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
+import { keyRefusalError } from '../domain/idempotency.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import {
   createCheckoutSession,
@@ -154,6 +155,7 @@ function checkoutCreates({ deps, contract }: SessionCreateParts): LeanCreate[] {
     // As the handler: under an Idempotency-Key, a replay answers the stored body and API version.
     if (!key) return created(await createCheckoutSession(deps, request.requestBody), headers);
     const creation = await createCheckoutSessionIdempotently(deps, request.requestBody, key, applied);
+    if (creation.kind !== 'created') throw keyRefusalError(creation);
     if (creation.replayed) {
       headers[version] = creation.apiVersion;
       headers.push('Idempotent-Replayed', 'true');

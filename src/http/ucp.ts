@@ -13,7 +13,8 @@ import {
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
 import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
-import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
+import { protocolKeys } from '../services/idempotency/index.js';
 import {
   createProfileResolver,
   profileUrlOf,
@@ -209,9 +210,9 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':
-        return { response: outcome.response, replayed: false };
+        return { response: outcome.answer, replayed: false };
       case 'replayed':
-        return { response: outcome.response, replayed: true };
+        return { response: outcome.answer, replayed: true };
       case 'conflict':
         throw new ProtocolError(
           409,
@@ -266,7 +267,7 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
     const idempotency =
       key === undefined
         ? undefined
-        : { key, scope: `ucp|${profileUrl}|${exchange.method} ${exchange.path}`, hashed: body };
+        : { key, scope: protocolKeys.scope.ucp(profileUrl, exchange.method, exchange.path), hashed: body };
     const answer = await execute({ profileUrl, address: exchange.ip, op: route.op, id: route.id, body, idempotency });
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
