@@ -19,6 +19,7 @@ import {
   createProfileResolver,
   profileUrlOf,
   type Negotiated,
+  type ProfileProblem,
   type ProfileResolver,
 } from '../services/ucp-profiles.js';
 import type { Logger } from '../log.js';
@@ -144,6 +145,14 @@ interface Negotiation {
   notes: UcpMessage[];
 }
 
+/** How each profile problem is answered: UCP's status for it. */
+const PROFILE_PROBLEM_STATUS: Record<ProfileProblem, number> = {
+  invalid_profile_url: 400,
+  profile_unreachable: 424,
+  profile_malformed: 422,
+  version_unsupported: 422,
+};
+
 /** Steps 6–7: the platform profile, its version and the capability intersection (or the lenient fallback). */
 async function negotiateWith(
   deps: Deps,
@@ -154,8 +163,8 @@ async function negotiateWith(
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
   const result = await profiles(profileUrl, address);
   if (!result.ok) {
-    if (result.problem.code === 'invalid_profile_url' || !lenient) {
-      throw new ProtocolError(result.problem.status, result.problem.code, result.content);
+    if (result.problem === 'invalid_profile_url' || !lenient) {
+      throw new ProtocolError(PROFILE_PROBLEM_STATUS[result.problem], result.problem, result.content);
     }
     return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   }
