@@ -27,7 +27,7 @@ const cartCount = async () => Number((await api.service.deps.db('carts').count({
 
 /** The record of a request still working under `key`, as earlier releases claimed a key before building the session. */
 async function inFlightRecord(key: string, leaseMs: number) {
-  const { requestHash } = await import('../src/services/idempotency.js');
+  const { sortedKeysHash: requestHash } = await import('../src/services/idempotency/index.js');
   await api.service.deps.db('idempotency_keys').insert({
     scope: 'createCheckoutSession',
     key,
@@ -106,7 +106,7 @@ describe('Idempotency-Key', () => {
   it('takes over only the stale record it read: an answer stored meanwhile by another request stays', async () => {
     const deps = api.service.deps;
     const { insertCart } = await import('../src/db/repositories/carts.js');
-    const { requestHash } = await import('../src/services/idempotency.js');
+    const { sortedKeysHash: requestHash } = await import('../src/services/idempotency/index.js');
     const first = await create('key-takeover');
     const stored = await deps.db('idempotency_keys').where({ key: 'key-takeover' }).first();
     const before = await cartCount();

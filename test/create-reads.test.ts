@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
 import { STORE_PROTOCOL_CREATES } from '../src/db/repositories/protocol-sessions.js';
 import { NotSettled } from '../src/domain/errors.js';
-import { MAX_SETTLE_ATTEMPTS } from '../src/services/idempotency.js';
+import { MAX_SETTLE_ATTEMPTS } from '../src/services/idempotency/index.js';
 import { agentToken, bearer } from './support/agent.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import { callTool, connectMcp } from './support/mcp.js';

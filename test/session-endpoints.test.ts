@@ -6,7 +6,7 @@
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestHash } from '../src/services/idempotency.js';
+import { sortedKeysHash } from '../src/services/idempotency/index.js';
 import { agentToken, bearer } from './support/agent.js';
 import {
   childLoggersDuring,
@@ -718,7 +718,7 @@ describe('POST /checkout_sessions', () => {
       await api.service.deps.db('idempotency_keys').insert({
         scope: 'createCheckoutSession',
         key,
-        request_hash: requestHash(JSON.parse(SESSION)),
+        request_hash: sortedKeysHash(JSON.parse(SESSION)),
         state: 'in_flight',
         created_at: new Date(),
         expires_at: new Date(Date.now() + 86_400_000),

@@ -10,7 +10,7 @@ import { ucpTotalsProblems } from '../src/conformance/invariants.js';
 import { serverUrl } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
 import { protocolBodyProblems } from '../src/protocols/responses.js';
-import { jcsHash } from '../src/services/protocol-idempotency.js';
+import { jcsHash } from '../src/services/idempotency/index.js';
 import {
   cartCount,
   PROTOCOL_BASE_URL,

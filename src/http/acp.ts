@@ -5,8 +5,9 @@ import type { Deps } from '../deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
+import { protocolKeys } from '../services/idempotency/index.js';
 import { agentUrls, earlierGrant, findActiveGrant } from '../services/oauth.js';
-import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import type { Logger } from '../log.js';
 import {
@@ -199,7 +200,7 @@ export function acpBinding(deps: Deps): ProtocolBinding {
     };
     const { call, key } = await confirmingFirst(() => checkedCall(exchange, route));
     const scope =
-      key === undefined ? undefined : { scope: `acp|${clientId}|POST ${exchange.path}`, key, body: call.body };
+      key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
     if (earlier && scope) {
       const grant = earlier.tokenHash;
       const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderError, grant));
@@ -211,9 +212,9 @@ export function acpBinding(deps: Deps): ProtocolBinding {
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':
-        return { response: outcome.response };
+        return { response: outcome.answer };
       case 'replayed':
-        return { response: outcome.response, headers: { 'Idempotent-Replayed': 'true' } };
+        return { response: outcome.answer, headers: { 'Idempotent-Replayed': 'true' } };
       case 'conflict':
         throw new ProtocolError(
           422,

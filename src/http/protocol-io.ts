@@ -9,12 +9,8 @@ import type { AppContext } from './context.js';
 import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
 import type { Db } from '../db/knex.js';
-import {
-  runIdempotently,
-  type IdempotentCall,
-  type IdempotentOutcome,
-  type ProtocolResponse,
-} from '../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
+import { claimFirst, protocolKeys, type IdempotentRequest, type KeyOutcome } from '../services/idempotency/index.js';
 import {
   createProtocolSession,
   createProtocolSessionUnderGrant,
@@ -220,7 +216,7 @@ export type ProtocolOperation = { create: () => CreatePlan } | { prepare: () => 
  */
 export function createUnderGrant(
   deps: Deps,
-  call: IdempotentCall,
+  call: IdempotentRequest,
   create: () => CreatePlan,
   render: ErrorRenderer,
   grant: string,
@@ -230,19 +226,19 @@ export function createUnderGrant(
 
 /**
  * Runs a binding's operation under the request's key (if any): a create in one read and one write
- * (createProtocolSession), any other checked first, then in one transaction (runIdempotently). Protocol errors below
+ * (createProtocolSession), any other checked first, then in one transaction (claimFirst). Protocol errors below
  * 500 are answers.
  */
 export function runProtocolOperation(
   deps: Deps,
-  call: IdempotentCall | undefined,
+  call: IdempotentRequest | undefined,
   operation: ProtocolOperation,
   render: ErrorRenderer,
-): Promise<IdempotentOutcome> {
+): Promise<KeyOutcome<ProtocolResponse>> {
   if ('create' in operation) return createProtocolSession(deps, call, plannedCreate(operation.create, render));
   const run = answering(operation.prepare, render);
-  if (typeof run !== 'function') return runIdempotently(deps, call, { refused: run });
-  return runIdempotently(deps, call, async (db) => {
+  if (typeof run !== 'function') return claimFirst(deps, protocolKeys, call, { refused: run });
+  return claimFirst(deps, protocolKeys, call, async (db) => {
     try {
       return await run(db);
     } catch (error) {

@@ -13,11 +13,13 @@ import {
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
 import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
-import type { ProtocolResponse } from '../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
+import { protocolKeys } from '../services/idempotency/index.js';
 import {
   createProfileResolver,
   profileUrlOf,
   type Negotiated,
+  type ProfileProblem,
   type ProfileResolver,
 } from '../services/ucp-profiles.js';
 import type { Logger } from '../log.js';
@@ -137,6 +139,14 @@ interface Negotiation {
   notes: UcpMessage[];
 }
 
+/** How each profile problem is answered: UCP's status for it. */
+const PROFILE_PROBLEM_STATUS: Record<ProfileProblem, number> = {
+  invalid_profile_url: 400,
+  profile_unreachable: 424,
+  profile_malformed: 422,
+  version_unsupported: 422,
+};
+
 /** Steps 6–7: the platform profile, its version and the capability intersection (or the lenient fallback). */
 async function negotiateWith(
   deps: Deps,
@@ -147,8 +157,8 @@ async function negotiateWith(
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
   const result = await profiles(profileUrl, address);
   if (!result.ok) {
-    if (result.problem.code === 'invalid_profile_url' || !lenient) {
-      throw new ProtocolError(result.problem.status, result.problem.code, result.content);
+    if (result.problem === 'invalid_profile_url' || !lenient) {
+      throw new ProtocolError(PROFILE_PROBLEM_STATUS[result.problem], result.problem, result.content);
     }
     return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   }
@@ -203,9 +213,9 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':
-        return { response: outcome.response, replayed: false };
+        return { response: outcome.answer, replayed: false };
       case 'replayed':
-        return { response: outcome.response, replayed: true };
+        return { response: outcome.answer, replayed: true };
       case 'conflict':
         throw new ProtocolError(
           409,
@@ -262,7 +272,7 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
     const idempotency =
       key === undefined
         ? undefined
-        : { key, scope: `ucp|${profileUrl}|${exchange.method} ${exchange.path}`, hashed: body };
+        : { key, scope: protocolKeys.scope.ucp(profileUrl, exchange.method, exchange.path), hashed: body };
     const answer = await execute({ profileUrl, address: exchange.ip, op: route.op, id: route.id, body, idempotency });
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }

@@ -2,6 +2,7 @@
 // a session here is the session REST returns. No tool completes a payment: a human pays at checkout_url.
 import type { components } from '../../codegen/types.js';
 import type { Deps } from '../deps.js';
+import { keyRefusalError } from '../domain/idempotency.js';
 import { currentVersion } from '../domain/versioning.js';
 import {
   cancelCheckoutSession,
@@ -99,10 +100,12 @@ function checkoutTools(deps: Deps): Tool[] {
       advice: ADVICE,
       headerArguments: { 'Idempotency-Key': 'idempotency_key' },
       notes: nextStep,
-      run: async ({ idempotency_key: key, ...input }) =>
-        key
-          ? (await createCheckoutSessionIdempotently(deps, input, key, currentVersion())).session
-          : createCheckoutSession(deps, input),
+      run: async ({ idempotency_key: key, ...input }) => {
+        if (!key) return createCheckoutSession(deps, input);
+        const created = await createCheckoutSessionIdempotently(deps, input, key, currentVersion());
+        if (created.kind !== 'created') throw keyRefusalError(created);
+        return created.session;
+      },
     }),
     defineTool({
       name: 'get_checkout_session',

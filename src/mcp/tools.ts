@@ -12,7 +12,7 @@ import { DomainError, NotFound, Unavailable } from '../domain/errors.js';
 import { unstorableTextAt } from '../domain/text.js';
 import type { ReadCache } from '../http/caching.js';
 import type { Logger } from '../log.js';
-import { canonicalize } from '../services/protocol-idempotency.js';
+import { canonicalize } from '../domain/canonical-json.js';
 import { argumentChecker, type ObjectSchema } from './schemas.js';
 
 export interface ToolDefinition<In, Out> {

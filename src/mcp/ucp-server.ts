@@ -9,6 +9,7 @@ import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
 import type { UcpOperation } from '../handlers/ucp/checkout.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
+import { protocolKeys } from '../services/idempotency/index.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
 import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION } from './rpc.js';
@@ -207,7 +208,7 @@ async function callTool(
   // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
   const { meta: _meta, ...hashed } = args;
   const idempotency =
-    key === undefined ? undefined : { key, scope: `ucp-mcp|${profileUrl}|${name} ${args.id ?? ''}`, hashed };
+    key === undefined ? undefined : { key, scope: protocolKeys.scope.ucpMcp(profileUrl, name, args.id), hashed };
   let answer: UcpAnswer;
   try {
     answer = await execute({

@@ -35,14 +35,7 @@ import { BadRequest, Conflict, NotFound, Unprocessable } from '../domain/errors.
 import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
 import { expireProcessorCheckouts } from './payments/expiry.js';
-import {
-  freeKeyClaim,
-  idempotencyClaim,
-  keyAnswer,
-  untilSettled,
-  type Claim,
-  type IdempotentRequest,
-} from './idempotency.js';
+import { checkoutKeys, claimWithWrite, type IdempotentRequest, type KeyRefusal } from './idempotency/index.js';
 
 export type { CheckoutSession };
 
@@ -259,11 +252,9 @@ export async function createCheckoutSession(deps: Deps, input: CreateRequest): P
   return session;
 }
 
-/** Every surface shares one key space: a key used over REST replays over MCP, and the other way round. */
-const IDEMPOTENCY_SCOPE = 'createCheckoutSession';
-
 /** Answered 201, first and on every replay. */
 export interface IdempotentCreation {
+  kind: 'created';
   session: CheckoutSession;
   /** The API version the answer was first given under (a replay keeps it). */
   apiVersion: string;
@@ -271,53 +262,56 @@ export interface IdempotentCreation {
 }
 
 /**
- * Creates a session exactly once per Idempotency-Key: the create's read brings the key's record, and a replay answers
- * the stored session and API version. Otherwise the insert stores the session and claims the key with its answer in
- * one statement, so a failure stores nothing (never replayed). A create like an earlier one is priced from that one's
- * read and sends only the insert, which claims the key only if the catalogue has not changed since. An insert that
- * claims nothing brings the key's record: a replay (or a conflict) is answered from it, and a create that met none
- * reads; a create whose store keeps failing so gives up after MAX_SETTLE_ATTEMPTS reads (untilSettled), storing
- * nothing.
+ * Creates a session exactly once per Idempotency-Key (claimWithWrite under the checkout keys' policy): the create's
+ * read brings the key's record, and a replay answers the stored session and API version. Otherwise the insert stores
+ * the session and claims the key with its answer in one statement, so a failure stores nothing (never replayed). A
+ * create like an earlier one is priced from that one's read and sends only the insert, which claims the key only if
+ * the catalogue has not changed since. A key holding another request's answer (or an earlier release's request in
+ * flight) is the refusal the surface renders.
  */
 export async function createCheckoutSessionIdempotently(
   deps: Deps,
   input: CreateRequest,
   key: string,
   apiVersion: string,
-): Promise<IdempotentCreation> {
-  const request: IdempotentRequest = { scope: IDEMPOTENCY_SCOPE, key, body: input };
-  /** The stored answer a replay gives; undefined when the key is free (no record, or a stale one). */
-  const replayOf = (claim: Claim): IdempotentCreation | undefined =>
-    claim.kind === 'replay'
-      ? { session: claim.result.body as CheckoutSession, apiVersion: claim.result.apiVersion, replayed: true }
-      : undefined;
-  /** Stores a session built for the key it claims, or answers the record its insert met (undefined: read again). */
-  const storeUnderKey = async (
-    { cart, lines, session }: ReturnType<typeof sessionFrom>,
-    claim: Extract<Claim, { kind: 'run' }>,
-    pricedAt?: string,
-  ): Promise<IdempotentCreation | undefined> => {
-    const answer = keyAnswer(deps, request, claim, { status: 201, body: session, apiVersion });
-    const stored = await storeNewCart(deps, cart, lines, { answer, pricedAt });
-    if (stored.stored) return { session, apiVersion, replayed: false };
-    return stored.keyRecord && replayOf(idempotencyClaim(deps, request, stored.keyRecord));
-  };
+): Promise<IdempotentCreation | KeyRefusal> {
+  const request: IdempotentRequest = { scope: checkoutKeys.scope, key, body: input };
   const readKey = JSON.stringify(newCartRead(input));
-  const earlier = earlierReadsOf(deps.db).get(readKey);
-  const fromEarlier = earlier && pricedFromEarlierRead(deps, input, earlier);
-  const first = fromEarlier && (await storeUnderKey(fromEarlier, freeKeyClaim(deps, request), earlier.catalogVersion));
-  return (
-    first ??
-    untilSettled(async () => {
-      const reads = await readNewCart(deps, input, request);
-      const claim = idempotencyClaim(deps, request, reads.keyRecord);
-      if (claim.kind === 'replay') return replayOf(claim);
-      const created = await storeUnderKey(sessionFrom(deps, input, PUBLIC_SESSION, reads), claim);
-      // As for a create without a key, the read serves later creates once this one is settled.
-      earlierReadsOf(deps.db).set(readKey, { ...reads, keyRecord: undefined });
-      return created;
-    })
-  );
+  const outcome = await claimWithWrite(deps, checkoutKeys, request, {
+    earlier: earlierReadsOf(deps.db).get(readKey),
+    async read(keyToRead) {
+      const reads = await readNewCart(deps, input, keyToRead);
+      return { reads, record: reads.keyRecord };
+    },
+    answer(reads, earlier) {
+      const built = earlier
+        ? pricedFromEarlierRead(deps, input, reads)
+        : sessionFrom(deps, input, PUBLIC_SESSION, reads);
+      if (!built) return undefined;
+      return {
+        answer: { body: built.session, apiVersion },
+        async store(answer) {
+          const pricedAt = earlier ? reads.catalogVersion : undefined;
+          const stored = await storeNewCart(deps, built.cart, built.lines, { answer, pricedAt });
+          // As for a create without a key, the read serves later creates once this one is settled.
+          if (!earlier) earlierReadsOf(deps.db).set(readKey, { ...reads, keyRecord: undefined });
+          return stored;
+        },
+      };
+    },
+  });
+  switch (outcome.kind) {
+    case 'ran':
+    case 'replayed':
+      return {
+        kind: 'created',
+        session: outcome.answer.body as CheckoutSession,
+        apiVersion: outcome.answer.apiVersion,
+        replayed: outcome.kind === 'replayed',
+      };
+    default:
+      return outcome;
+  }
 }
 
 function sessionNotFound(id: string): NotFound {

@@ -10,7 +10,7 @@ import {
   type RegionRow,
 } from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
-import type { ProtocolAnswer, ProtocolCreateStored } from '../db/repositories/protocol-idempotency.js';
+import type { ProtocolAnswer, ProtocolCreateStored, StoredAnswer } from '../db/repositories/protocol-idempotency.js';
 import {
   readProtocolCreate,
   storeProtocolCreate,
@@ -27,14 +27,18 @@ import { requireRegion } from './catalog.js';
 import { earlierReadsCache } from './earlier-reads.js';
 import { expireProcessorCheckoutsAfterCommit } from './payments/expiry.js';
 import { orderAsPricedCart, orderPermalink, priceStoredCart } from './checkout.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
 import {
-  createFromEarlierReads,
-  createIdempotently,
-  type CreateAnswer,
-  type IdempotentCall,
-  type IdempotentOutcome,
-  type ProtocolResponse,
-} from './protocol-idempotency.js';
+  claimWithEarlierWrite,
+  claimWithWrite,
+  protocolKeys,
+  type IdempotentRequest,
+  type KeyOutcome,
+  type WriteAnswer,
+} from './idempotency/index.js';
+
+/** A create's answer (rendered by its binding), and how to store it with what it created. */
+type CreateAnswer = WriteAnswer<ProtocolResponse, StoredAnswer, ProtocolAnswer>;
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -326,7 +330,7 @@ function answerCreate(
     earlier
       ? undefined
       : {
-          response,
+          answer: response,
           store: (answer: ProtocolAnswer | undefined) => storeCreate(db, undefined, answer, { pricedAt: undefined }),
         };
   if (!create.input) return answerOnly(create.refused);
@@ -338,7 +342,7 @@ function answerCreate(
   const { cart, lines, session } = built;
   const pricedAt = earlier ? reads.catalogVersion : undefined;
   return {
-    response: respond({ kind: 'created', session, countryServed: reads.countryServed }),
+    answer: respond({ kind: 'created', session, countryServed: reads.countryServed }),
     store: (answer) => storeCreate(db, { cart, lines }, answer, { pricedAt, grant }),
   };
 }
@@ -363,18 +367,18 @@ function createRead(create: ProtocolCreate) {
 }
 
 /**
- * Creates a session exactly once per key (createIdempotently): one statement reads what the create needs with the
+ * Creates a session exactly once per key (claimWithWrite): one statement reads what the create needs with the
  * key's record, the session is built and priced from it, and one statement stores the cart, its lines and the answer
  * (or the answer alone, when nothing could be created). A create like an earlier one is priced from that one's read
  * and sends only the store. Without a key the cart goes through the group commit.
  */
 export function createProtocolSession(
   deps: Deps,
-  call: IdempotentCall | undefined,
+  call: IdempotentRequest | undefined,
   create: ProtocolCreate,
-): Promise<IdempotentOutcome> {
+): Promise<KeyOutcome<ProtocolResponse>> {
   const { query, readKey } = createRead(create);
-  return createIdempotently(deps, call, {
+  return claimWithWrite(deps, protocolKeys, call, {
     earlier: earlierReadsOf(deps.db).get(readKey),
     async read(key) {
       const reads = await readProtocolCreate(deps.db, { ...query, key });
@@ -392,13 +396,15 @@ export function createProtocolSession(
  */
 export function createProtocolSessionUnderGrant(
   deps: Deps,
-  call: IdempotentCall,
+  call: IdempotentRequest,
   create: ProtocolCreate,
   grant: string,
 ): Promise<ProtocolResponse | undefined> {
   const earlier = earlierReadsOf(deps.db).get(createRead(create).readKey);
   if (!earlier) return Promise.resolve(undefined);
-  return createFromEarlierReads(deps, call, earlier, (reads) => answerCreate(deps, create, reads, true, grant));
+  return claimWithEarlierWrite(deps, protocolKeys, call, earlier, (reads) =>
+    answerCreate(deps, create, reads, true, grant),
+  );
 }
 
 /** What an update changes; an absent field is left as it is. */

@@ -35,10 +35,13 @@ const ENTRY_BYTES = 256;
 const UNREACHABLE = `The platform profile could not be fetched: serve it with 200 at a public https address, without redirects, within ${FETCH_TIMEOUT_MS / 1000} s and ${MAX_PROFILE_BYTES / 1024} KiB.`;
 const MALFORMED = "The platform profile is not a valid UCP platform profile (JSON valid against UCP's profile schema).";
 
+/**
+ * Why a profile cannot be used: its URL is not https (`invalid_profile_url`), it cannot be fetched
+ * (`profile_unreachable`), it is not a valid platform profile (`profile_malformed`), or it declares another version
+ * (`version_unsupported`). The UCP binding answers each with its status.
+ */
 export type ProfileProblem =
-  | { status: 400; code: 'invalid_profile_url' }
-  | { status: 424; code: 'profile_unreachable' }
-  | { status: 422; code: 'profile_malformed' | 'version_unsupported' };
+  'invalid_profile_url' | 'profile_unreachable' | 'profile_malformed' | 'version_unsupported';
 
 /** What negotiation reads of a profile; nothing else of it is kept. */
 export interface PlatformProfile {
@@ -85,7 +88,7 @@ function parseProfileUrl(header: string): string | undefined {
 }
 
 const failure = (problem: ProfileProblem, content: string): ProfileResult => ({ ok: false, problem, content });
-const unreachable = () => failure({ status: 424, code: 'profile_unreachable' }, UNREACHABLE);
+const unreachable = () => failure('profile_unreachable', UNREACHABLE);
 
 function ttlOf(cacheControl: string | string[] | undefined): number {
   const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(String(cacheControl ?? ''))?.[1];
@@ -118,20 +121,20 @@ async function fetchProfile(egress: Egress, url: string, log: Logger): Promise<{
     profile = JSON.parse(answer.body.toString('utf8'));
   } catch {
     log.info({ profileUrl: url, reason: 'not JSON' }, 'platform profile not usable');
-    return { result: failure({ status: 422, code: 'profile_malformed' }, MALFORMED), ttl: FAILURE_TTL_MS };
+    return { result: failure('profile_malformed', MALFORMED), ttl: FAILURE_TTL_MS };
   }
   const problems = protocolSchemaProblems('ucp.platform_profile', profile);
   if (problems.length) {
     const first = problems[0]!;
     log.info({ profileUrl: url, reason: `${first.path} ${first.message}` }, 'platform profile not usable');
-    return { result: failure({ status: 422, code: 'profile_malformed' }, MALFORMED), ttl: FAILURE_TTL_MS };
+    return { result: failure('profile_malformed', MALFORMED), ttl: FAILURE_TTL_MS };
   }
   const valid = profile as PlatformProfile;
   const ttl = ttlOf(answer.headers['cache-control']);
   if (valid.ucp.version !== UCP_VERSION) {
     return {
       result: failure(
-        { status: 422, code: 'version_unsupported' },
+        'version_unsupported',
         `The platform profile declares UCP ${valid.ucp.version}; this business supports ${UCP_VERSION} only.`,
       ),
       ttl,
@@ -207,7 +210,7 @@ export function createProfileResolver({
     const parsed = new URL(url);
     const insecureAllowed = config.insecureProfileHosts.includes(parsed.hostname);
     if (parsed.protocol !== 'https:' && !insecureAllowed) {
-      return failure({ status: 400, code: 'invalid_profile_url' }, `The platform profile URL must be https: ${url}.`);
+      return failure('invalid_profile_url', `The platform profile URL must be https: ${url}.`);
     }
     return recalled(url, address);
   };

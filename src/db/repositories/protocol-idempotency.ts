@@ -1,6 +1,6 @@
 // Idempotency records of the ACP/UCP bindings. The (scope, key) primary key decides, across every instance, which
 // answer a key keeps; the answer is kept as the exact bytes sent. A scope longer than 2 KiB is stored as its SHA-256
-// (`sha256:<hex>`, see storedScope in src/services/protocol-idempotency.ts).
+// (`sha256:<hex>`, see storedScope in src/services/idempotency/policies.ts).
 import type { Db } from '../knex.js';
 import { stillPricedAt } from './catalog-version.js';
 import { takeOverConflict, type KeyClaimed } from './idempotency.js';

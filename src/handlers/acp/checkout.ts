@@ -7,7 +7,7 @@ import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
-import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../../protocols/answers.js';
 import * as sessions from '../../services/protocol-sessions.js';
 
 export type AcpOperation = 'create' | 'retrieve' | 'update' | 'complete' | 'cancel';

@@ -2,6 +2,7 @@
 // documented as separate operations and served by the same handler.
 import type { Deps } from '../../deps.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
+import { keyRefusalError } from '../../domain/idempotency.js';
 import * as checkout from '../../services/checkout.js';
 
 type CheckoutOperation =
@@ -20,6 +21,7 @@ export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOp
     const key = ctx.get('Idempotency-Key');
     if (!key) return { status: 201, body: await checkout.createCheckoutSession(deps, body) };
     const created = await checkout.createCheckoutSessionIdempotently(deps, body, key, ctx.response.get('API-Version'));
+    if (created.kind !== 'created') throw keyRefusalError(created);
     if (created.replayed) {
       ctx.set('API-Version', created.apiVersion);
       ctx.set('Idempotent-Replayed', 'true');

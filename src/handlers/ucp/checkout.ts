@@ -14,7 +14,7 @@ import {
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
-import type { ProtocolResponse } from '../../services/protocol-idempotency.js';
+import type { ProtocolResponse } from '../../protocols/answers.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
 
