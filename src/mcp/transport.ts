@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { BODY_SHAPE_LIMITS, exceedsDepth } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
-import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
+import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type Answer, type McpServer } from './rpc.js';
 
 /**
  * What a client may have negotiated: this revision only. The older ones require what these servers do not offer
@@ -149,16 +149,16 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyRead>
   });
 }
 
-const bodiesRead = new WeakMap<IncomingMessage, Promise<BodyRead>>();
+/** Where a request carries the read of its MCP body: on itself, so the read lives and dies with the request. */
+const BODY_READ = Symbol('mcp body read');
+type CarryingBody = IncomingMessage & { [BODY_READ]?: Promise<BodyRead> };
 
 /**
  * The MCP body of the request, read once: the cached-call path reads it before Koa, and a request it hands on to the
  * general chain is answered from the same read (the stream cannot be read twice).
  */
-export function readMcpBody(req: IncomingMessage): Promise<BodyRead> {
-  let body = bodiesRead.get(req);
-  if (!body) bodiesRead.set(req, (body = readBody(req, MCP_BODY_LIMIT)));
-  return body;
+export function readMcpBody(req: CarryingBody): Promise<BodyRead> {
+  return (req[BODY_READ] ??= readBody(req, MCP_BODY_LIMIT));
 }
 
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -236,6 +236,19 @@ export async function readMessage(ctx: AppContext): Promise<object | undefined> 
   return undefined;
 }
 
+/** Sends the server's answer to the one message: JSON with its status and headers, or 202 and nothing. */
+export function sendAnswer(ctx: AppContext, answer: Answer): void {
+  if (answer.kind === 'accepted') {
+    ctx.body = null; // a notification, or a response to nothing we asked: nothing to answer
+    ctx.status = 202;
+    return;
+  }
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+  ctx.status = answer.status;
+  ctx.type = 'application/json';
+  ctx.body = answer.json;
+}
+
 /** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */
 export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): Promise<void> {
   if (!admit(ctx, deps)) return;
@@ -244,17 +257,6 @@ export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): 
   const message = await readMessage(ctx);
   if (!message) return;
   const answer = await server.answer(message, () => ctx.state.log);
-  if (answer.kind === 'invalid') {
-    reject(ctx, { status: 400, code: PARSE_ERROR, message: 'Parse error: the body is not a JSON-RPC 2.0 message.' });
-    return;
-  }
-  ctx.set('Cache-Control', 'no-store');
-  if (answer.kind === 'accepted') {
-    ctx.body = null; // a notification, or a response to nothing we asked: nothing to answer
-    ctx.status = 202;
-    return;
-  }
-  ctx.status = 200;
-  ctx.type = 'application/json';
-  ctx.body = answer.json;
+  if (answer.kind !== 'invalid') ctx.set('Cache-Control', 'no-store');
+  sendAnswer(ctx, answer);
 }
