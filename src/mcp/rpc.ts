@@ -87,13 +87,11 @@ export interface RpcVariant<Context> {
   acceptsClientResponses: boolean;
   /** Whether params that are not an object make a message invalid, or are read as no params. */
   requiresObjectParams: boolean;
-  /** Whether initialize must name the client's protocolVersion. */
-  initializeRequiresProtocolVersion: boolean;
   /** The error a message that is not a JSON-RPC 2.0 request or notification is answered with (no id). */
   invalidMessage: RpcError;
   methodNotFound(method: string): RpcError;
-  /** An initialize without a protocolVersion, when one is required. */
-  missingProtocolVersion: RpcError;
+  /** What an initialize without the client's protocolVersion is answered with; without it, none is required. */
+  missingProtocolVersion?: RpcError;
   /**
    * Why a tools/call cannot reach a tool (`tool` is undefined when `name` names none of `toolNames`): an error, or a
    * tool result's JSON; undefined to call the tool, which checks its arguments itself.
@@ -117,7 +115,7 @@ export interface RpcServerDefinition<Context> {
   tools: Array<RpcTool<Context>>;
 }
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
+const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const isId = (id: unknown): id is JsonRpcId => typeof id === 'string' || Number.isInteger(id);
 
@@ -190,7 +188,6 @@ function invalidAnswer(variant: RpcVariant<unknown>): Answer {
 export const MCP_VARIANT: RpcVariant<unknown> = {
   acceptsClientResponses: true,
   requiresObjectParams: true,
-  initializeRequiresProtocolVersion: true,
   invalidMessage: new RpcError(PARSE_ERROR, 'Parse error: the body is not a JSON-RPC 2.0 message.', { status: 400 }),
   methodNotFound: (method) => new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}.`),
   missingProtocolVersion: new RpcError(INVALID_PARAMS, 'Invalid params: protocolVersion is required.'),
@@ -270,7 +267,7 @@ export function createRpcServer<Context>(
       if (request === 'accepted') return { kind: 'accepted' };
       switch (request.method) {
         case 'initialize':
-          if (variant.initializeRequiresProtocolVersion && typeof request.params.protocolVersion !== 'string')
+          if (variant.missingProtocolVersion && typeof request.params.protocolVersion !== 'string')
             return errorAnswer(request.id, variant.missingProtocolVersion);
           return response(request.id, initializeJson);
         case 'ping':

@@ -154,21 +154,19 @@ function invalidParams(content: string, path: string): RpcError {
 
 /**
  * UCP's variant of the JSON-RPC core: an invalid message is -32600 Invalid Request; a client's response or non-object
- * params are not refused by the envelope (the methods read what they need); every refusal of a call is an error with
- * the REST status and UCP's error body, and a failure of the operation is mapped from the REST status (rpcErrorOf).
+ * params are not refused by the envelope (the methods read what they need), nor an initialize without protocolVersion;
+ * every refusal of a call is an error with the REST status and UCP's error body, and a failure of the operation is
+ * mapped from the REST status (rpcErrorOf).
  */
 export const UCP_VARIANT: RpcVariant<UcpCaller> = {
   acceptsClientResponses: false,
   requiresObjectParams: false,
-  initializeRequiresProtocolVersion: false,
   invalidMessage: new RpcError(
     INVALID_REQUEST,
     'Invalid request: send jsonrpc "2.0", a string method and, for a request, a string or integer id.',
     { status: 400 },
   ),
   methodNotFound: (method) => new RpcError(METHOD_NOT_FOUND, `Method ${method} is not served here.`),
-  // Never asked for: initialize needs no protocolVersion here.
-  missingProtocolVersion: new RpcError(INVALID_PARAMS, 'Invalid params: protocolVersion is required.'),
   refuseToolCall({ name, tool, toolNames }) {
     if (tool) return undefined; // the tool checks its arguments itself, against its own schema
     return invalidParams(`Unknown tool ${String(name)}; the tools are ${toolNames.join(', ')}.`, '$.name');
