@@ -94,7 +94,8 @@ export interface RpcVariant<Context> {
   missingProtocolVersion?: RpcError;
   /**
    * Why a tools/call cannot reach a tool (`tool` is undefined when `name` names none of `toolNames`): an error, or a
-   * tool result's JSON; undefined to call the tool, which checks its arguments itself.
+   * tool result's JSON; undefined to call the tool, which checks its arguments itself. Asked only when the call names
+   * no tool or its arguments are not an object: a call of a tool with an object is never refused here.
    */
   refuseToolCall(call: {
     name: unknown;
@@ -228,6 +229,7 @@ export function createRpcServer<Context>(
   function toolOf(params: Record<string, unknown>): RpcTool<Context> | RpcError | string {
     const { name: toolName, arguments: args } = params;
     const tool = typeof toolName === 'string' ? byName.get(toolName) : undefined;
+    if (tool && (args === undefined || isObject(args))) return tool;
     const refused = variant.refuseToolCall({ name: toolName, args, tool, toolNames });
     if (refused !== undefined) return refused;
     if (!tool) throw new Error(`The variant let a call of unknown tool ${String(toolName)} through`);
