@@ -653,6 +653,13 @@ describe('UCP over MCP', () => {
       'idempotency_conflict',
     ]);
   });
+
+  it('U-M4: a name every object has (toString, constructor, __proto__) names no tool: -32602 at $.name, never a 500', async () => {
+    for (const name of ['toString', 'constructor', '__proto__']) {
+      const call = await mcpCall(name, { meta: meta(), id: 'cart_x' });
+      expect([call.status, call.body.error.code, call.body.error.data.path], name).toEqual([400, -32602, '$.name']);
+    }
+  });
 });
 
 describe('UCP idempotency', () => {

@@ -12,7 +12,7 @@ import {
 } from '../domain/ucp-checkout.js';
 import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
 import { mcpCors } from '../mcp/transport.js';
-import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
+import { createUcpMcpServer, serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import {
@@ -102,18 +102,24 @@ export function businessProfile(deps: Deps) {
 }
 
 /** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
-function renderError(error: ProtocolError, baseUrl: string): ProtocolResponse {
-  const headers = { ...error.options.headers };
-  return jsonResponse(
-    error.status,
-    {
-      code: error.code,
-      content: error.message,
-      ...(error.options.param ? { path: error.options.param } : {}),
-      continue_url: `${baseUrl}/`,
-    },
-    headers,
-  );
+export interface UcpErrorBody {
+  code: string;
+  content: string;
+  path?: string;
+  continue_url?: string;
+}
+
+function ucpErrorBody(error: ProtocolError, baseUrl: string): UcpErrorBody {
+  return {
+    code: error.code,
+    content: error.message,
+    ...(error.options.param ? { path: error.options.param } : {}),
+    continue_url: `${baseUrl}/`,
+  };
+}
+
+function renderError(error: ProtocolError, baseUrl: string, body = ucpErrorBody(error, baseUrl)): ProtocolResponse {
+  return jsonResponse(error.status, body, { ...error.options.headers });
 }
 
 /** The 200 error_response when the platform cannot do checkout with this business. */
@@ -191,7 +197,11 @@ export interface UcpExecution {
   idempotency?: { key: string; scope: string; hashed: unknown };
 }
 
-export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
+/**
+ * The answer as sent and stored; `failure` is the protocol error body it renders, when it was answered now (a replay
+ * has only its stored bytes), so that a binding other than REST can answer it in its own terms without reading it back.
+ */
+export type UcpAnswer = { response: ProtocolResponse; replayed: boolean; failure?: UcpErrorBody };
 
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
@@ -203,8 +213,15 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     log: deps.log,
   });
   const { baseUrl } = deps.config;
-  const render = (error: ProtocolError) => renderError(error, baseUrl);
   return async ({ profileUrl, address, op, id, body, idempotency }) => {
+    // This call's rendered errors, by the response that renders them (the one answered, or one a retry replaced).
+    const failures = new Map<ProtocolResponse, UcpErrorBody>();
+    const render = (error: ProtocolError) => {
+      const body = ucpErrorBody(error, baseUrl);
+      const response = renderError(error, baseUrl, body);
+      failures.set(response, body);
+      return response;
+    };
     const negotiation = await negotiateWith(deps, profiles, profileUrl, address);
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
@@ -213,7 +230,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':
-        return { response: outcome.answer, replayed: false };
+        return { response: outcome.answer, replayed: false, failure: failures.get(outcome.answer) };
       case 'replayed':
         return { response: outcome.answer, replayed: true };
       case 'conflict':
@@ -237,6 +254,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 /** The UCP REST binding, its business profile and its MCP endpoint. */
 export function ucpBinding(deps: Deps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
+  const mcp = createUcpMcpServer(execute);
   const { baseUrl } = deps.config;
 
   /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
@@ -297,7 +315,7 @@ export function ucpBinding(deps: Deps): ProtocolBinding {
       // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
       {
         path: UCP_MCP_PATH,
-        methods: { any: (ctx) => cors(ctx, () => serveUcpMcp(ctx, deps, execute)) as Promise<void> },
+        methods: { any: (ctx) => cors(ctx, () => serveUcpMcp(ctx, deps, mcp)) as Promise<void> },
         counted: false,
       },
       ...CHECKOUT_ROUTES.map(({ path, methods }) => ({

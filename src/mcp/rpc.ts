@@ -1,35 +1,75 @@
-// The MCP methods of a tools-only server, stateless: one JSON-RPC message in, at most one response out. A server is
-// built once per process from its tool definitions (input schemas compiled, tools/list and initialize results
-// serialized once); nothing of a request outlives it, so requests cannot see each other's data.
+// The one JSON-RPC core of the three MCP servers (/catalog/mcp, /checkout/mcp and UCP's /ucp/mcp): a tools-only
+// server, stateless, one JSON-RPC message in and at most one answer out. It classifies the message, dispatches
+// initialize, ping, tools/list and tools/call, and writes the JSON-RPC error objects; where the surfaces differ (which
+// messages are invalid and how that is said, how a bad tools/call is refused, what HTTP status an error travels
+// with), a variant says so: MCP_VARIANT here, UCP's in src/mcp/ucp-server.ts. A server is built once per process
+// from its tools (initialize and tools/list results serialized once); nothing of a request outlives it.
+// Hand-written rather than the SDK's Server and transport: those keep a connection per client and answer through it,
+// while these answer stateless JSON over HTTP, UCP's errors carry the REST status (which SDK tools cannot answer), and
+// a cached tool call is answered from stored bytes without parsing or serializing anything. The SDK's types are used.
+import type {
+  CallToolResult,
+  ErrorCode,
+  InitializeResult,
+  JSONRPCErrorResponse,
+  ListToolsResult,
+  RequestId,
+  Tool as ToolListing,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
-import type { Tool } from './tools.js';
 
 /** The revision these servers implement; initialize requests for any version we do not speak are answered with it. */
 export const NEGOTIATED_PROTOCOL_VERSION = '2025-06-18';
 
-// JSON-RPC 2.0 error codes.
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
+// JSON-RPC 2.0 error codes (the SDK's ErrorCode, as constants: its enum is a runtime import of all its schemas).
+export const PARSE_ERROR = -32700 satisfies ErrorCode.ParseError;
+export const INVALID_REQUEST = -32600 satisfies ErrorCode.InvalidRequest;
+export const METHOD_NOT_FOUND = -32601 satisfies ErrorCode.MethodNotFound;
+export const INVALID_PARAMS = -32602 satisfies ErrorCode.InvalidParams;
+export const INTERNAL_ERROR = -32603 satisfies ErrorCode.InternalError;
 
-export type JsonRpcId = string | number;
+export type JsonRpcId = RequestId;
 
-export interface McpServerDefinition {
-  name: string;
-  title: string;
-  version: string;
-  /** What the server is for and how its tools fit together, for the agent. */
-  instructions: string;
-  tools: Tool[];
+/** A JSON-RPC error as answered: its error object, and the HTTP status and headers it travels with. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly options: { data?: Record<string, unknown>; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return this.options.status ?? 200;
+  }
+
+  /** The JSON-RPC error object. */
+  get object(): JSONRPCErrorResponse['error'] {
+    const { data } = this.options;
+    return { code: this.code, message: this.message, ...(data && { data }) };
+  }
 }
 
-/** What one message asks of the server: an answer (a JSON text), or nothing (a notification or a response). */
-export type Answer = { kind: 'response'; json: string } | { kind: 'accepted' } | { kind: 'invalid' };
+/** What one message gets: a JSON answer with its HTTP status and headers, or nothing (202). */
+export type Answer =
+  | { kind: 'response'; status: number; json: string; headers: Record<string, string> }
+  | { kind: 'accepted' }
+  /** A message that is no JSON-RPC 2.0 request or notification: answered with no id, as the variant says. */
+  | { kind: 'invalid'; status: number; json: string; headers: Record<string, string> };
 
-export interface McpServer {
-  /** `log` is asked for only when something must be logged: most requests log nothing but their one line. */
-  answer(message: object, log: () => Logger): Promise<Answer>;
+/** A tool as the core serves it: its tools/list entry and its call (a tool result as JSON text, or a thrown error). */
+export interface RpcTool<Context> {
+  readonly name: string;
+  readonly listing: ToolListing;
+  call(args: unknown, context: Context): Promise<string>;
+  /** A cached result for these arguments as UTF-8 JSON, when one is held (never runs the tool). */
+  cached?(args: unknown): Buffer | undefined;
+}
+
+export interface RpcServer<Context> {
+  /** `context` is what the tools need of the request; for the MCP servers, the request's logger, asked for lazily. */
+  answer(message: object, context: Context): Promise<Answer>;
   /**
    * The response to a tools/call of a tool whose result the read cache holds for these arguments, as the parts of its
    * JSON to send one after another (the result's UTF-8 bytes among them, never copied); for any other message,
@@ -38,27 +78,84 @@ export interface McpServer {
   cachedAnswer?(message: object): ReadonlyArray<Buffer | string> | undefined;
 }
 
-interface Request {
-  id: JsonRpcId;
-  method: string;
-  params: Record<string, unknown>;
+/** The catalog and checkout servers: their tools log through the request's logger, asked for only when needed. */
+export type McpServer = RpcServer<() => Logger>;
+
+/** How a surface applies JSON-RPC and says what is wrong: the only place the servers differ. */
+export interface RpcVariant<Context> {
+  /** Whether a client's response (a message with no method) is accepted, 202, or invalid. */
+  acceptsClientResponses: boolean;
+  /** Whether params that are not an object make a message invalid, or are read as no params. */
+  requiresObjectParams: boolean;
+  /** The error a message that is not a JSON-RPC 2.0 request or notification is answered with (no id). */
+  invalidMessage: RpcError;
+  methodNotFound(method: string): RpcError;
+  /** What an initialize without the client's protocolVersion is answered with; without it, none is required. */
+  missingProtocolVersion?: RpcError;
+  /**
+   * Why a tools/call cannot reach a tool (`tool` is undefined when `name` names none of `toolNames`): an error, or a
+   * tool result's JSON; undefined to call the tool, which checks its arguments itself. Asked only when the call names
+   * no tool or its arguments are not an object: a call of a tool with an object is never refused here.
+   */
+  refuseToolCall(call: {
+    name: unknown;
+    args: unknown;
+    tool: unknown;
+    toolNames: string[];
+  }): RpcError | string | undefined;
+  /** Any other failure a tool throws, as the error answered; without it, the failure propagates (a server error). */
+  failure?(error: unknown, context: Context): RpcError;
 }
 
-const isId = (id: unknown): id is JsonRpcId => typeof id === 'string' || Number.isInteger(id);
+export interface RpcServerDefinition<Context> {
+  name: string;
+  title?: string;
+  version: string;
+  /** What the server is for and how its tools fit together, for the agent. */
+  instructions?: string;
+  tools: Array<RpcTool<Context>>;
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+const isId = (id: unknown): id is JsonRpcId => typeof id === 'string' || Number.isInteger(id);
 
-/** A request, `accepted` for a notification or a client's response, or `invalid` for anything else. */
-function classify(message: Record<string, unknown>): Request | 'accepted' | 'invalid' {
-  if (message.jsonrpc !== '2.0') return 'invalid';
+/** One message by JSON-RPC 2.0: a request, a notification, a client's response, or none of them. */
+export type Classified =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown>; objectParams: boolean }
+  | { kind: 'notification'; objectParams: boolean }
+  | { kind: 'response' }
+  | { kind: 'invalid' };
+
+/** What `message` is; `objectParams` is false when params are present but not an object (they are then read as {}). */
+export function classify(message: unknown): Classified {
+  if (!isObject(message) || message.jsonrpc !== '2.0') return { kind: 'invalid' };
   if (typeof message.method === 'string') {
-    if (message.params !== undefined && !isObject(message.params)) return 'invalid';
-    if (!('id' in message)) return 'accepted';
-    if (!isId(message.id)) return 'invalid';
-    return { id: message.id, method: message.method, params: message.params ?? {} };
+    const objectParams = message.params === undefined || isObject(message.params);
+    if (!('id' in message)) return { kind: 'notification', objectParams };
+    if (!isId(message.id)) return { kind: 'invalid' };
+    const params = isObject(message.params) ? message.params : {};
+    return { kind: 'request', id: message.id, method: message.method, params, objectParams };
   }
   const isResponse = isId(message.id) && ('result' in message ? !('error' in message) : isObject(message.error));
-  return isResponse ? 'accepted' : 'invalid';
+  return isResponse ? { kind: 'response' } : { kind: 'invalid' };
+}
+
+/** How `variant` treats a classified message: the request to answer, accepted, or invalid. */
+export function admitted(
+  classified: Classified,
+  variant: Pick<RpcVariant<unknown>, 'acceptsClientResponses' | 'requiresObjectParams'>,
+): Extract<Classified, { kind: 'request' }> | 'accepted' | 'invalid' {
+  switch (classified.kind) {
+    case 'invalid':
+      return 'invalid';
+    case 'response':
+      return variant.acceptsClientResponses ? 'accepted' : 'invalid';
+    case 'notification':
+      return classified.objectParams || !variant.requiresObjectParams ? 'accepted' : 'invalid';
+    case 'request':
+      return classified.objectParams || !variant.requiresObjectParams ? classified : 'invalid';
+  }
 }
 
 /** A response up to its result, which follows it, then `}`. */
@@ -66,87 +163,134 @@ function responseHead(id: JsonRpcId): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
 }
 
-function responseJson(id: JsonRpcId, resultJson: string): string {
-  return `${responseHead(id)}${resultJson}}`;
-}
-
 const CLOSING_BRACE = Buffer.from('}');
 
-/**
- * responseJson's parts, from a result already encoded: the result is sent as it is, never decoded, encoded or copied
- * again (joined into one buffer it was a 4 kB allocation and copy per cached call).
- */
-function responseParts(id: JsonRpcId, result: Buffer): ReadonlyArray<Buffer | string> {
-  return [responseHead(id), result, CLOSING_BRACE];
-}
-
 function response(id: JsonRpcId, resultJson: string): Answer {
-  return { kind: 'response', json: responseJson(id, resultJson) };
+  return { kind: 'response', status: 200, json: `${responseHead(id)}${resultJson}}`, headers: {} };
 }
 
-function error(id: JsonRpcId, code: number, message: string): Answer {
-  return { kind: 'response', json: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) };
+/** A JSON-RPC error response's text; `id` is null when no id could be read. */
+export function errorJson(id: JsonRpcId | null, error: RpcError): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: error.object });
 }
 
-export function createMcpServer(definition: McpServerDefinition): McpServer {
+/** The answer of `error`; `id` is null when no id could be read. */
+export function errorAnswer(id: JsonRpcId | null, error: RpcError): Answer {
+  return { kind: 'response', status: error.status, json: errorJson(id, error), headers: error.options.headers ?? {} };
+}
+
+/** The refusal of a message `variant` takes for no JSON-RPC 2.0 request or notification. */
+function invalidAnswer(variant: RpcVariant<unknown>): Answer {
+  const error = variant.invalidMessage;
+  return { kind: 'invalid', status: error.status, json: errorJson(null, error), headers: error.options.headers ?? {} };
+}
+
+/** The MCP servers' variant: JSON-RPC's own errors, always with HTTP 200 but for an invalid message (400). */
+export const MCP_VARIANT: RpcVariant<unknown> = {
+  acceptsClientResponses: true,
+  requiresObjectParams: true,
+  invalidMessage: new RpcError(PARSE_ERROR, 'Parse error: the body is not a JSON-RPC 2.0 message.', { status: 400 }),
+  methodNotFound: (method) => new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}.`),
+  missingProtocolVersion: new RpcError(INVALID_PARAMS, 'Invalid params: protocolVersion is required.'),
+  refuseToolCall({ name, args, tool, toolNames }) {
+    if (typeof name !== 'string') return new RpcError(INVALID_PARAMS, 'Invalid params: name is required.');
+    if (args !== undefined && !isObject(args))
+      return new RpcError(INVALID_PARAMS, 'Invalid params: arguments must be an object.');
+    if (tool) return undefined;
+    // An unknown tool is the agent's mistake to correct, so it is told as a tool result it reads, not a protocol error.
+    const result: CallToolResult = {
+      isError: true,
+      content: [{ type: 'text', text: `Unknown tool ${name}; this server's tools are ${toolNames.join(', ')}.` }],
+    };
+    return JSON.stringify(result);
+  },
+};
+
+export function createRpcServer<Context>(
+  definition: RpcServerDefinition<Context>,
+  variant: RpcVariant<Context>,
+): RpcServer<Context> {
   const { name, title, version, instructions, tools } = definition;
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const initializeJson = JSON.stringify({
+  const toolNames = tools.map((tool) => tool.name);
+  const initialize: InitializeResult = {
+    // Whatever version the client asks for, this is the one it gets; it decides whether it can speak it.
     protocolVersion: NEGOTIATED_PROTOCOL_VERSION,
     // Only tools, and a fixed set of them: no listChanged notification could ever be sent.
     capabilities: { tools: {} },
-    serverInfo: { name, title, version },
-    instructions,
-  });
-  const toolsListJson = JSON.stringify({ tools: tools.map((tool) => tool.listing) });
-  const toolNames = tools.map((tool) => tool.name).join(', ');
+    serverInfo: { name, ...(title !== undefined && { title }), version },
+    ...(instructions !== undefined && { instructions }),
+  };
+  const initializeJson = JSON.stringify(initialize);
+  const toolsList: ListToolsResult = { tools: tools.map((tool) => tool.listing) };
+  const toolsListJson = JSON.stringify(toolsList);
 
-  async function callTool(request: Request, log: () => Logger): Promise<Answer> {
-    const { name: toolName, arguments: args } = request.params;
-    if (typeof toolName !== 'string') return error(request.id, INVALID_PARAMS, 'Invalid params: name is required.');
-    if (args !== undefined && !isObject(args))
-      return error(request.id, INVALID_PARAMS, 'Invalid params: arguments must be an object.');
-    const tool = byName.get(toolName);
-    const result = tool
-      ? await tool.call(args, log)
-      : JSON.stringify({
-          isError: true,
-          content: [{ type: 'text', text: `Unknown tool ${toolName}; this server's tools are ${toolNames}.` }],
-        });
-    return response(request.id, result);
+  /** The tool a tools/call asks for, or the answer refusing it. */
+  function toolOf(params: Record<string, unknown>): RpcTool<Context> | RpcError | string {
+    const { name: toolName, arguments: args } = params;
+    const tool = typeof toolName === 'string' ? byName.get(toolName) : undefined;
+    if (tool && (args === undefined || isObject(args))) return tool;
+    const refused = variant.refuseToolCall({ name: toolName, args, tool, toolNames });
+    if (refused !== undefined) return refused;
+    if (!tool) throw new Error(`The variant let a call of unknown tool ${String(toolName)} through`);
+    return tool;
+  }
+
+  async function callTool(id: JsonRpcId, params: Record<string, unknown>, context: Context): Promise<Answer> {
+    const tool = toolOf(params);
+    if (tool instanceof RpcError) return errorAnswer(id, tool);
+    if (typeof tool === 'string') return response(id, tool);
+    try {
+      return response(id, await tool.call(params.arguments, context));
+    } catch (error) {
+      const failure = error instanceof RpcError ? error : variant.failure?.(error, context);
+      if (!failure) throw error;
+      return errorAnswer(id, failure);
+    }
   }
 
   /** What callTool would answer, when it is a cached result: the same checks, then a lookup that never runs a tool. */
   function cachedAnswer(message: object): ReadonlyArray<Buffer | string> | undefined {
-    const request = classify(message as Record<string, unknown>);
+    const request = admitted(classify(message), variant);
     if (typeof request !== 'object' || request.method !== 'tools/call') return undefined;
-    const { name: toolName, arguments: args } = request.params;
-    const tool = typeof toolName === 'string' ? byName.get(toolName) : undefined;
-    if (!tool?.cached || (args !== undefined && !isObject(args))) return undefined;
-    const result = tool.cached(args);
-    return result === undefined ? undefined : responseParts(request.id, result);
+    const tool = toolOf(request.params);
+    if (typeof tool !== 'object' || tool instanceof RpcError || !tool.cached) return undefined;
+    const result = tool.cached(request.params.arguments);
+    // The result is sent as it is, never decoded, encoded or copied again (joined into one buffer it was a 4 kB
+    // allocation and copy per cached call).
+    return result === undefined ? undefined : [responseHead(request.id), result, CLOSING_BRACE];
   }
 
   return {
     ...(tools.some((tool) => tool.cached) && { cachedAnswer }),
-    async answer(message, log) {
-      const request = classify(message as Record<string, unknown>);
-      if (request === 'accepted' || request === 'invalid') return { kind: request };
+    async answer(message, context) {
+      const request = admitted(classify(message), variant);
+      if (request === 'invalid') return invalidAnswer(variant);
+      if (request === 'accepted') return { kind: 'accepted' };
       switch (request.method) {
         case 'initialize':
-          // Whatever version the client asks for, this is the one it gets; it decides whether it can speak it.
-          if (typeof request.params.protocolVersion !== 'string')
-            return error(request.id, INVALID_PARAMS, 'Invalid params: protocolVersion is required.');
+          if (variant.missingProtocolVersion && typeof request.params.protocolVersion !== 'string')
+            return errorAnswer(request.id, variant.missingProtocolVersion);
           return response(request.id, initializeJson);
         case 'ping':
           return response(request.id, '{}');
         case 'tools/list':
           return response(request.id, toolsListJson);
         case 'tools/call':
-          return callTool(request, log);
+          return callTool(request.id, request.params, context);
         default:
-          return error(request.id, METHOD_NOT_FOUND, `Method not found: ${request.method}.`);
+          return errorAnswer(request.id, variant.methodNotFound(request.method));
       }
     },
   };
+}
+
+export interface McpServerDefinition extends RpcServerDefinition<() => Logger> {
+  title: string;
+  instructions: string;
+}
+
+/** A catalog or checkout MCP server. */
+export function createMcpServer(definition: McpServerDefinition): McpServer {
+  return createRpcServer(definition, MCP_VARIANT);
 }

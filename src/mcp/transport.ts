@@ -2,14 +2,14 @@
 // the allowed origins), MCP-Protocol-Version, no batches, a 100 kB body, a lenient Accept; then the server
 // (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session; a cached tool call is
 // answered from the bytes its result is kept as.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import cors from '@koa/cors';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Deps } from '../deps.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody, type BodyRead } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
-import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type McpServer } from './rpc.js';
+import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type Answer, type McpServer } from './rpc.js';
 
 /**
  * What a client may have negotiated: this revision only. The older ones require what these servers do not offer
@@ -101,17 +101,6 @@ function acceptRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
   };
 }
 
-const bodiesRead = new WeakMap<IncomingMessage, Promise<BodyRead>>();
-
-/**
- * The MCP body of the request, read once: the cached-call path reads it before Koa, and a request it hands on to the
- * general chain is answered from the same read (the stream cannot be read twice).
- */
-export function readMcpBody(req: IncomingMessage): Promise<BodyRead> {
-  let body = bodiesRead.get(req);
-  if (!body) bodiesRead.set(req, (body = readBody(req, MCP_BODY_LIMIT)));
-  return body;
-}
 
 /** No Accept, or one that admits JSON (`application/json, text/event-stream` as MCP clients send, or any type). */
 function acceptsJson(accept: string | undefined): boolean {
@@ -172,12 +161,25 @@ export function parseMessage(body: BodyRead): { ok: true; message: object } | { 
 
 /** Reads and checks the JSON-RPC message; answers and returns undefined when it cannot be served. */
 export async function readMessage(ctx: AppContext): Promise<object | undefined> {
-  const body = await readMcpBody(ctx.req);
+  const body = await readBody(ctx.req, MCP_BODY_LIMIT);
   const parsed = parseMessage(body);
   if (parsed.ok) return parsed.message;
   if (body.outcome === 'too_large') ctx.set('Connection', 'close'); // the rest of the body is never read
   reject(ctx, parsed.refusal);
   return undefined;
+}
+
+/** Sends the server's answer to the one message: JSON with its status and headers, or 202 and nothing. */
+export function sendAnswer(ctx: AppContext, answer: Answer): void {
+  if (answer.kind === 'accepted') {
+    ctx.body = null; // a notification, or a response to nothing we asked: nothing to answer
+    ctx.status = 202;
+    return;
+  }
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+  ctx.status = answer.status;
+  ctx.type = 'application/json';
+  ctx.body = answer.json;
 }
 
 /** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */
@@ -197,17 +199,6 @@ export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): 
     return;
   }
   const answer = await server.answer(message, () => ctx.state.log);
-  if (answer.kind === 'invalid') {
-    reject(ctx, { status: 400, code: PARSE_ERROR, message: 'Parse error: the body is not a JSON-RPC 2.0 message.' });
-    return;
-  }
-  ctx.set('Cache-Control', 'no-store');
-  if (answer.kind === 'accepted') {
-    ctx.body = null; // a notification, or a response to nothing we asked: nothing to answer
-    ctx.status = 202;
-    return;
-  }
-  ctx.status = 200;
-  ctx.type = 'application/json';
-  ctx.body = answer.json;
+  if (answer.kind !== 'invalid') ctx.set('Cache-Control', 'no-store');
+  sendAnswer(ctx, answer);
 }

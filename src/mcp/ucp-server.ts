@@ -1,28 +1,38 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// protocol 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json. Served without the SDK's McpServer because
-// UCP requires protocol errors as JSON-RPC errors carrying the REST status, which SDK tools cannot answer. Each call
-// runs exactly what the REST binding runs (the same executor), so structuredContent is the REST body.
+// protocol 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP servers' JSON-RPC core
+// (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST status and UCP's error
+// body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
+// structuredContent is the REST body: the answer's bytes as sent and stored, never read back but for a stored error.
 import type { Deps } from '../deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
-import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
+import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../http/ucp.js';
 import type { UcpOperation } from '../handlers/ucp/checkout.js';
+import type { Logger } from '../log.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
-import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION } from './rpc.js';
-import { ACCEPTED_PROTOCOL_VERSIONS, admit, readMessage } from './transport.js';
+import {
+  createRpcServer,
+  errorAnswer,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  RpcError,
+  type RpcServer,
+  type RpcTool,
+  type RpcVariant,
+} from './rpc.js';
+import { admit, readMessage, sendAnswer } from './transport.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
-// JSON-RPC error codes of the binding (A.10): negotiation, protocol conflicts, invalid params, unexpected.
+// JSON-RPC error codes of the binding (A.10) besides JSON-RPC's own: negotiation, protocol conflicts.
 const NEGOTIATION_ERROR = -32001;
 const PROTOCOL_ERROR = -32000;
-const INVALID_PARAMS = -32602;
-const METHOD_NOT_FOUND = -32601;
-const INTERNAL_ERROR = -32603;
 const NEGOTIATION_CODES = new Set([
   'invalid_profile_url',
   'profile_unreachable',
@@ -46,7 +56,7 @@ const checkout = (description: string) => ({ type: 'object', description });
 interface ToolDefinition {
   op: UcpOperation;
   description: string;
-  inputSchema: { type: 'object'; required: string[]; properties: Record<string, unknown> };
+  inputSchema: { type: 'object'; required: string[]; properties: Record<string, object> };
 }
 
 const TOOLS: Record<string, ToolDefinition> = {
@@ -108,36 +118,22 @@ const TOOLS: Record<string, ToolDefinition> = {
 };
 
 const OUTPUT_SCHEMA = {
-  type: 'object',
+  type: 'object' as const,
   description:
     "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers.",
 };
 
-type JsonRpcId = string | number | null;
-
-class RpcError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    message: string,
-    readonly data?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
-
-function send(ctx: AppContext, status: number, payload: object): void {
-  ctx.status = status;
-  ctx.type = 'application/json';
-  ctx.body = JSON.stringify({ jsonrpc: '2.0', ...payload });
+/** What a UCP tool needs of its request besides the arguments. */
+export interface UcpCaller {
+  /** The client's address, charged for a profile fetch its call causes. */
+  ip: string;
+  /** The Idempotency-Key header ('' when absent): it must agree with meta["idempotency-key"]. */
+  idempotencyKeyHeader: string;
+  log: () => Logger;
 }
 
 /** A UCP protocol error (thrown, or answered and stored) as the JSON-RPC error of A.10, with the REST status. */
-function rpcErrorOf(
-  status: number,
-  body: { code: string; content: string; path?: string; continue_url?: string },
-  retryAfter?: string,
-): RpcError {
+export function rpcErrorOf(status: number, body: UcpErrorBody, retryAfter?: string): RpcError {
   const code = NEGOTIATION_CODES.has(body.code)
     ? NEGOTIATION_ERROR
     : status === 400
@@ -145,15 +141,51 @@ function rpcErrorOf(
       : status >= 500 && status !== 503
         ? INTERNAL_ERROR
         : PROTOCOL_ERROR;
-  return new RpcError(status, code, body.content, {
-    ...body,
-    ...(retryAfter ? { retry_after: Number(retryAfter) } : {}),
+  return new RpcError(code, body.content, {
+    status,
+    data: { ...body, ...(retryAfter ? { retry_after: Number(retryAfter) } : {}) },
+    // What the REST binding would send as a header.
+    ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
   });
 }
 
 function invalidParams(content: string, path: string): RpcError {
-  return new RpcError(400, INVALID_PARAMS, content, { code: 'invalid_request', content, path });
+  return new RpcError(INVALID_PARAMS, content, { status: 400, data: { code: 'invalid_request', content, path } });
 }
+
+/**
+ * UCP's variant of the JSON-RPC core: an invalid message is -32600 Invalid Request; a client's response or non-object
+ * params are not refused by the envelope (the methods read what they need), nor an initialize without protocolVersion;
+ * every refusal of a call is an error with the REST status and UCP's error body, and a failure of the operation is
+ * mapped from the REST status (rpcErrorOf).
+ */
+export const UCP_VARIANT: RpcVariant<UcpCaller> = {
+  acceptsClientResponses: false,
+  requiresObjectParams: false,
+  invalidMessage: new RpcError(
+    INVALID_REQUEST,
+    'Invalid request: send jsonrpc "2.0", a string method and, for a request, a string or integer id.',
+    { status: 400 },
+  ),
+  methodNotFound: (method) => new RpcError(METHOD_NOT_FOUND, `Method ${method} is not served here.`),
+  refuseToolCall({ name, tool, toolNames }) {
+    if (tool) return undefined; // the tool checks its arguments itself, against its own schema
+    return invalidParams(`Unknown tool ${String(name)}; the tools are ${toolNames.join(', ')}.`, '$.name');
+  },
+  failure(error, caller) {
+    // An unexpected failure too is a JSON-RPC error (-32603), never the REST error shape.
+    const failure = protocolErrorOf(error, caller.log, { rateLimited: 'rate_limited' });
+    return rpcErrorOf(
+      failure.status,
+      {
+        code: failure.code,
+        content: failure.message,
+        ...(failure.options.param ? { path: failure.options.param } : {}),
+      },
+      failure.options.headers?.['Retry-After'],
+    );
+  },
+};
 
 interface ToolArguments {
   meta: { 'ucp-agent': { profile: string }; 'idempotency-key'?: string };
@@ -162,7 +194,7 @@ interface ToolArguments {
 }
 
 /** The arguments' own checks: the schema, a UUID key, no checkout id on update, and no header key that disagrees. */
-function checkedArguments(ctx: AppContext, name: string, tool: ToolDefinition, args: unknown): ToolArguments {
+function checkedArguments(caller: UcpCaller, name: string, tool: ToolDefinition, args: unknown): ToolArguments {
   const unstorable = unstorableTextAt(args);
   if (unstorable) {
     const path = jsonPath(unstorable);
@@ -183,7 +215,7 @@ function checkedArguments(ctx: AppContext, name: string, tool: ToolDefinition, a
   const key = checked.meta['idempotency-key'];
   if (tool.op === 'update' && checked.checkout && 'id' in checked.checkout)
     throw invalidParams('checkout.id must not be sent: the checkout is named by the id argument.', '$.checkout.id');
-  const header = ctx.get('Idempotency-Key');
+  const header = caller.idempotencyKeyHeader;
   if (header && header !== key)
     throw invalidParams(
       'The Idempotency-Key header and meta["idempotency-key"] disagree; send one key.',
@@ -194,73 +226,63 @@ function checkedArguments(ctx: AppContext, name: string, tool: ToolDefinition, a
   return checked;
 }
 
-async function callTool(
-  ctx: AppContext,
+/**
+ * The tool result of a UCP body (a checkout, or UCP's 200 error_response) from its JSON as the REST binding sends and
+ * stores it, without parsing it: structuredContent is that JSON itself, and the text block the same JSON as a string.
+ */
+function toolResultJson(body: string): string {
+  return `{"structuredContent":${body},"content":[{"type":"text","text":${JSON.stringify(body)}}],"isError":false}`;
+}
+
+/** UCP's protocol error that an answer at or above 300 renders, as a value. */
+function errorBodyOf(answer: UcpAnswer): UcpErrorBody {
+  // A replay: the bytes stored under the key are all there is of it.
+  return answer.failure ?? (JSON.parse(answer.response.body) as UcpErrorBody);
+}
+
+function ucpTool(
+  name: string,
+  tool: ToolDefinition,
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
-  params: { name?: unknown; arguments?: unknown },
-): Promise<object> {
-  const name = String(params?.name);
-  const tool = TOOLS[name];
-  if (!tool) throw invalidParams(`Unknown tool ${name}; the tools are ${Object.keys(TOOLS).join(', ')}.`, '$.name');
-  const args = checkedArguments(ctx, name, tool, params.arguments);
-  const profileUrl = args.meta['ucp-agent'].profile;
-  const key = args.meta['idempotency-key'];
-  // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
-  const { meta: _meta, ...hashed } = args;
-  const idempotency =
-    key === undefined ? undefined : { key, scope: protocolKeys.scope.ucpMcp(profileUrl, name, args.id), hashed };
-  let answer: UcpAnswer;
-  try {
-    answer = await execute({
-      profileUrl,
-      address: ctx.ip,
-      op: tool.op,
-      id: args.id,
-      body: args.checkout,
-      idempotency,
-    });
-  } catch (error) {
-    // An unexpected failure too is a JSON-RPC error (-32603), never the REST error shape.
-    const failure = protocolErrorOf(error, () => ctx.state.log, { rateLimited: 'rate_limited' });
-    throw rpcErrorOf(
-      failure.status,
-      {
-        code: failure.code,
-        content: failure.message,
-        ...(failure.options.param ? { path: failure.options.param } : {}),
-      },
-      failure.options.headers?.['Retry-After'],
-    );
-  }
-  const { response } = answer;
-  if (response.status >= 300)
-    throw rpcErrorOf(response.status, JSON.parse(response.body), response.headers['Retry-After']);
+): RpcTool<UcpCaller> {
   return {
-    structuredContent: JSON.parse(response.body),
-    content: [{ type: 'text', text: response.body }],
-    isError: false,
+    name,
+    listing: { name, description: tool.description, inputSchema: tool.inputSchema, outputSchema: OUTPUT_SCHEMA },
+    async call(given, caller) {
+      const args = checkedArguments(caller, name, tool, given);
+      const profileUrl = args.meta['ucp-agent'].profile;
+      const key = args.meta['idempotency-key'];
+      // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
+      const { meta: _meta, ...hashed } = args;
+      const idempotency =
+        key === undefined ? undefined : { key, scope: protocolKeys.scope.ucpMcp(profileUrl, name, args.id), hashed };
+      // A thrown failure is mapped by UCP_VARIANT.failure.
+      const answer = await execute({
+        profileUrl,
+        address: caller.ip,
+        op: tool.op,
+        id: args.id,
+        body: args.checkout,
+        idempotency,
+      });
+      const { response } = answer;
+      if (response.status >= 300)
+        throw rpcErrorOf(response.status, errorBodyOf(answer), response.headers['Retry-After']);
+      return toolResultJson(response.body);
+    },
   };
 }
 
-function initializeResult(params: { protocolVersion?: unknown } | undefined): object {
-  const requested = params?.protocolVersion;
-  return {
-    protocolVersion:
-      typeof requested === 'string' && ACCEPTED_PROTOCOL_VERSIONS.includes(requested)
-        ? requested
-        : NEGOTIATED_PROTOCOL_VERSION,
-    capabilities: { tools: {} },
-    serverInfo: { name: 'storefront-ucp', version: '2026-04-08' },
-  };
-}
-
-/** Answers with `error` (and its Retry-After, which the REST binding would send as a header). */
-function sendError(ctx: AppContext, id: JsonRpcId, error: RpcError): void {
-  if (error.data?.retry_after !== undefined) ctx.set('Retry-After', String(error.data.retry_after));
-  send(ctx, error.status, {
-    id,
-    error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
-  });
+/** The /ucp/mcp server over `execute`, the REST binding's executor; built once per process. */
+export function createUcpMcpServer(execute: (execution: UcpExecution) => Promise<UcpAnswer>): RpcServer<UcpCaller> {
+  return createRpcServer(
+    {
+      name: 'storefront-ucp',
+      version: '2026-04-08',
+      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, execute)),
+    },
+    UCP_VARIANT,
+  );
 }
 
 /** Counts the request against its address; over the limit, the JSON-RPC error of A.10 (no id: nothing was read). */
@@ -271,66 +293,17 @@ async function admittedByRateLimit(ctx: AppContext, deps: Deps): Promise<boolean
   } catch (error) {
     if (!(error instanceof RateLimited)) throw error;
     const retryAfter = String(error.retryAfterSeconds);
-    sendError(ctx, null, rpcErrorOf(429, { code: 'rate_limited', content: error.message }, retryAfter));
+    sendAnswer(ctx, errorAnswer(null, rpcErrorOf(429, { code: 'rate_limited', content: error.message }, retryAfter)));
     return false;
   }
 }
 
 /** Serves one JSON-RPC message on /ucp/mcp. */
-export async function serveUcpMcp(
-  ctx: AppContext,
-  deps: Deps,
-  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
-): Promise<void> {
+export async function serveUcpMcp(ctx: AppContext, deps: Deps, server: RpcServer<UcpCaller>): Promise<void> {
   if (!(await admittedByRateLimit(ctx, deps))) return;
   if (!admit(ctx, deps)) return;
-  const message = (await readMessage(ctx)) as
-    { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> } | undefined;
+  const message = await readMessage(ctx);
   if (!message) return;
-  if (
-    message.jsonrpc !== '2.0' ||
-    typeof message.method !== 'string' ||
-    !(message.id === undefined || typeof message.id === 'string' || Number.isInteger(message.id))
-  ) {
-    return send(ctx, 400, {
-      id: null,
-      error: {
-        code: INVALID_REQUEST,
-        message: 'Invalid request: send jsonrpc "2.0", a string method and, for a request, a string or integer id.',
-      },
-    });
-  }
-  if (message.id === undefined) {
-    ctx.body = null; // a notification: nothing to answer
-    ctx.status = 202;
-    return;
-  }
-  const id = message.id as JsonRpcId;
-  try {
-    switch (message.method) {
-      case 'initialize':
-        return send(ctx, 200, { id, result: initializeResult(message.params) });
-      case 'ping':
-        return send(ctx, 200, { id, result: {} });
-      case 'tools/list':
-        return send(ctx, 200, {
-          id,
-          result: {
-            tools: Object.entries(TOOLS).map(([name, tool]) => ({
-              name,
-              description: tool.description,
-              inputSchema: tool.inputSchema,
-              outputSchema: OUTPUT_SCHEMA,
-            })),
-          },
-        });
-      case 'tools/call':
-        return send(ctx, 200, { id, result: await callTool(ctx, execute, message.params ?? {}) });
-      default:
-        throw new RpcError(200, METHOD_NOT_FOUND, `Method ${String(message.method)} is not served here.`);
-    }
-  } catch (error) {
-    if (!(error instanceof RpcError)) throw error;
-    sendError(ctx, id, error);
-  }
+  const caller: UcpCaller = { ip: ctx.ip, idempotencyKeyHeader: ctx.get('Idempotency-Key'), log: () => ctx.state.log };
+  sendAnswer(ctx, await server.answer(message, caller));
 }
