@@ -101,7 +101,6 @@ function acceptRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
   };
 }
 
-
 /** No Accept, or one that admits JSON (`application/json, text/event-stream` as MCP clients send, or any type). */
 function acceptsJson(accept: string | undefined): boolean {
   return !accept || ADMITS_JSON.test(accept);
