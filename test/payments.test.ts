@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCartWithLines } from '../src/db/repositories/carts.js';
 import { findRegion } from '../src/db/repositories/catalog.js';
-import { findOrderBySession, PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/orders.js';
+import { findOrderBySession } from '../src/db/repositories/orders.js';
+import { PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/paid-orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { quoteCart } from '../src/services/checkout.js';

@@ -1,6 +1,6 @@
 // Holds on stock and promotion uses for a session's open processor checkout (payment_holds, migration 009): what the
 // pay page checks and reserves before it asks the processor for a checkout, so that a payment made there can be
-// honoured when it arrives. PAID_ORDERS (./orders.ts) checks again when it does, against the same holds.
+// honoured when it arrives. PAID_ORDERS (./paid-orders.ts) checks again when it does, against the same holds.
 import type { Quote } from '../../domain/orders.js';
 import { runPrepared, type Db } from '../knex.js';
 
