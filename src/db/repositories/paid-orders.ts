@@ -2,6 +2,7 @@
 import { batchedPerDatabase, runPrepared, type Db } from '../knex.js';
 import type { CartRow } from './carts.js';
 import type { OrderRow } from './orders.js';
+import { fallsShort, heldAt, LIMITED, lockedStockAndPromotions } from './payment-limits.js';
 import type { PaymentTaken, PaymentToTake, RefusalReason } from './payments.js';
 
 type PaymentTakenRow = Partial<OrderRow> & {
@@ -39,7 +40,7 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
  * JSON array of paidOrdersRecord, one per payment, `n` from 1, so the text is fixed whatever the batch holds), or
  * inside the transaction of a payment that needs JavaScript too (src/services/orders.ts). For each payment: the
  * session locked, the event recorded, the quote paid (the one given, or else the one sent to the processor under its
- * checkout reference) read, its variants and promotions locked FOR NO KEY UPDATE (see below), and, if the event was
+ * checkout reference) read, its variants and promotions locked FOR NO KEY UPDATE (./payment-limits.ts), and, if the event was
  * new, the payment either taken or refused.
  *
  * A payment is taken only if the store can honour it (`walk`): its session not cancelled, the stock of every variant
@@ -69,10 +70,9 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
  * and inserted again by the upsert. Under load this statement waits for those rows, which other orders changed after
  * it began; an UPDATE would then recheck each (EvalPlanQual), setting up every part of this statement's plan again:
  * about 0.4 ms of PostgreSQL CPU per order (bench/orders.ts, 1.56 against 1.17 ms). An upsert's update takes the row's
- * latest version as it is, and the quantities come from `stock`, read from the rows as locked. Stock and promotions
- * are locked FOR NO KEY UPDATE: the order changes their counts, never their key, and a create storing lines holds a
- * FOR KEY SHARE lock on each line's variant (its foreign key), in the order of its items; FOR UPDATE would wait for
- * those, and deadlock with a create holding the order's variants the other way round. Exported so that tests can count
+ * latest version as it is, and the quantities come from `stock`, read from the rows as locked. The stock and
+ * promotion locks, what is limited, the holds read and the rule of a shortfall are composed from ./payment-limits.ts,
+ * which the pay page's hold statement shares. Exported so that tests can count
  * the statements sent. Its SQL comments hold no colon and no quote: the bench replays it through pgbench
  * (bench/order-transaction.ts), which reads `:name` as a variable even there.
  */
@@ -107,45 +107,29 @@ export const PAID_ORDERS = `with recursive payment as materialized (
   select made.n, line->>'variantId' as id, sum((line->>'quantity')::int) as quantity
   from made, jsonb_array_elements(made.quote->'lines') as line
   group by 1, 2
-), stock as materialized (
-  select id, manage_inventory, allow_backorder, inventory_quantity from variants
-  where id = any(array(select id from wanted))
-  order by id
-  for no key update
-), promotion as materialized (
-  select code, usage_limit, times_redeemed from promotions
-  where code = any(array(select jsonb_array_elements_text(quote->'promoCodes') from made))
-  order by code
-  for no key update
-), held as materialized (
-  select * from live_payment_holds(array(select id from stock where manage_inventory and not allow_backorder),
-                                   array(select code from promotion where usage_limit is not null),
-                                   (select max(at) from payment))
-), step as materialized (
+), ${lockedStockAndPromotions(
+  'array(select id from wanted)',
+  "array(select jsonb_array_elements_text(quote->'promoCodes') from made)",
+)}, ${LIMITED}, ${heldAt('(select max(at) from payment)')}, step as materialized (
   select row_number() over (order by n) as k, n, session_id, status, quote from made
-), limited as materialized (
-  -- what is limited, keyed by kind and name, and how much of it there is
-  select 'variant:' || id as key, inventory_quantity::bigint as available from stock
-  where manage_inventory and not allow_backorder
-  union all
-  select 'promotion:' || code, (usage_limit - times_redeemed)::bigint from promotion where usage_limit is not null
 ), claim as materialized (
-  -- what each payment takes of what is limited, and how much of that its own session holds
-  select wants.n, wants.key, wants.quantity, coalesce(sum(held.quantity), 0) as own
-  from (select n, 'variant:' || id as key, quantity from wanted
+  -- what each payment takes of what is limited, keyed by kind and name, and how much of that its own session holds
+  select wants.n, wants.kind || ':' || wants.name as key, wants.quantity, coalesce(sum(held.quantity), 0) as own
+  from (select n, 'variant' as kind, id as name, quantity from wanted
         union all
-        select made.n, 'promotion:' || code, 1 from made, jsonb_array_elements_text(made.quote->'promoCodes') as code)
+        select made.n, 'promotion', code, 1 from made, jsonb_array_elements_text(made.quote->'promoCodes') as code)
        as wants
-    join limited on limited.key = wants.key
+    join limited on limited.kind = wants.kind and limited.name = wants.name
     join step on step.n = wants.n
-    left join held on held.session_id = step.session_id and held.kind || ':' || held.name = wants.key
-  group by 1, 2, 3
+    left join held on held.session_id = step.session_id and held.kind = wants.kind and held.name = wants.name
+  group by wants.n, wants.kind, wants.name, wants.quantity
 ), walk (k, stock_left, holds_left, refusals) as (
   -- in payment order, what is left of each limited thing, and how much of that is held for sessions yet to pay
   select 0::bigint,
-    (select coalesce(jsonb_object_agg(key, available), '{}') from limited),
-    (select coalesce(jsonb_object_agg(limited.key, (select coalesce(sum(held.quantity), 0) from held
-                                                     where held.kind || ':' || held.name = limited.key)), '{}')
+    (select coalesce(jsonb_object_agg(kind || ':' || name, available), '{}') from limited),
+    (select coalesce(jsonb_object_agg(limited.kind || ':' || limited.name,
+                                      (select coalesce(sum(held.quantity), 0) from held
+                                       where held.kind = limited.kind and held.name = limited.name)), '{}')
      from limited),
     '{}'::text[]
   union all
@@ -153,10 +137,12 @@ export const PAID_ORDERS = `with recursive payment as materialized (
   from walk join step on step.k = walk.k + 1,
     lateral (select array(select distinct split_part(claim.key, ':', 1) from claim
                           where claim.n = step.n
-                            -- what others hold is not there to take, unless its own hold covers it all
-                            and claim.quantity > (walk.stock_left->>claim.key)::bigint
-                              - case when claim.own >= claim.quantity then 0
-                                     else (walk.holds_left->>claim.key)::bigint - claim.own end) as short) as shortfall,
+                            and ${fallsShort({
+                              quantity: 'claim.quantity',
+                              available: '(walk.stock_left->>claim.key)::bigint',
+                              heldByOthers: '(walk.holds_left->>claim.key)::bigint - claim.own',
+                              ownHeld: 'claim.own',
+                            })}) as short) as shortfall,
     lateral (select array_remove(array[
         case when step.status = 'canceled' then 'session_canceled' end,
         case when 'variant' = any(shortfall.short) then 'insufficient_stock' end,
@@ -334,17 +320,10 @@ export const PAYMENT_LOCKS = `with payment as materialized (
   select ${QUOTE_PAID} as quote
   from payment
   where (select count(*) from cart) >= 0
-), stock as materialized (
-  select id from variants
-  where id = any(array(select line->>'variantId' from quote, jsonb_array_elements(quote.quote->'lines') as line))
-  order by id
-  for no key update
-), promotion as materialized (
-  select code from promotions
-  where code = any(array(select jsonb_array_elements_text(quote.quote->'promoCodes') from quote))
-  order by code
-  for no key update
-)
+), ${lockedStockAndPromotions(
+  "array(select line->>'variantId' from quote, jsonb_array_elements(quote.quote->'lines') as line)",
+  "array(select jsonb_array_elements_text(quote.quote->'promoCodes') from quote)",
+)}
 select (select count(*) from cart) as carts, (select count(*) from stock) as stock,
   (select count(*) from promotion) as promotions`;
 
