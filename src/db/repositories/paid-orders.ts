@@ -5,6 +5,7 @@ import type { OrderRow } from './orders.js';
 import { fallsShort, heldAt, LIMITED, lockedStockAndPromotions } from './payment-limits.js';
 import type { PaymentTaken, PaymentToTake, RefusalReason } from './payments.js';
 
+/** A row of PAID_ORDERS: the payment's outcome, and its order if it made one. */
 type PaymentTakenRow = Partial<OrderRow> & {
   claimable: boolean;
   recorded: boolean;

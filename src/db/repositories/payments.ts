@@ -45,6 +45,8 @@ export type PaymentTaken =
   | { kind: 'created'; order: OrderRow; quoted: { total: number; currency: string } }
   /** The store cannot honour it: recorded in refused_payments, to be refunded; nothing else changed. */
   | { kind: 'refused'; reasons: RefusalReason[] };
+
+/** A payment refused (PAID_ORDERS), recorded for its processor to refund. */
 export interface RefusedPaymentRow {
   processor: Processor;
   payment_reference: string;
