@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCartWithLines } from '../src/db/repositories/carts.js';
 import { findRegion } from '../src/db/repositories/catalog.js';
-import { findOrderBySession, PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/orders.js';
+import { findOrderBySession } from '../src/db/repositories/orders.js';
+import { PAID_ORDERS, PAYMENT_LOCKS } from '../src/db/repositories/paid-orders.js';
 import { findPromotions } from '../src/db/repositories/promotions.js';
 import { NotFound } from '../src/domain/errors.js';
 import { quoteCart } from '../src/services/checkout.js';
@@ -435,6 +436,8 @@ describe('the order path (what every processor reports into)', () => {
     variant?: { manage_inventory?: boolean; allow_backorder?: boolean };
     /** Units of the variant held for another session's open checkout when the payment arrives. */
     heldElsewhere?: number;
+    /** Units of the variant the paying session's own checkout holds when the payment arrives. */
+    heldOwn?: number;
     /** Uses of 10OFF left when the payment arrives (no limit by default). */
     usesLeft?: number;
   }
@@ -442,8 +445,8 @@ describe('the order path (what every processor reports into)', () => {
   /** What the payment becomes: an order with these review reasons, or a refusal for these reasons. */
   type Expected = { reasons: string[] } | { refused: string[] };
 
-  /** Sets the stock, holds and promotion a case pays against; returns what undoes it. */
-  async function arrange(payment: PaymentCase) {
+  /** Sets the stock, holds and promotion a case pays against (for the `paying` sessions); returns what undoes it. */
+  async function arrange(payment: PaymentCase, paying: string[]) {
     await db()('variants')
       .where({ id: TRAVEL })
       .update({ inventory_quantity: payment.stock ?? 85, ...payment.variant });
@@ -456,6 +459,14 @@ describe('the order path (what every processor reports into)', () => {
         quantity: payment.heldElsewhere,
         expires_at: new Date(Date.now() + 3_600_000),
       });
+    for (const sessionId of payment.heldOwn ? paying : [])
+      await db()('payment_holds').insert({
+        session_id: sessionId,
+        kind: 'variant',
+        name: TRAVEL,
+        quantity: payment.heldOwn,
+        expires_at: new Date(Date.now() + 3_600_000),
+      });
     if (payment.usesLeft !== undefined)
       await db()('promotions')
         .where({ code: '10OFF' })
@@ -464,7 +475,9 @@ describe('the order path (what every processor reports into)', () => {
       await db()('variants')
         .where({ id: TRAVEL })
         .update({ inventory_quantity: 85, manage_inventory: true, allow_backorder: false });
-      if (other) await db()('payment_holds').where({ session_id: other.id }).delete();
+      await db()('payment_holds')
+        .whereIn('session_id', [...paying, ...(other ? [other.id] : [])])
+        .delete();
       await db()('promotions').where({ code: '10OFF' }).update({ usage_limit: null });
     };
   }
@@ -488,6 +501,7 @@ describe('the order path (what every processor reports into)', () => {
     ['clean', {}, { reasons: [] }],
     ['short by a cent', { paid: (total) => total - 1 }, { reasons: ['amount_mismatch'] }],
     ['in another currency', { currency: 'eur' }, { reasons: ['currency_mismatch'] }],
+    ['in its currency, spelt in capitals', { currency: 'USD' }, { reasons: [] }],
     ['for a session cancelled meanwhile', { cancel: true }, { refused: ['session_canceled'] }],
     ['beyond the stock', { quantity: 5, stock: 2 }, { refused: ['insufficient_stock'] }],
     ['beyond the stock, on backorder', { quantity: 5, stock: 2, variant: { allow_backorder: true } }, { reasons: [] }],
@@ -498,6 +512,12 @@ describe('the order path (what every processor reports into)', () => {
       { refused: ['insufficient_stock'] },
     ],
     ['within the stock held for others', { quantity: 1, stock: 5, heldElsewhere: 2 }, { reasons: [] }],
+    // An operator lowered the stock below what is held: a session whose own hold covers it needs only the stock.
+    [
+      'beyond the stock not held for others, within its own hold',
+      { quantity: 2, stock: 6, heldElsewhere: 5, heldOwn: 2 },
+      { reasons: [] },
+    ],
     ['with its promotion used up', { usesLeft: 0 }, { refused: ['promotion_exhausted'] }],
     [
       'cancelled, beyond the stock, its promotion used up',
@@ -515,7 +535,7 @@ describe('the order path (what every processor reports into)', () => {
       const { quote } = quoteCart(api.service.deps, (await findCartWithLines(db(), session.id))!);
       if (payment.cancel)
         expect((await api.http(`/checkout_sessions/${session.id}/cancel`, { method: 'POST' })).status).toBe(200);
-      const undo = await arrange(payment);
+      const undo = await arrange(payment, [session.id]);
       try {
         const redeemedBefore = await redemptions('10OFF');
         const paid = (payment.paid ?? ((total) => total))(totalOf(session));
@@ -528,6 +548,7 @@ describe('the order path (what every processor reports into)', () => {
         });
         const [order] = await ordersOf(session.id);
         const [refusal] = await refusalsOf(session.id);
+        const holdsLeft = (await db()('payment_holds').where({ session_id: session.id })).length;
         const taken = { stockLeft: await stockOf(TRAVEL), redeemed: (await redemptions('10OFF')) - redeemedBefore };
         return {
           kind: outcome!.kind,
@@ -536,6 +557,7 @@ describe('the order path (what every processor reports into)', () => {
           refusal: refusal && refusedOf(refusal),
           paid,
           taken,
+          holdsLeft,
           status: (await getSession(session.id)).status,
         };
       } finally {
@@ -558,7 +580,9 @@ describe('the order path (what every processor reports into)', () => {
     );
 
     it(refused ? 'refuses it: no order, nothing taken, recorded for a refund' : 'makes its order', async () => {
-      const { kind, made, refusal, paid, taken, status } = await pay(true);
+      const { kind, made, refusal, paid, taken, holdsLeft, status } = await pay(true);
+      // Taken or refused, the payment releases its session's holds.
+      expect(holdsLeft).toBe(0);
       if ('refused' in expected) {
         expect({ kind, made, taken, status }).toEqual({
           kind: 'refused',
@@ -570,7 +594,7 @@ describe('the order path (what every processor reports into)', () => {
           processor: 'stripe',
           reasons: expected.refused,
           amount: paid,
-          currency: payment.currency ?? 'usd',
+          currency: (payment.currency ?? 'usd').toLowerCase(),
           refund_state: 'pending',
           refund_reference: null,
         });
@@ -598,7 +622,10 @@ describe('the order path (what every processor reports into)', () => {
         const paid = (payment.paid ?? ((total) => total))(totalOf(session));
         reports.push({ ...report(session.id, `evt_${session.id}`, paid, payment.currency), quote });
       }
-      const undo = await arrange(payment);
+      const undo = await arrange(
+        payment,
+        sessions.map((session) => session.id),
+      );
       try {
         const redeemedBefore = await redemptions('10OFF');
         const outcomes: Array<{ kind: string }> = [];

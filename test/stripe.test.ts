@@ -463,6 +463,42 @@ describe('Stripe checkouts the store can honour', () => {
     }
   });
 
+  it("does not count a session's own hold against it when its quote changes", async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const stockBefore = (await db()('variants').where({ id: TRAVEL }).first()).inventory_quantity as number;
+    // Only this session holds the stock's last unit.
+    await db()('payment_holds').where({ kind: 'variant', name: TRAVEL }).delete();
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 1 });
+    try {
+      const first = await checkoutFor(session.id);
+      expect(await holdsOf(session.id)).toMatchObject([{ kind: 'variant', name: TRAVEL, quantity: 1 }]);
+      await db()('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' }).update({ amount: 2099 });
+      const second = await checkoutFor(session.id);
+      expect(second.id).not.toBe(first.id);
+    } finally {
+      await db()('variant_prices').where({ variant_id: TRAVEL, region_id: 'reg_us' }).update({ amount: 1999 });
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: stockBefore });
+    }
+  });
+
+  it('never offers again the Checkout a refused payment was made through', async () => {
+    const session = await createSession({ items: [{ id: TRAVEL }] });
+    const checkout = await checkoutFor(session.id);
+    // The buyer's hold lapsed and the stock went elsewhere before the payment arrived.
+    await db()('payment_holds').where({ session_id: session.id }).delete();
+    const stockBefore = (await db()('variants').where({ id: TRAVEL }).first()).inventory_quantity as number;
+    await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: 0 });
+    try {
+      const paid = await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+      expect(paid).toMatchObject({ status: 200, body: { result: 'payment_refunded' } });
+    } finally {
+      await db()('variants').where({ id: TRAVEL }).update({ inventory_quantity: stockBefore });
+    }
+    // Restocked, the session can be paid again, through a new Checkout: the paid one would be charged twice.
+    const again = await checkoutFor(session.id);
+    expect(again.id).not.toBe(checkout.id);
+  });
+
   it('asks Stripe again for a refund it could not make, when the event is delivered again', async () => {
     const session = await createSession({ items: [{ id: TRAVEL }] });
     const checkout = await checkoutFor(session.id);

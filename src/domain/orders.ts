@@ -42,7 +42,7 @@ export function quoteHash(quote: Quote): string {
 }
 
 // Whether a payment is taken, refused or flagged, and what it takes from stock and promotions, is decided in one place:
-// the order statement (PAID_ORDERS, src/db/repositories/orders.ts), for every processor and every kind of payment.
+// the order statement (PAID_ORDERS, src/db/repositories/paid-orders.ts), for every processor and every kind of payment.
 
 /**
  * The status once `refunded` (cumulative, as the processor reports it) of `paid` has been given back. Refunds keep a

@@ -5,7 +5,12 @@
 // redeliveries, concurrent deliveries and instances.
 import * as carts from '../db/repositories/carts.js';
 import * as orders from '../db/repositories/orders.js';
-import type { OrderRow, OrderWithLines, Processor, RefusalReason } from '../db/repositories/orders.js';
+import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
+import * as paidOrders from '../db/repositories/paid-orders.js';
+import * as payments from '../db/repositories/payments.js';
+import type { RefusalReason } from '../db/repositories/payments.js';
+import * as processorCheckouts from '../db/repositories/processor-checkouts.js';
+import { recordEvent } from '../db/repositories/processor-events.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { NotFound } from '../domain/errors.js';
@@ -53,7 +58,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
   const at = new Date(deps.now());
   // The common payment, whole in one statement (shared with concurrent payments); the rest (a quote to price now, an
   // agent to tell) in a transaction around the same statement.
-  const payment: orders.PaymentToTake = {
+  const payment: payments.PaymentToTake = {
     processor: report.processor,
     eventId: report.eventId,
     eventType: report.eventType,
@@ -69,7 +74,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     buyerEmail: report.buyerEmail ?? null,
     paymentReference: report.paymentReference,
   };
-  const taken = await orders.pay(deps.db, payment);
+  const taken = await paidOrders.pay(deps.db, payment);
   if (taken.kind === 'needs_transaction') return recordPaymentInTransaction(deps, report, payment);
   return outcomeOf(deps, report, taken);
 }
@@ -77,7 +82,7 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
 async function outcomeOf(
   deps: Deps,
   report: PaymentReport,
-  taken: Exclude<orders.PaymentTaken, { kind: 'needs_transaction' }>,
+  taken: Exclude<payments.PaymentTaken, { kind: 'needs_transaction' }>,
   db: Db = deps.db,
 ): Promise<PaymentOutcome> {
   switch (taken.kind) {
@@ -122,14 +127,14 @@ function logReview(
 async function recordPaymentInTransaction(
   deps: Deps,
   report: PaymentReport,
-  payment: orders.PaymentToTake,
+  payment: payments.PaymentToTake,
 ): Promise<PaymentOutcome> {
   return deps.db.transaction(async (trx): Promise<PaymentOutcome> => {
     const quote =
       payment.quote ??
-      (await orders.sentQuote(trx, payment.processor, payment.checkoutReference, payment.sessionId)) ??
+      (await processorCheckouts.sentQuote(trx, payment.processor, payment.checkoutReference, payment.sessionId)) ??
       (await priceNow(trx, deps, payment.sessionId));
-    const [taken] = await orders.payTogether(trx, [{ ...payment, quote, tellsAgent: true }]);
+    const [taken] = await paidOrders.payTogether(trx, [{ ...payment, quote, tellsAgent: true }]);
     // Not claimable even so: no session awaiting payment (nothing was written).
     if (taken!.kind === 'needs_transaction') throw unknownSession(payment.sessionId);
     if (taken!.kind === 'created') await tellAgent(trx, deps, taken!.order, 'order.created');
@@ -168,12 +173,11 @@ export type RefundOutcome =
 export async function recordRefund(deps: Deps, report: RefundReport): Promise<RefundOutcome> {
   const at = new Date(deps.now());
   return deps.db.transaction(async (trx): Promise<RefundOutcome> => {
-    if (!(await orders.recordEvent(trx, report.processor, report.eventId, report.eventType, at)))
-      return { kind: 'duplicate' };
+    if (!(await recordEvent(trx, report.processor, report.eventId, report.eventType, at))) return { kind: 'duplicate' };
     const order = await orders.lockOrderByPayment(trx, report.processor, report.paymentReference);
-    if (!order && (await orders.findRefusedPayment(trx, report.processor, report.paymentReference))) {
+    if (!order && (await payments.findRefusedPayment(trx, report.processor, report.paymentReference))) {
       if (report.refundReference)
-        await orders.markRefunded(trx, report.processor, report.paymentReference, report.refundReference, at);
+        await payments.markRefunded(trx, report.processor, report.paymentReference, report.refundReference, at);
       return { kind: 'refusal_refunded' };
     }
     if (!order) throw new NotFound(`No order was paid with ${report.paymentReference}.`, { param: 'payment_intent' });

@@ -1,8 +1,9 @@
 // Holds on stock and promotion uses for a session's open processor checkout (payment_holds, migration 009): what the
 // pay page checks and reserves before it asks the processor for a checkout, so that a payment made there can be
-// honoured when it arrives. PAID_ORDERS (./orders.ts) checks again when it does, against the same holds.
+// honoured when it arrives. PAID_ORDERS (./paid-orders.ts) checks again when it does, against the same holds.
 import type { Quote } from '../../domain/orders.js';
 import { runPrepared, type Db } from '../knex.js';
+import { fallsShort, heldAt, LIMITED, lockedStockAndPromotions } from './payment-limits.js';
 
 export interface Shortfall {
   kind: 'variant' | 'promotion';
@@ -12,45 +13,33 @@ export interface Shortfall {
 
 /**
  * Checks a quote against the stock and the promotions' usage limits, less what is held for other sessions' open
- * checkouts (live_payment_holds, read after the rows are locked), in one statement: the same test PAID_ORDERS's walk
- * makes of a payment's step. When nothing falls short and `$5` (hold until) is given, the session's holds become
- * exactly this quote's, until then. Returns what falls short (then nothing is held). Locks the stock by id, then the
- * promotions by code, as PAID_ORDERS does; run after the session's own row is locked.
+ * checkouts (live_payment_holds, read after the rows are locked), in one statement: the locks, what is limited, the
+ * holds and the rule of a shortfall are PAID_ORDERS's (./payment-limits.ts), except that the session's own hold is
+ * never counted as covering what it takes. When nothing falls short and `$5` (hold until) is given, the session's
+ * holds become exactly this quote's, until then. Returns what falls short (then nothing is held). Run after the
+ * session's own row is locked.
  */
 const HOLD_FOR_CHECKOUT = `with wanted as materialized (
   select line->>'variantId' as id, sum((line->>'quantity')::int) as quantity
   from jsonb_array_elements($2::jsonb) as line
   group by 1
-), stock as materialized (
-  select id, manage_inventory, allow_backorder, inventory_quantity from variants
-  where id = any(array(select id from wanted))
-  order by id
-  for no key update
-), promotion as materialized (
-  select code, usage_limit, times_redeemed from promotions
-  where code = any($3::text[])
-  order by code
-  for no key update
-), held as materialized (
-  select * from live_payment_holds(array(select id from stock where manage_inventory and not allow_backorder),
-                                   array(select code from promotion where usage_limit is not null), $4)
-  where session_id <> $1
+), ${lockedStockAndPromotions('array(select id from wanted)', '$3::text[]')}, ${LIMITED}, ${heldAt('$4')}, hold as materialized (
+  -- what the quote takes of what is limited
+  select limited.kind, limited.name, wants.quantity, limited.available
+  from (select 'variant' as kind, id as name, quantity from wanted
+        union all
+        select distinct 'promotion', code, 1 from unnest($3::text[]) as code) as wants
+    join limited on limited.kind = wants.kind and limited.name = wants.name
 ), short as materialized (
-  select 'variant' as kind, stock.id as name from stock join wanted on wanted.id = stock.id
-  where stock.manage_inventory and not stock.allow_backorder
-    and wanted.quantity > stock.inventory_quantity
-      - coalesce((select sum(held.quantity) from held where held.kind = 'variant' and held.name = stock.id), 0)
-  union all
-  select 'promotion', promotion.code from promotion
-  where promotion.usage_limit is not null
-    and promotion.usage_limit - promotion.times_redeemed
-      - coalesce((select sum(held.quantity) from held where held.kind = 'promotion' and held.name = promotion.code), 0)
-      < 1
-), hold as materialized (
-  select 'variant' as kind, stock.id as name, wanted.quantity from stock join wanted on wanted.id = stock.id
-  where stock.manage_inventory and not stock.allow_backorder
-  union all
-  select 'promotion', code, 1 from promotion where usage_limit is not null
+  select kind, name from hold
+  where ${fallsShort({
+    quantity: 'hold.quantity',
+    available: 'hold.available',
+    heldByOthers: `coalesce((select sum(held.quantity) from held
+                             where held.kind = hold.kind and held.name = hold.name and held.session_id <> $1), 0)`,
+    // the pay page counts every hold but the session's own, whatever that covers
+    ownHeld: '0',
+  })}
 ), kept as (
   insert into payment_holds (session_id, kind, name, quantity, expires_at)
   select $1, kind, name, quantity, $5 from hold

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type Stripe from 'stripe';
 import type { Db } from '../../db/knex.js';
-import * as orders from '../../db/repositories/orders.js';
+import * as processorCheckouts from '../../db/repositories/processor-checkouts.js';
 import type { Deps } from '../../deps.js';
 
 /** A cancel waits at most this long for the processor; past it, a payment that still arrives is refused and refunded. */
@@ -26,7 +26,7 @@ export async function expireStripeCheckout(deps: Deps, stripe: Stripe, reference
     );
     return false;
   }
-  await orders.markProcessorCheckoutExpired(deps.db, 'stripe', reference, new Date(deps.now()));
+  await processorCheckouts.markProcessorCheckoutExpired(deps.db, 'stripe', reference, new Date(deps.now()));
   return true;
 }
 
@@ -34,7 +34,7 @@ export async function expireStripeCheckout(deps: Deps, stripe: Stripe, reference
 export async function expireProcessorCheckouts(deps: Deps, sessionId: string): Promise<void> {
   const { stripe } = deps;
   if (!stripe) return;
-  const open = await orders.openProcessorCheckouts(deps.db, 'stripe', sessionId, new Date(deps.now()));
+  const open = await processorCheckouts.openProcessorCheckouts(deps.db, 'stripe', sessionId, new Date(deps.now()));
   await Promise.all(open.map((checkout) => expireStripeCheckout(deps, stripe, checkout.reference)));
 }
 

@@ -4,7 +4,7 @@
 // the stock and the promotions' usage limits are checked before a checkout is shown (and held for a Stripe checkout's
 // life), and again when the payment arrives.
 import * as carts from '../../db/repositories/carts.js';
-import * as orders from '../../db/repositories/orders.js';
+import * as payments from '../../db/repositories/payments.js';
 import { reserveForCheckout, type Shortfall } from '../../db/repositories/payment-holds.js';
 import type { Deps } from '../../deps.js';
 import type { CheckoutSession, PaidSession } from '../../domain/checkout-session.js';
@@ -19,7 +19,7 @@ import { stripeCheckout } from './stripe.js';
 export interface RefundNotice {
   amount: number;
   currency: string;
-  reasons: orders.RefusalReason[];
+  reasons: payments.RefusalReason[];
 }
 
 /** Why the session cannot be paid now: its stock or promotion is taken, or it changed too often. */
@@ -49,7 +49,7 @@ function unpayable(shortfalls: Shortfall[]): Unpayable {
 
 /** The latest payment of the session the store refused (and refunded), for the page to say so. */
 async function refundNotice(deps: Deps, id: string): Promise<RefundNotice | undefined> {
-  const [latest] = await orders.refusedPaymentsOf(deps.db, id);
+  const [latest] = await payments.refusedPaymentsOf(deps.db, id);
   return latest && { amount: latest.amount, currency: latest.currency, reasons: latest.reasons };
 }
 
@@ -111,6 +111,6 @@ export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: stri
     currency: quote.currencyCode,
   });
   if (outcome.kind !== 'refused') return { kind: 'paid' };
-  await orders.markRefunded(deps.db, 'test', paymentReference, newId('re_test'), new Date(deps.now()));
+  await payments.markRefunded(deps.db, 'test', paymentReference, newId('re_test'), new Date(deps.now()));
   return { kind: 'refused', page: await openPayPage(deps, id) };
 }

@@ -3,7 +3,8 @@
 // store refused. Every call has a timeout and an idempotency key.
 import Stripe from 'stripe';
 import type { PaymentsConfig } from '../../config.js';
-import * as orders from '../../db/repositories/orders.js';
+import * as payments from '../../db/repositories/payments.js';
+import * as processorCheckouts from '../../db/repositories/processor-checkouts.js';
 import { reserveForCheckout, type Reservation } from '../../db/repositories/payment-holds.js';
 import type { Deps } from '../../deps.js';
 import { quoteHash, type Quote } from '../../domain/orders.js';
@@ -121,7 +122,7 @@ export async function stripeCheckout(
   buyerEmail: string | null,
 ): Promise<StripeCheckout> {
   const hash = quoteHash(quote);
-  const latest = await orders.latestProcessorCheckout(deps.db, 'stripe', sessionId);
+  const latest = await processorCheckouts.latestProcessorCheckout(deps.db, 'stripe', sessionId);
   if (
     latest &&
     latest.quote_hash === hash &&
@@ -143,7 +144,7 @@ async function newCheckout(
   sessionId: string,
   quote: Quote,
   hash: string,
-  latest: orders.ProcessorCheckoutRow | undefined,
+  latest: processorCheckouts.ProcessorCheckoutRow | undefined,
   buyerEmail: string | null,
 ): Promise<StripeCheckout> {
   const now = deps.now();
@@ -170,7 +171,7 @@ async function newCheckout(
   } catch (error) {
     throw processorUnavailable(error);
   }
-  await orders.saveProcessorCheckout(deps.db, {
+  await processorCheckouts.saveProcessorCheckout(deps.db, {
     processor: 'stripe',
     session_id: sessionId,
     quote_hash: hash,
@@ -189,7 +190,7 @@ async function newCheckout(
  * records the refund. Nothing to do for a payment refused and refunded before, or never refused.
  */
 export async function refundRefusedPayment(deps: Deps, stripe: Stripe, paymentReference: string): Promise<boolean> {
-  const refused = await orders.findRefusedPayment(deps.db, 'stripe', paymentReference);
+  const refused = await payments.findRefusedPayment(deps.db, 'stripe', paymentReference);
   if (refused?.refund_state !== 'pending') return false;
   if (!paymentReference.startsWith('pi_')) {
     deps.log.error({ payment: paymentReference }, 'a refused Stripe payment names no PaymentIntent: refund it by hand');
@@ -208,7 +209,7 @@ export async function refundRefusedPayment(deps: Deps, stripe: Stripe, paymentRe
     // Answered 502: Stripe delivers the event again, and the refund is asked for again.
     throw processorUnavailable(error);
   }
-  await orders.markRefunded(deps.db, 'stripe', paymentReference, refund.id, new Date(deps.now()));
+  await payments.markRefunded(deps.db, 'stripe', paymentReference, refund.id, new Date(deps.now()));
   return true;
 }
 
