@@ -4,16 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
-import type { Deps } from './deps.js';
 import { createHandlers } from './handlers/index.js';
 import { loadDocument } from './document.js';
 import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import type { WebDeps } from './http/web-deps.js';
 import { createMcpServers, mcpRoutes } from './mcp/index.js';
 import { protocolBindings } from './http/protocols.js';
-import { readKeys, type ReadKeys } from './http/read-keys.js';
+import { readKeys } from './http/read-keys.js';
+import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -22,7 +23,7 @@ import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
-  deps: Deps;
+  deps: WebDeps;
   server: Server;
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
@@ -89,7 +90,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
-  const deps: Deps = {
+  const deps: WebDeps = {
     config,
     db,
     log,

@@ -7,15 +7,10 @@
 // exactly as the general chain would goes to the general chain untouched: while draining, on a retiring endpoint,
 // with a header parameter the contract would reject. test/fast-reads.test.ts diffs both paths on the same requests.
 import type { IncomingMessage } from 'node:http';
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
-import {
-  ageOf,
-  matchesEtag,
-  PUBLIC_CACHE_CONTROL,
-  type CacheableOperation,
-  type CachedRepresentation,
-} from './caching.js';
+import { ageOf, matchesEtag, PUBLIC_CACHE_CONTROL, type CacheableOperation } from './caching.js';
+import type { CachedRepresentation, ReadKeys } from '../ports.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
 import {
   admitsHeaders,
@@ -27,7 +22,6 @@ import {
   type RequestListener,
 } from './lean.js';
 import { contractAjv, type Contract } from './openapi.js';
-import type { ReadKeys } from './read-keys.js';
 import { surfaceOf } from './surfaces.js';
 
 export interface FastReadParts extends LeanParts {

@@ -12,7 +12,7 @@ import type Koa from 'koa';
 import type { Logger } from '../log.js';
 import { JSON_TYPE } from './caching.js';
 import type { AppState } from './context.js';
-import type { Lifecycle } from './draining.js';
+import type { Lifecycle } from '../ports.js';
 import { renderFailure } from './error-handler.js';
 import type { Contract } from './openapi.js';
 import type { ErrorShape, RenderedError } from './errors.js';

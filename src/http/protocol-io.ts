@@ -4,6 +4,7 @@
 // checkout create answered before Koa (src/http/session-creates.ts), which thereby runs the very same steps.
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { BODY_SHAPE_LIMITS, exceedsDepth } from './body.js';
 import type { AppContext } from './context.js';
@@ -201,7 +202,7 @@ export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rate
 }
 
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
-export async function rateLimit(ctx: AppContext, deps: Deps): Promise<void> {
+export async function rateLimit(ctx: AppContext, deps: Pick<WebDeps, 'rateLimiter'>): Promise<void> {
   await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
 }
 

@@ -1,6 +1,6 @@
 // The ACP and UCP bindings, answered before the rest of the application: each protocol has its own check order,
 // error shape, rate-limit answer and body handling, so none of the application-wide middleware below applies to them.
-import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import type { AppMiddleware } from './context.js';
 import { acpBinding } from './acp.js';
 import type { ProtocolBinding } from './protocol-io.js';
@@ -29,7 +29,7 @@ export interface ProtocolBindings {
   acp?: ProtocolBinding;
 }
 
-export function protocolBindings(deps: Deps): ProtocolBindings {
+export function protocolBindings(deps: WebDeps): ProtocolBindings {
   return {
     ...(deps.config.protocols.ucpDisabledReason === undefined ? { ucp: ucpBinding(deps) } : {}),
     // ACP needs no https, only the namespace its payment handler is named in.

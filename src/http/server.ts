@@ -10,7 +10,7 @@ import { cachedToolCallsFirst } from '../mcp/cached-calls.js';
 import type { McpServer } from '../mcp/rpc.js';
 import { cachedReadsFirst } from './fast-reads.js';
 import type { RequestListener } from './lean.js';
-import type { ReadKeys } from './read-keys.js';
+import type { ReadKeys } from '../ports.js';
 import { requestContext } from './request-context.js';
 import { securityHeaders } from './security-headers.js';
 import { sessionCreatesFirst } from './session-creates.js';

@@ -22,7 +22,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ValidateFunction } from 'ajv';
 import type { Operation } from 'openapi-backend';
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import {
   createCheckoutSession,

@@ -9,7 +9,7 @@
 // test/session-reads.test.ts diffs both paths on the same requests.
 import type { IncomingMessage } from 'node:http';
 import type { ValidateFunction } from 'ajv';
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import { getCheckoutSession } from '../services/checkout.js';
 import { JSON_TYPE } from './caching.js';

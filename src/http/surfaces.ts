@@ -5,7 +5,7 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import compose from 'koa-compose';
 import compress from 'koa-compress';
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
 import type { AppMiddleware } from './context.js';

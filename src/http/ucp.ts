@@ -2,6 +2,7 @@
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
 import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import {
   ucpErrorResponse,
   ucpMessage,
@@ -10,7 +11,13 @@ import {
   UCP_VERSION,
   type UcpMessage,
 } from '../domain/ucp-checkout.js';
-import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
+import {
+  createUcpOperations,
+  type UcpAnswer,
+  type UcpCall,
+  type UcpExecution,
+  type UcpOperation,
+} from '../handlers/ucp/checkout.js';
 import { mcpCors } from '../mcp/transport.js';
 import { serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../services/protocol-idempotency.js';
@@ -175,20 +182,6 @@ function requiredUuidHeader(
   return value;
 }
 
-/** One UCP operation after its transport's own checks (REST headers, MCP arguments): steps 6–12 of A.3. */
-export interface UcpExecution {
-  profileUrl: string;
-  /** The client's address, charged for a profile fetch its request causes. */
-  address: string;
-  op: UcpOperation;
-  id?: string;
-  body: unknown;
-  /** The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers. */
-  idempotency?: { key: string; scope: string; hashed: unknown };
-}
-
-export type UcpAnswer = { response: ProtocolResponse; replayed: boolean };
-
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
   const { create, operations } = createUcpOperations(deps);
@@ -231,7 +224,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 }
 
 /** The UCP REST binding, its business profile and its MCP endpoint. */
-export function ucpBinding(deps: Deps): ProtocolBinding {
+export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
   const { baseUrl } = deps.config;
 

@@ -10,7 +10,7 @@
 // A request this path cannot answer exactly as the general chain would goes to it untouched but for its body, which
 // the general chain then takes from the same read (readMcpBody): while draining, on a retiring endpoint, a refused
 // Origin or header, a streamed body, anything but a cache hit. test/mcp-cached-calls.test.ts diffs both paths on the same requests.
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
 import { JSON_TYPE } from '../http/caching.js';
 import { leanResponder, type LeanParts, type RequestListener } from '../http/lean.js';

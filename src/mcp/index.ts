@@ -1,5 +1,5 @@
 // The two MCP servers' routes, /catalog/mcp and /checkout/mcp, answered before the contract dispatcher.
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppMiddleware } from '../http/context.js';
 import { createCatalogServer } from './catalog-server.js';
 import { createCheckoutServer } from './checkout-server.js';

@@ -2,12 +2,11 @@
 // protocol 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json. Served without the SDK's McpServer because
 // UCP requires protocol errors as JSON-RPC errors carrying the REST status, which SDK tools cannot answer. Each call
 // runs exactly what the REST binding runs (the same executor), so structuredContent is the REST body.
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
-import type { UcpAnswer, UcpExecution } from '../http/ucp.js';
-import type { UcpOperation } from '../handlers/ucp/checkout.js';
+import type { UcpAnswer, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
