@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
+import { Store } from './db/store.js';
 import { createHandlers } from './handlers/index.js';
 import { loadDocument } from './document.js';
 import { createContract } from './http/openapi.js';
@@ -86,7 +87,9 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = await createDatabase(config, log);
+  // What the process keeps for the database (statement batchers, prepared statements): one object, closed with it.
+  const store = new Store();
+  const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
@@ -191,6 +194,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       stopSweeps();
       await stopWebhooks();
       await db.destroy();
+      store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };
