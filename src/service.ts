@@ -10,6 +10,7 @@ import { loadDocument } from './document.js';
 import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
+import type { Deps } from './deps.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import type { WebDeps } from './http/web-deps.js';
 import { createMcpServers, mcpRoutes } from './mcp/index.js';
@@ -93,15 +94,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
-  const deps: WebDeps = {
+  // What the services are built from; the web layer's parts are added to it below, where only the web sees them.
+  const services: Deps = {
     config,
     db,
     log,
     now: options.now ?? Date.now,
-    rateLimiter: createRateLimiter(
-      { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
-      redis,
-    ),
     profileFetchLimiter: createRateLimiter(
       {
         limit: config.protocols.profileFetchesPerMinute,
@@ -112,12 +110,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
       redis,
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
-    lifecycle: { draining: false },
-    readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
-  const stopSweeps = startRetentionSweeps(deps);
-  const stopWebhooks = startWebhookDelivery(deps);
+  const stopSweeps = startRetentionSweeps(services);
+  const stopWebhooks = startWebhookDelivery(services);
+  const deps: WebDeps = {
+    ...services,
+    rateLimiter: createRateLimiter(
+      { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
+      redis,
+    ),
+    lifecycle: { draining: false },
+    readCache: createReadCache(),
+  };
   const document = loadDocument();
   const cacheable = cacheableOperations(document);
   // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
