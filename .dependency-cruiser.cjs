@@ -26,6 +26,13 @@ module.exports = {
       to: { path: '^src/(http|handlers|mcp)/' },
     },
     {
+      name: 'deps-and-ports-see-no-web',
+      severity: 'error',
+      comment: 'What services are built from (src/deps.ts) and the shared shapes (src/ports.ts) carry no HTTP types.',
+      from: { path: '^src/(deps|ports)[.]ts$' },
+      to: { path: '^src/(services|http|handlers|mcp|protocols)/' },
+    },
+    {
       name: 'db-below-services',
       severity: 'error',
       comment: 'Storage sits under the use cases and knows nothing of them or of the web.',
