@@ -2,31 +2,23 @@ import type Stripe from 'stripe';
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
-import type { ReadCache } from './http/caching.js';
-import type { Lifecycle } from './http/draining.js';
-import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
+import type { LimitCounter } from './ports.js';
 
-/** What handlers, services and MCP servers are built from. */
+/**
+ * What services are built from: nothing in it is HTTP. The web layer's own parts (the request rate limiter, the read
+ * cache, the lifecycle) are added by src/http/web-deps.ts.
+ */
 export interface Deps {
   config: Config;
   db: Db;
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
-  /** Requests per address and client per minute; the protocol bindings count their requests through it themselves. */
-  rateLimiter: RateLimiter;
   /** Platform profiles fetched on behalf of one address per minute (UCP_PROFILE_FETCHES_PER_MINUTE). */
-  profileFetchLimiter: RateLimiter;
+  profileFetchLimiter: LimitCounter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
-  /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */
-  lifecycle: Lifecycle;
-  /**
-   * The one cache of read responses: operations the contract marks `x-cacheable`, 60 s (src/http/caching.ts).
-   * A per-process optimisation: nothing depends on it being there or shared.
-   */
-  readCache: ReadCache;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
 }

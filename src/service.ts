@@ -4,16 +4,19 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
-import type { Deps } from './deps.js';
+import { Store } from './db/store.js';
 import { createHandlers } from './handlers/index.js';
 import { loadDocument } from './document.js';
 import { createContract } from './http/openapi.js';
 import { agentAuthentication } from './http/agent-auth.js';
 import { cacheableOperations, cacheRepresentations, createReadCache } from './http/caching.js';
+import type { Deps } from './deps.js';
 import { createRateLimiter } from './http/rate-limit.js';
+import type { WebDeps } from './http/web-deps.js';
 import { createMcpServers } from './mcp/index.js';
 import { protocolBindings } from './http/protocols.js';
-import { readKeys, type ReadKeys } from './http/read-keys.js';
+import { readKeys } from './http/read-keys.js';
+import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
@@ -22,7 +25,7 @@ import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 
 export interface Service {
-  deps: Deps;
+  deps: WebDeps;
   server: Server;
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
@@ -85,19 +88,18 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = await createDatabase(config, log);
+  // What the process keeps for the database (statement batchers, prepared statements): one object, closed with it.
+  const store = new Store();
+  const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
   const redis = config.redisUrl ? connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
-  const deps: Deps = {
+  // What the services are built from; the web layer's parts are added to it below, where only the web sees them.
+  const services: Deps = {
     config,
     db,
     log,
     now: options.now ?? Date.now,
-    rateLimiter: createRateLimiter(
-      { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
-      redis,
-    ),
     profileFetchLimiter: createRateLimiter(
       {
         limit: config.protocols.profileFetchesPerMinute,
@@ -108,12 +110,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
       redis,
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
-    lifecycle: { draining: false },
-    readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
-  const stopSweeps = startRetentionSweeps(deps);
-  const stopWebhooks = startWebhookDelivery(deps);
+  const stopSweeps = startRetentionSweeps(services);
+  const stopWebhooks = startWebhookDelivery(services);
+  const deps: WebDeps = {
+    ...services,
+    rateLimiter: createRateLimiter(
+      { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
+      redis,
+    ),
+    lifecycle: { draining: false },
+    readCache: createReadCache(),
+  };
   const document = loadDocument();
   const cacheable = cacheableOperations(document);
   // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
@@ -186,6 +195,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       stopSweeps();
       await stopWebhooks();
       await db.destroy();
+      store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };

@@ -13,6 +13,7 @@ import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './ba
 import { migrationSource } from './migrations/index.js';
 import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
+import { Store, storeOf, type StoreParams } from './store.js';
 
 // Amounts are stored as integer minor units; COUNT and SUM come back as int8, which pg returns as strings.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -63,29 +64,29 @@ export function numberedPlaceholders(sql: string): string {
 }
 
 /**
- * Statements of one kind batched per database (src/db/batching.ts), for those run outside a transaction: an item waits
- * at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
- * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone.
+ * A kind of statement batched per database (src/db/batching.ts), run on the pool, never inside a transaction: an item
+ * waits at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
+ * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone. What this returns holds no
+ * state: the batcher is the database's Store's (src/db/store.ts), built on first use.
  */
 export function batchedPerDatabase<Item, Result>(
   options: (
     db: Db,
   ) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight' | 'eagerInFlight'>,
 ): (db: Db) => (item: Item) => Promise<Result> {
-  const batchers = new WeakMap<Db, (item: Item) => Promise<Result>>();
+  const kind = {};
+  const build = (db: Db) =>
+    batchedStatements({
+      ...options(db),
+      queueTimeoutMs: FAIL_FAST_MS,
+      // A batch rolled back as a deadlock's victim or a serialization failure is retried member by member, as any
+      // failure the members may not share; only a database out of reach fails them all.
+      sharedFailure: (error) => isDatabaseUnavailable(error) && !isRolledBack(error),
+    });
   return (db) => {
-    let batched = batchers.get(db);
-    if (!batched) {
-      batched = batchedStatements({
-        ...options(db),
-        queueTimeoutMs: FAIL_FAST_MS,
-        // A batch rolled back as a deadlock's victim or a serialization failure is retried member by member, as any
-        // failure the members may not share; only a database out of reach fails them all.
-        sharedFailure: (error) => isDatabaseUnavailable(error) && !isRolledBack(error),
-      });
-      batchers.set(db, batched);
-    }
-    return batched;
+    // Its statements would run on the transaction's connection, for every later caller too.
+    if (db.isTransaction) throw new Error('A batched statement runs on the pool, not inside a transaction');
+    return storeOf(db).batcher(kind, () => build(db));
   };
 }
 
@@ -203,7 +204,8 @@ async function pgliteConfig(dir: string): Promise<Knex.Config> {
   };
 }
 
-export async function createDatabase(options: DatabaseOptions, log: Logger): Promise<Db> {
+/** Opens the database with `store` as what the process keeps for it (statement batchers, prepared statements). */
+export async function createDatabase(options: DatabaseOptions, log: Logger, store = new Store()): Promise<Db> {
   const config = options.databaseUrl
     ? postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000)
     : await pgliteConfig(options.pgliteDir);
@@ -214,7 +216,9 @@ export async function createDatabase(options: DatabaseOptions, log: Logger): Pro
     deprecate: () => {},
     debug: () => {},
   };
-  return knexFactory({ ...config, log: knexLog });
+  // Knex keeps `userParams` in its client's configuration, which every transaction's client shares (its typings omit it).
+  const userParams: StoreParams = { store };
+  return knexFactory({ ...config, log: knexLog, userParams } as Knex.Config);
 }
 
 /** Brings the schema up to date and inserts the catalogue once; safe to run at every start and on many instances. */

@@ -4,6 +4,7 @@
 import { messages, parse, type PGlite, protocol, type QueryOptions, type Results } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
+import { storeOfClient, type PreparedStatement } from './store.js';
 
 /** A statement Knex hands its client: `options` are the query's, a statement's `name` among them (asPrepared). */
 interface KnexQuery {
@@ -17,15 +18,6 @@ const KnexPgliteClient = ClientPgLite as unknown as new (config: Knex.Config) =>
   _query(connection: PGlite, query: KnexQuery): Promise<KnexQuery>;
 };
 
-/** A statement parsed under its name in one PGlite's session: its text, and the types Postgres gave its parameters. */
-interface PreparedStatement {
-  text: string;
-  parameterTypes: number[];
-}
-
-/** Per PGlite instance (one session each): the statements its session holds under their names. */
-const preparedIn = new WeakMap<PGlite, Map<string, PreparedStatement>>();
-
 /**
  * A statement carrying a name is parsed under that name once per PGlite instance (Parse, Describe statement, Sync),
  * then every call binds the named statement (Bind, Describe portal, Execute, Sync): one protocol exchange, no parsing,
@@ -37,13 +29,15 @@ export class PglitePreparedClient extends KnexPgliteClient {
   override async _query(connection: PGlite, query: KnexQuery): Promise<KnexQuery> {
     const name = query.options?.name;
     if (!name || !query.sql) return super._query(connection, query);
-    query.response = await runNamed(connection, name, query.sql, query.bindings ?? [], query.options);
+    const prepared = storeOfClient(this as unknown as Knex.Client).preparedIn(connection);
+    query.response = await runNamed(connection, prepared, name, query.sql, query.bindings ?? [], query.options);
     return query;
   }
 }
 
 async function runNamed(
   pglite: PGlite,
+  prepared: Map<string, PreparedStatement>,
   name: string,
   text: string,
   params: unknown[],
@@ -54,7 +48,7 @@ async function runNamed(
     pglite._runExclusiveQuery(async () => {
       let replies: messages.BackendMessage[];
       try {
-        const statement = await preparedStatement(pglite, name, text, options);
+        const statement = await preparedStatement(pglite, prepared, name, text, options);
         const values = params.map((param, index) => {
           if (param === null || param === undefined) return null;
           const type = statement.parameterTypes[index]!;
@@ -83,15 +77,17 @@ async function runNamed(
   );
 }
 
-/** The statement `name` in the session, parsed now if it is not yet; a name never stands for two texts. */
+/**
+ * The statement `name` in the session (`statements`: those it holds, kept by the database's Store), parsed now if it is
+ * not yet; a name never stands for two texts.
+ */
 async function preparedStatement(
   pglite: PGlite,
+  statements: Map<string, PreparedStatement>,
   name: string,
   text: string,
   options: QueryOptions | undefined,
 ): Promise<PreparedStatement> {
-  let statements = preparedIn.get(pglite);
-  if (!statements) preparedIn.set(pglite, (statements = new Map()));
   const known = statements.get(name);
   if (known) {
     if (known.text !== text) throw new Error(`Prepared statement "${name}" was used for a different statement`);

@@ -1,5 +1,5 @@
 // Every operationId of the contract maps to exactly one handler; a missing one is a type error.
-import type { Deps } from '../deps.js';
+import type { WebDeps } from '../http/web-deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
@@ -12,7 +12,7 @@ import { protocolResourceHandlers } from './protocols/resources.js';
 import { paymentHandlers } from './payments/index.js';
 import { versioningHandlers } from './versioning/index.js';
 
-export function createHandlers(deps: Deps): OperationHandlers {
+export function createHandlers(deps: WebDeps): OperationHandlers {
   return {
     ...catalogHandlers(deps),
     ...operationsHandlers(deps),

@@ -2,6 +2,7 @@
 // Checks in order: route, bearer token (this service's OAuth, scope cart:write), API-Version, Idempotency-Key on POST,
 // body, then the idempotency claim, after which every answer below 500 is stored under the key (scope: the client).
 import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
@@ -161,7 +162,7 @@ function idempotencyKey(exchange: ProtocolExchange): string {
 }
 
 /** The ACP REST binding and its discovery document. */
-export function acpBinding(deps: Deps): ProtocolBinding {
+export function acpBinding(deps: WebDeps): ProtocolBinding {
   const { create, operations } = createAcpOperations(deps);
 
   /** API-Version, Idempotency-Key and body: the operation's call, and its key on POST. */

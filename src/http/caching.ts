@@ -12,7 +12,7 @@ import type { Document } from 'openapi-backend';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
-import type { ReadKeys } from './read-keys.js';
+import type { CachedRepresentation, ReadCache, ReadKeys, Representation } from '../ports.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -28,12 +28,6 @@ const READ_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 const ENTRY_OVERHEAD_BYTES = 512;
 /** The operation object's extension that allows its responses in the process cache (openapi/paths/). */
 const CACHEABLE = 'x-cacheable';
-
-export interface Representation {
-  payload: Buffer;
-  etag: string;
-  contentType: string;
-}
 
 function weakEtag(payload: Buffer): string {
   return `W/"${createHash('sha1').update(payload).digest('base64url').slice(0, 27)}"`;
@@ -72,15 +66,6 @@ export function sendCacheable(ctx: AppContext, body: unknown, contentType?: stri
   sendRepresentation(ctx, representationOf(body, contentType));
 }
 
-/** A representation in the process cache, with the operation that answered it. */
-export interface CachedRepresentation extends Representation {
-  operationId: string;
-  /** When its query started (ms since the epoch): what it shows is at least that old. */
-  readAt: number;
-}
-
-type Load = () => Promise<Omit<CachedRepresentation, 'readAt'>>;
-
 /** A value other than a response (an MCP tool's result), with when its query started. */
 interface CachedValue {
   value: unknown;
@@ -93,23 +78,6 @@ type LoadEntry = () => Promise<Omit<CachedRepresentation, 'readAt'> | Omit<Cache
 /** The Age header (RFC 9111): a cache in front counts it against `max-age=60`, so the 60 s bound holds end to end. */
 export function ageOf(representation: CachedRepresentation): string {
   return String(Math.max(0, Math.floor((Date.now() - representation.readAt) / 1000)));
-}
-
-/** The process's one cache of read responses, keyed by what the read means (src/http/read-keys.ts). */
-export interface ReadCache {
-  /** The entry for this read's key, if one was stored in the last 60 s. */
-  get(key: string): CachedRepresentation | undefined;
-  /** The entry, or what `load` builds (concurrent misses share one load; failures are not kept). */
-  fetch(key: string, load: Load): Promise<CachedRepresentation>;
-  /**
-   * The value stored under `key`, or what `load` gives, under the same 60 s rule and LRU. A key must never be a read's
-   * (theirs start `GET `), so a value is never served as a response.
-   */
-  fetchValue<T>(key: string, load: () => Promise<T>): Promise<T>;
-  /** The value fetchValue stored under `key` in the last 60 s, if any: a lookup that never loads. */
-  peekValue<T>(key: string): T | undefined;
-  /** Forgets every entry (tests that must read what the database holds now). */
-  clear(): void;
 }
 
 /** An entry's size: a response's payload, or a value's text and bytes (an MCP tool's result), plus its key (UTF-16). */

@@ -3,6 +3,7 @@
 // A binding's checks read the request and set headers through a ProtocolExchange (Koa's context is one).
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody } from './body.js';
 import type { AppContext } from './context.js';
@@ -172,7 +173,7 @@ export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rate
 }
 
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
-export async function rateLimit(ctx: AppContext, deps: Deps): Promise<void> {
+export async function rateLimit(ctx: AppContext, deps: Pick<WebDeps, 'rateLimiter'>): Promise<void> {
   await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
 }
 

@@ -1,6 +1,6 @@
 // The ACP and UCP bindings that are on. Each has its own check order, error shape, rate-limit answer and body handling;
 // the one router (src/http/routes.ts) serves their routes with the steps every request takes and the binding's own.
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { acpBinding } from './acp.js';
 import type { ProtocolBinding } from './protocol-io.js';
 import { ucpBinding } from './ucp.js';

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../domain/errors.js';
+import type { LimitCount, LimitCounter } from '../ports.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { renderError } from './errors.js';
 
@@ -54,20 +55,10 @@ function boundedMemoryLimiter({
   return limiter;
 }
 
-/** What counting a request found: the RateLimit-* headers of the most constrained key, and the 429 if one is over. */
-export interface LimitCount {
-  headers: Array<[name: string, value: string]>;
-  rejection: RateLimited | undefined;
-}
-
-export interface RateLimiter {
-  readonly limit: number;
-  /** Counts one request against each key (every key is counted, whether or not one is over its limit). */
-  count(...keys: string[]): Promise<LimitCount>;
+/** The counter (src/ports.ts) with the step a request takes through it. */
+export interface RateLimiter extends LimitCounter {
   /** Counts, sets the RateLimit-* headers, and throws RateLimited when any key is over its limit. */
   consume(ctx: AppContext, ...keys: string[]): Promise<void>;
-  /** What the key has used in its window, without counting a request: the headers, and the 429 once it is spent. */
-  check(key: string): Promise<LimitCount>;
 }
 
 export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLimiter {

@@ -16,6 +16,7 @@
 // the targets seen last are kept: the usual spellings cost one lookup, as when the cache was keyed by the URL.
 import type { ValidateFunction } from 'ajv';
 import type { CacheableOperation } from './caching.js';
+import type { ReadKeys, TargetRead } from '../ports.js';
 import { contractAjv, type Contract } from './openapi.js';
 import { fieldSelectionKey, parseFieldSelection } from '../domain/fields.js';
 
@@ -52,22 +53,6 @@ interface KeyedOperation {
   /** The contract's checks of the path and query parameters, coercing as its validator does. */
   validatePath: ValidateFunction;
   validateQuery: ValidateFunction;
-}
-
-/** A raw request target's read: its operation and the key of what it asks. */
-export interface TargetRead {
-  operationId: string;
-  key: string;
-}
-
-export interface ReadKeys {
-  /** The key of a read the contract has validated (the coerced path and query a handler gets); undefined: not keyed. */
-  ofInput(
-    operationId: string,
-    input: { path: Record<string, unknown>; query: Record<string, unknown> },
-  ): string | undefined;
-  /** The read a raw request target (`req.url`) asks for, when its meaning is certain without the general chain. */
-  ofTarget(url: string): TargetRead | undefined;
 }
 
 function objectSchema(parameters: ParameterObject[]): object {

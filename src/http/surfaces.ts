@@ -7,7 +7,7 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import compress from 'koa-compress';
 import type { Operation } from 'openapi-backend';
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from './web-deps.js';
 import { resolveBearer } from './agent-auth.js';
 import { parseBodies } from './body.js';
 import { readCacheStep } from './caching.js';
@@ -17,7 +17,7 @@ import { renderErrorsAs } from './error-handler.js';
 import { contractAjv } from './openapi.js';
 import type { ErrorShape } from './errors.js';
 import { sendProtocolResponse, type ProtocolBinding } from './protocol-io.js';
-import type { ReadKeys } from './read-keys.js';
+import type { ReadKeys } from '../ports.js';
 import {
   limitByAddress,
   limitByAddressAndClient,

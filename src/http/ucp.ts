@@ -2,6 +2,7 @@
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
 import type { Deps } from '../deps.js';
+import type { WebDeps } from './web-deps.js';
 import {
   ucpErrorResponse,
   ucpMessage,
@@ -10,7 +11,14 @@ import {
   UCP_VERSION,
   type UcpMessage,
 } from '../domain/ucp-checkout.js';
-import { createUcpOperations, type UcpCall, type UcpOperation } from '../handlers/ucp/checkout.js';
+import {
+  createUcpOperations,
+  type UcpAnswer,
+  type UcpCall,
+  type UcpErrorBody,
+  type UcpExecution,
+  type UcpOperation,
+} from '../handlers/ucp/checkout.js';
 import { mcpCors } from '../mcp/transport.js';
 import { createUcpMcpServer, serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
@@ -102,12 +110,6 @@ export function businessProfile(deps: Deps) {
 }
 
 /** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
-export interface UcpErrorBody {
-  code: string;
-  content: string;
-  path?: string;
-  continue_url?: string;
-}
 
 function ucpErrorBody(error: ProtocolError, baseUrl: string): UcpErrorBody {
   return {
@@ -185,24 +187,6 @@ function requiredUuidHeader(
   return value;
 }
 
-/** One UCP operation after its transport's own checks (REST headers, MCP arguments): steps 6–12 of A.3. */
-export interface UcpExecution {
-  profileUrl: string;
-  /** The client's address, charged for a profile fetch its request causes. */
-  address: string;
-  op: UcpOperation;
-  id?: string;
-  body: unknown;
-  /** The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers. */
-  idempotency?: { key: string; scope: string; hashed: unknown };
-}
-
-/**
- * The answer as sent and stored; `failure` is the protocol error body it renders, when it was answered now (a replay
- * has only its stored bytes), so that a binding other than REST can answer it in its own terms without reading it back.
- */
-export type UcpAnswer = { response: ProtocolResponse; replayed: boolean; failure?: UcpErrorBody };
-
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
   const { create, operations } = createUcpOperations(deps);
@@ -252,7 +236,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 }
 
 /** The UCP REST binding, its business profile and its MCP endpoint. */
-export function ucpBinding(deps: Deps): ProtocolBinding {
+export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
   const mcp = createUcpMcpServer(execute);
   const { baseUrl } = deps.config;

@@ -3,8 +3,8 @@
 // prices and stock, found by text, collection, id or handle. Like the REST catalogue, the catalogue tools answer from
 // the process's read cache: an answer may be up to 60 s old, counted from its query's start.
 import type { components } from '../../codegen/types.js';
-import type { Deps } from '../deps.js';
-import type { ReadCache } from '../http/caching.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
+import type { ReadCache } from '../ports.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
 import { createMcpServer, type McpServer } from './rpc.js';

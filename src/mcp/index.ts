@@ -1,5 +1,5 @@
 // The two MCP servers, at /catalog/mcp and /checkout/mcp (routed by src/http/routes.ts).
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
 import { createCatalogServer } from './catalog-server.js';
 import { createCheckoutServer } from './checkout-server.js';
 import type { McpServer } from './rpc.js';

@@ -10,7 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { DomainError, NotFound, Unavailable } from '../domain/errors.js';
 import { unstorableTextAt } from '../domain/text.js';
-import type { ReadCache } from '../http/caching.js';
+import type { ReadCache } from '../ports.js';
 import type { Logger } from '../log.js';
 import { canonicalize } from '../domain/canonical-json.js';
 import { argumentChecker, type ObjectSchema } from './schemas.js';

@@ -3,12 +3,11 @@
 // (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST status and UCP's error
 // body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
 // structuredContent is the REST body: the answer's bytes as sent and stored, never read back but for a stored error.
-import type { Deps } from '../deps.js';
+import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
-import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../http/ucp.js';
-import type { UcpOperation } from '../handlers/ucp/checkout.js';
+import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
 import type { Logger } from '../log.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import { protocolKeys } from '../services/idempotency/index.js';

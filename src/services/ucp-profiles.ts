@@ -9,8 +9,8 @@ import { parseDictionary } from 'structured-headers';
 import type { ProtocolConfig } from '../config.js';
 import { RateLimited } from '../domain/errors.js';
 import { UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION } from '../domain/ucp-checkout.js';
-import type { RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log.js';
+import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
 import { createEgress, type Egress } from './egress.js';
 
@@ -157,7 +157,7 @@ export interface ProfileResolverParts {
   /** EGRESS_ALLOWED_HOSTS; UCP_INSECURE_PROFILE_HOSTS count as named too. */
   egressAllowedHosts: readonly string[];
   /** Profile fetches per address (UCP_PROFILE_FETCHES_PER_MINUTE), shared by the instances through Redis. */
-  fetchBudget: RateLimiter;
+  fetchBudget: LimitCounter;
   log: Logger;
 }
 

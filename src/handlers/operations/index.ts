@@ -1,6 +1,7 @@
 // Health, readiness and the published contract.
 import { readFileSync } from 'node:fs';
 import type { Deps } from '../../deps.js';
+import type { WebDeps } from '../../http/web-deps.js';
 import { representationOf, sendRepresentation } from '../../http/caching.js';
 import type { OperationHandlers } from '../../http/openapi.js';
 import { projectPath } from '../../paths.js';
@@ -40,7 +41,7 @@ async function databaseAnswers(deps: Deps): Promise<boolean> {
   }
 }
 
-export function operationsHandlers(deps: Deps): OperationsHandlers {
+export function operationsHandlers(deps: WebDeps): OperationsHandlers {
   // Built once: each is megabytes (or binary) and never changes while the process runs.
   const document = representationOf(publishedDocument(deps.config));
   const reference = representationOf(loadReference(deps.config), 'text/html; charset=utf-8');

@@ -20,6 +20,34 @@ import type { Negotiated } from '../../services/ucp-profiles.js';
 
 export type UcpOperation = 'create' | 'get' | 'update' | 'complete' | 'cancel';
 
+/**
+ * One UCP operation after its transport's own checks (REST headers, MCP arguments): steps 6–12 of A.3, run by the
+ * executor (src/http/ucp.ts createUcpExecutor).
+ */
+export interface UcpExecution {
+  profileUrl: string;
+  /** The client's address, charged for a profile fetch its request causes. */
+  address: string;
+  op: UcpOperation;
+  id?: string;
+  body: unknown;
+  /** The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers. */
+  idempotency?: { key: string; scope: string; hashed: unknown };
+}
+
+export interface UcpErrorBody {
+  code: string;
+  content: string;
+  path?: string;
+  continue_url?: string;
+}
+
+/**
+ * The answer as sent and stored; `failure` is the protocol error body it renders, when it was answered now (a replay
+ * has only its stored bytes), so that a binding other than REST can answer it in its own terms without reading it back.
+ */
+export type UcpAnswer = { response: ProtocolResponse; replayed: boolean; failure?: UcpErrorBody };
+
 export interface UcpCall {
   op: UcpOperation;
   id?: string;
