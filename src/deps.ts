@@ -6,6 +6,7 @@ import type { ReadCache } from './http/caching.js';
 import type { Lifecycle } from './http/draining.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './log.js';
+import type { EarlierReads } from './services/earlier-reads.js';
 
 /** What handlers, services and MCP servers are built from. */
 export interface Deps {
@@ -27,6 +28,8 @@ export interface Deps {
    * A per-process optimisation: nothing depends on it being there or shared.
    */
   readCache: ReadCache;
+  /** The last reads of creates and access tokens, to store a like request without reading (services/earlier-reads.ts). */
+  earlierReads: EarlierReads;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
 }

@@ -17,6 +17,7 @@ import { readKeys, type ReadKeys } from './http/read-keys.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
+import { createEarlierReads } from './services/earlier-reads.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
@@ -110,6 +111,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),
+    earlierReads: createEarlierReads(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopSweeps = startRetentionSweeps(deps);

@@ -24,11 +24,8 @@ import type { ValidateFunction } from 'ajv';
 import type { Operation } from 'openapi-backend';
 import type { Deps } from '../deps.js';
 import { deprecationsFor } from '../domain/versioning.js';
-import {
-  createCheckoutSession,
-  createCheckoutSessionIdempotently,
-  type CheckoutSession,
-} from '../services/checkout.js';
+import type { CheckoutSession } from '../services/checkout.js';
+import { createCheckoutSession, createCheckoutSessionIdempotently } from '../services/checkout/create.js';
 import { readJsonBody } from './body.js';
 import { JSON_TYPE } from './caching.js';
 import { PUBLIC_CORS_RESPONSE_HEADERS } from './cors.js';
