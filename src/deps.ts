@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
-import type { LimitCounter } from './ports.js';
+import type { EarlierReads, LimitCounter } from './ports.js';
 
 /**
  * What services are built from: nothing in it is HTTP. The web layer's own parts (the request rate limiter, the read
@@ -19,6 +19,8 @@ export interface Deps {
   profileFetchLimiter: LimitCounter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
   deprecations: Deprecation[];
+  /** The last reads of creates and access tokens, to store a like request without reading (services/earlier-reads.ts). */
+  earlierReads: EarlierReads;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
 }

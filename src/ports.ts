@@ -1,7 +1,10 @@
 // The shapes of the process-wide parts that more than one layer holds: the read cache, a counting limiter and the
-// instance's lifecycle. Their implementations live in the web layer (src/http/caching.ts, rate-limit.ts, draining.ts);
+// instance's lifecycle, and the earlier reads of creates and tokens. Their implementations live in the web layer
+// (src/http/caching.ts, rate-limit.ts) and services/earlier-reads.ts;
 // the types live here, below every layer, so holding one never imports the web.
+import type { LRUCache } from 'lru-cache';
 import type { RateLimited } from './domain/errors.js';
+import type { NewCartReads } from './db/repositories/catalog.js';
 
 export interface Representation {
   payload: Buffer;
@@ -70,4 +73,22 @@ export interface LimitCounter {
 /** Whether the instance is draining before shutdown (readiness fails, connections are closed after each response). */
 export interface Lifecycle {
   draining: boolean;
+}
+
+/** An access token's grant as read earlier (services/oauth.ts), until when it holds, and the token's hash. */
+export interface EarlierGrant {
+  grant: { clientId: string; scopes: string[] };
+  tokenHash: string;
+  expiresAt: number;
+}
+
+/** The service's earlier reads: one cache for every session create, one for access tokens. */
+export interface EarlierReads {
+  /**
+   * The last read of each create, REST, agent, MCP, ACP and UCP alike (src/services/checkout/create.ts), by what it
+   * read, without its key's record.
+   */
+  creates: LRUCache<string, NewCartReads>;
+  /** The last read of each active access token, by the token's hash. */
+  grants: LRUCache<string, EarlierGrant>;
 }

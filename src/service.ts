@@ -20,6 +20,7 @@ import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
+import { createEarlierReads } from './services/earlier-reads.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
@@ -110,6 +111,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       redis,
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
+    earlierReads: createEarlierReads(),
     stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
   };
   const stopSweeps = startRetentionSweeps(services);

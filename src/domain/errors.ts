@@ -7,13 +7,26 @@ export interface ErrorOptions {
   param?: string;
   /** What the caller should do next, when it is more specific than the surface's default advice. */
   resolution?: string;
+  /** Where the caller goes next, in domain terms: each surface says it in its own words (REST names a route). */
+  next?: NextStep;
   /** Documented extra fields, e.g. `available`, `variant_ids`, `supported_versions`. */
   details?: Record<string, unknown>;
 }
 
+/**
+ * The next steps errors point to. A service names the step, never a route: the surface that renders the error knows
+ * its routes or tools (src/http/errors.ts for REST; MCP clients read the tool's own advice instead).
+ */
+export type NextStep =
+  | { to: 'list_products' | 'find_product' | 'list_regions' }
+  | { to: 'list_agent_products' | 'list_agent_collections' | 'list_agent_categories' }
+  | { to: 'create_cart' | 'create_new_cart' | 'add_cart_line' }
+  | { to: 'change_cart_line'; lineId: string };
+
 export abstract class DomainError extends Error {
   readonly param: string | undefined;
   readonly resolution: string | undefined;
+  readonly next: NextStep | undefined;
   readonly details: Record<string, unknown>;
 
   constructor(message: string, options: ErrorOptions = {}) {
@@ -21,6 +34,7 @@ export abstract class DomainError extends Error {
     this.name = new.target.name;
     this.param = options.param;
     this.resolution = options.resolution;
+    this.next = options.next;
     this.details = options.details ?? {};
   }
 }

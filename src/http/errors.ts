@@ -19,6 +19,7 @@ import {
   UnknownEndpoint,
   Unprocessable,
   type BadRequestReason,
+  type NextStep,
 } from '../domain/errors.js';
 
 type Schemas = components['schemas'];
@@ -150,15 +151,58 @@ const UNAVAILABLE_MESSAGES: Record<ErrorShape, string> = {
   mcp: 'The store is temporarily unavailable. Transient: retry with backoff.',
 };
 
+/**
+ * A next step (src/domain/errors.ts) in REST's words, naming the route to take. A `clause` continues the message's
+ * sentence; any other is advice of its own (the read shape's `resolution`, or a sentence after the message).
+ */
+function restNextStep(next: NextStep): { text: string; clause?: true } {
+  switch (next.to) {
+    case 'list_products':
+      return { text: 'List products with GET /api/store/products.' };
+    case 'find_product':
+      return { text: 'List products with GET /api/store/products and use an id from there (or filter by handle).' };
+    case 'list_regions':
+      return {
+        text: 'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
+      };
+    case 'list_agent_products':
+      return { text: 'List products with GET /agent/products.' };
+    case 'list_agent_collections':
+      return { text: 'Use an id or handle from GET /agent/collections.' };
+    case 'list_agent_categories':
+      return { text: 'Use an id or handle from GET /agent/categories.' };
+    case 'create_cart':
+      return { text: 'create one with POST /agent/carts', clause: true };
+    case 'create_new_cart':
+      return { text: 'create a new cart with POST /agent/carts', clause: true };
+    case 'add_cart_line':
+      return { text: 'add one with POST /agent/carts/{id}/line-items first', clause: true };
+    case 'change_cart_line':
+      return {
+        text: `Change or remove line ${next.lineId} (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.`,
+      };
+  }
+}
+
 function messageOf(error: DomainError | undefined, shape: ErrorShape): string {
   if (error instanceof Unavailable) return UNAVAILABLE_MESSAGES[shape];
-  return error?.message ?? 'An unexpected error occurred.';
+  if (!error) return 'An unexpected error occurred.';
+  const step = shape === 'mcp' || !error.next ? undefined : restNextStep(error.next);
+  return step?.clause ? `${error.message.slice(0, -1)}; ${step.text}.` : error.message;
+}
+
+/** What to do next, when the error says more than the surface's default advice. */
+function resolutionOf(error: DomainError | undefined): string | undefined {
+  if (error?.resolution !== undefined) return error.resolution;
+  const step = error?.next && restNextStep(error.next);
+  return step && !step.clause ? step.text : undefined;
 }
 
 /** The message with the error's REST advice, for the shapes that have no field of their own for it. */
 function messageWithResolution(error: DomainError | undefined, shape: ErrorShape): string {
   const message = messageOf(error, shape);
-  return error?.resolution ? `${message} ${error.resolution}` : message;
+  const resolution = resolutionOf(error);
+  return resolution ? `${message} ${resolution}` : message;
 }
 
 const READ_RESOLUTIONS: Partial<Record<ReadCode, string>> = {
@@ -192,7 +236,7 @@ export function renderError(thrown: unknown, shape: ErrorShape): RenderedError {
     case 'page': {
       const code = readCode(error);
       const resolution =
-        error?.resolution ??
+        resolutionOf(error) ??
         (shape === 'page' ? PAGE_RESOLUTIONS : READ_RESOLUTIONS)[code] ??
         'Fix the request before retrying.';
       return { status, headers, body: { error: { code, message: messageOf(error, shape), resolution, ...param } } };

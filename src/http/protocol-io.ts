@@ -17,7 +17,7 @@ import {
   createProtocolSessionUnderGrant,
   type CreatePlan,
   type ProtocolCreate,
-} from '../services/protocol-sessions.js';
+} from '../services/checkout/create.js';
 
 /** An error answered in a binding's own shape: status and code are the protocol's (rendered by src/http/ucp.ts, acp.ts). */
 export class ProtocolError extends Error {

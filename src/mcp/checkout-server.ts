@@ -4,13 +4,8 @@ import type { components } from '../../codegen/types.js';
 import type { Deps } from '../deps.js';
 import { keyRefusalError } from '../domain/idempotency.js';
 import { currentVersion } from '../domain/versioning.js';
-import {
-  cancelCheckoutSession,
-  createCheckoutSession,
-  createCheckoutSessionIdempotently,
-  getCheckoutSession,
-  type CheckoutSession,
-} from '../services/checkout.js';
+import { cancelCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
+import { createCheckoutSession, createCheckoutSessionIdempotently } from '../services/checkout/create.js';
 import { createMcpServer, type McpServer } from './rpc.js';
 import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
 import { defineTool, type Tool } from './tools.js';

@@ -7,19 +7,23 @@ import type { Knex } from 'knex';
 import type { components } from '../../codegen/types.js';
 import type { Db } from '../db/knex.js';
 import * as carts from '../db/repositories/carts.js';
-import { BODY_ITEM, checkAvailable, pathUnder, referenceOf, variantOf, type ItemPath } from '../domain/cart-items.js';
+import {
+  availabilityProblem,
+  BODY_ITEM,
+  lineError,
+  matchVariant,
+  pathUnder,
+  referencesOf,
+  requestedItem,
+  type ItemPath,
+  type PurchasableVariantRow,
+} from '../domain/cart-items.js';
 import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
-import {
-  candidateVariants,
-  getCheckoutSession,
-  prepareSession,
-  presentCart,
-  storeNewCart,
-  type CheckoutSession,
-} from './checkout.js';
+import { candidateVariants, getCheckoutSession, presentCart, type CheckoutSession } from './checkout.js';
+import { createOpenCart } from './checkout/create.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
 type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
@@ -27,7 +31,7 @@ type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
 type CartChange = (trx: Knex.Transaction, cart: carts.CartRow, lines: carts.StoredLine[]) => Promise<void>;
 
 function cartNotFound(id: string): NotFound {
-  return new NotFound(`No cart ${id} belongs to this client; create one with POST /agent/carts.`, { param: 'id' });
+  return new NotFound(`No cart ${id} belongs to this client.`, { param: 'id', next: { to: 'create_cart' } });
 }
 
 function lineNotFound(cartId: string, lineId: string): NotFound {
@@ -41,7 +45,7 @@ function cartNotOpen(cart: carts.CartRow): Conflict {
     cart.status === 'canceled'
       ? 'became a checkout session that was cancelled'
       : 'became a checkout session and can no longer be changed';
-  return new Conflict('cart_not_open', `Cart ${cart.id} ${what}; create a new cart with POST /agent/carts.`);
+  return new Conflict('cart_not_open', `Cart ${cart.id} ${what}.`, undefined, { next: { to: 'create_new_cart' } });
 }
 
 /**
@@ -50,10 +54,10 @@ function cartNotOpen(cart: carts.CartRow): Conflict {
  */
 function lineUnavailable(error: unknown, lineId: string): unknown {
   if (!(error instanceof BadRequest)) return error;
-  const fix = `Change or remove line ${lineId} (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.`;
-  return new Conflict('line_item_unavailable', `${error.message} ${fix}`, undefined, {
+  return new Conflict('line_item_unavailable', error.message, undefined, {
     param: error.param,
     details: error.details,
+    next: { to: 'change_cart_line', lineId },
   });
 }
 
@@ -93,13 +97,26 @@ async function variantsInCart(
   cart: carts.CartRow,
   items: Array<{ item: CheckoutItemInput; at: ItemPath }>,
 ) {
+  const requested = items.map(({ item, at }) => requestedItem(item, at));
   const region = await resolveRegion(trx, cart.region_id);
-  const candidates = await candidateVariants(
-    trx,
-    items.map(({ item, at }) => referenceOf(item, at)),
-    region,
+  const candidates = await candidateVariants(trx, referencesOf(requested), region);
+  const variants = requested.map(({ ref }) => {
+    const variant = matchVariant(ref, candidates);
+    if ('reason' in variant) throw lineError(variant);
+    return variant;
+  });
+  return { variants, currencyCode: region.currency_code };
+}
+
+/** A line can be bought as creating a session would: priced in the region, at most 100, in stock. */
+function checkAvailable(variant: PurchasableVariantRow, quantity: number, at: ItemPath, currencyCode: string): void {
+  const problem = availabilityProblem(
+    variant,
+    quantity,
+    { itemParam: at(), quantityParam: at('quantity') },
+    currencyCode,
   );
-  return { variants: items.map(({ item, at }) => variantOf(item, at, candidates)), currencyCode: region.currency_code };
+  if (problem) throw lineError(problem);
 }
 
 /** The variant the body of a line-item request names. */
@@ -124,10 +141,9 @@ async function changeOpenCart(deps: Deps, clientId: string, id: string, change: 
 async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): Promise<void> {
   const lines = await carts.listLineRows(trx, cart.id);
   if (!lines.length)
-    throw new Conflict(
-      'cart_empty',
-      `Cart ${cart.id} has no line items; add one with POST /agent/carts/{id}/line-items first.`,
-    );
+    throw new Conflict('cart_empty', `Cart ${cart.id} has no line items.`, undefined, {
+      next: { to: 'add_cart_line' },
+    });
   const named = lines.map((line, index) => ({
     item: { variant_id: line.variant_id },
     at: pathUnder(`line_items[${index}]`),
@@ -135,7 +151,7 @@ async function requirePurchasable(trx: Knex.Transaction, cart: carts.CartRow): P
   const { variants, currencyCode } = await variantsInCart(trx, cart, named);
   lines.forEach((line, index) => {
     try {
-      checkAvailable({ variant: variants[index]!, quantity: line.quantity, at: named[index]!.at }, currencyCode);
+      checkAvailable(variants[index]!, line.quantity, named[index]!.at, currencyCode);
     } catch (error) {
       throw lineUnavailable(error, line.id);
     }
@@ -147,10 +163,8 @@ export async function createCart(
   clientId: string,
   input: components['schemas']['CheckoutSessionCreateRequest'],
 ): Promise<AgentCart> {
-  // The same read and insert as a checkout session's create, priced once: nothing is read back.
-  const { cart, lines, session } = await prepareSession(deps, input, { status: 'open', client_id: clientId });
-  await storeNewCart(deps, cart, lines);
-  return cartView(cart, session);
+  // Created as a checkout session is (one read, or an earlier one, and one insert), priced once: nothing is read back.
+  return createOpenCart(deps, clientId, input, (stored) => cartView(stored.cart, presentCart(deps, stored)));
 }
 
 export async function getCart(deps: Deps, clientId: string, id: string): Promise<AgentCart> {
@@ -163,7 +177,7 @@ export function addLineItem(deps: Deps, clientId: string, id: string, item: Chec
     const { variant, currencyCode } = await variantOfBody(trx, cart, item);
     const held = lines.find((line) => line.variant_id === variant.id);
     const quantity = (held?.quantity ?? 0) + (item.quantity ?? 1);
-    checkAvailable({ variant, quantity, at: BODY_ITEM }, currencyCode);
+    checkAvailable(variant, quantity, BODY_ITEM, currencyCode);
     if (held) return carts.setLineQuantity(trx, held.id, quantity);
     const position = (lines.at(-1)?.position ?? -1) + 1;
     await carts.insertLine(trx, id, { id: newId('cali'), variant_id: variant.id, quantity }, position);
@@ -180,7 +194,7 @@ export function updateLineItem(
   return changeOpenCart(deps, clientId, id, async (trx, cart, lines) => {
     const line = requireLine(cart, lines, lineId);
     const { variant, currencyCode } = await variantOfBody(trx, cart, { variant_id: line.variant_id });
-    checkAvailable({ variant, quantity, at: BODY_ITEM }, currencyCode);
+    checkAvailable(variant, quantity, BODY_ITEM, currencyCode);
     await carts.setLineQuantity(trx, line.id, quantity);
   });
 }

@@ -20,10 +20,10 @@ export interface AgentProductQuery {
   regionId?: string;
 }
 
-function unknownFilter(param: string, value: string, listing: string): BadRequest {
+function unknownFilter(param: 'collection' | 'category', value: string): BadRequest {
   return new BadRequest('invalid_parameter', `Unknown ${param} "${value}".`, {
     param,
-    resolution: `Use an id or handle from ${listing}.`,
+    next: { to: param === 'collection' ? 'list_agent_collections' : 'list_agent_categories' },
   });
 }
 
@@ -33,12 +33,11 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
   const search: repo.ProductSearch = { q: query.q };
   if (query.collection !== undefined) {
     search.collectionId = await repo.findCollectionId(db, query.collection);
-    if (search.collectionId === undefined)
-      throw unknownFilter('collection', query.collection, 'GET /agent/collections');
+    if (search.collectionId === undefined) throw unknownFilter('collection', query.collection);
   }
   if (query.category !== undefined) {
     search.categoryIds = await repo.findCategoryTreeIds(db, query.category);
-    if (!search.categoryIds.length) throw unknownFilter('category', query.category, 'GET /agent/categories');
+    if (!search.categoryIds.length) throw unknownFilter('category', query.category);
   }
   return repo.searchProductIds(db, search);
 }
@@ -46,9 +45,7 @@ async function filteredProductIds(db: Db, query: AgentProductQuery): Promise<str
 async function requireProductId(db: Db, idOrHandle: string): Promise<string> {
   const id = await repo.findProductId(db, idOrHandle);
   if (id === undefined)
-    throw new NotFound(`No product with id or handle "${idOrHandle}".`, {
-      resolution: 'List products with GET /agent/products.',
-    });
+    throw new NotFound(`No product with id or handle "${idOrHandle}".`, { next: { to: 'list_agent_products' } });
   return id;
 }
 

@@ -35,8 +35,7 @@ export function requireRegion(
   if (!region) {
     throw new BadRequest('invalid_parameter', `Unknown region "${regionId}".`, {
       param,
-      resolution:
-        'Use an id from GET /api/store/regions, or omit region_id for the default region (United States, USD).',
+      next: { to: 'list_regions' },
     });
   }
   return region;
@@ -64,9 +63,7 @@ export async function getProduct(db: Db, id: string, query: { regionId?: string;
   const { products } = await listProducts(db, { ...query, ids: [id], limit: 1, offset: 0 });
   const [product] = products;
   if (!product) {
-    throw new NotFound(`No product with id ${id}.`, {
-      resolution: 'List products with GET /api/store/products and use an id from there (or filter by handle).',
-    });
+    throw new NotFound(`No product with id ${id}.`, { next: { to: 'find_product' } });
   }
   return product;
 }

@@ -3,11 +3,11 @@
 // current one, so nothing committed between that read and the store is missed, and a stale read stores nothing (the
 // create then reads afresh). That saves the read's round trip: at 32 connections the read was half of a create's CPU
 // in the service and in PostgreSQL. Nothing here needs sharing between instances: each checks its reads against the
-// one database.
+// one database. The service owns one EarlierReads (src/service.ts, Deps.earlierReads), for its one database.
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../db/knex.js';
+import type { EarlierReads } from '../ports.js';
 
-/** How many sets of references each database's reads are kept for (the least recently used go first). */
+/** How many reads each cache keeps (the least recently used go first). */
 const EARLIER_READS = 1_000;
 /**
  * Clients name what is kept (the references of a create, whose key is their JSON), so each cache is bounded in bytes as
@@ -18,19 +18,15 @@ const EARLIER_READS = 1_000;
 const EARLIER_READS_MAX_BYTES = 16 * 1024 * 1024;
 const estimatedBytes = (_reads: object, key: string) => 64 * key.length + 1024;
 
-/** Reads by what they read (a create's read as a string), per database: one cache per kind of create. */
-export function earlierReadsCache<Reads extends object>(): (db: Db) => LRUCache<string, Reads> {
-  const byDatabase = new WeakMap<Db, LRUCache<string, Reads>>();
-  return (db) => {
-    let reads = byDatabase.get(db);
-    if (!reads) {
-      reads = new LRUCache<string, Reads>({
-        max: EARLIER_READS,
-        maxSize: EARLIER_READS_MAX_BYTES,
-        sizeCalculation: estimatedBytes,
-      });
-      byDatabase.set(db, reads);
-    }
-    return reads;
-  };
+/** Reads by what they read (as a string), bounded in entries and in bytes. */
+export function earlierReadsCache<Reads extends object>(): LRUCache<string, Reads> {
+  return new LRUCache<string, Reads>({
+    max: EARLIER_READS,
+    maxSize: EARLIER_READS_MAX_BYTES,
+    sizeCalculation: estimatedBytes,
+  });
+}
+
+export function createEarlierReads(): EarlierReads {
+  return { creates: earlierReadsCache(), grants: earlierReadsCache() };
 }

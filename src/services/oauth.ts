@@ -25,7 +25,6 @@ import {
 import { newId } from '../domain/ids.js';
 import { webhookSecret, webhookUrlProblem } from '../domain/webhooks.js';
 import { BadRequest } from '../domain/errors.js';
-import { earlierReadsCache } from './earlier-reads.js';
 import { capLiveTokens } from './retention.js';
 
 type Schemas = components['schemas'];
@@ -210,16 +209,6 @@ export interface Grant {
   scopes: string[];
 }
 
-/** A grant as read earlier, until when it holds, and the hash of its token. */
-interface ReadGrant {
-  grant: Grant;
-  tokenHash: string;
-  expiresAt: number;
-}
-
-/** The last read of each active token, by hash, per database (see earlier-reads.ts). */
-const earlierGrantsOf = earlierReadsCache<ReadGrant>();
-
 /**
  * The grant of an access token that is known, unexpired and unrevoked at `deps.now()`; read afresh on every request
  * (never taken from an earlier read, so a revocation is refused by the very next request), in a statement shared with
@@ -235,7 +224,7 @@ export async function findActiveGrant(deps: Deps, accessToken: string): Promise<
     return undefined;
   }
   const grant = { clientId: token.client_id, scopes: parseScope(token.scope) ?? [] };
-  earlierGrantsOf(deps.db).set(tokenHash, { grant, tokenHash, expiresAt: token.expires_at.getTime() });
+  deps.earlierReads.grants.set(tokenHash, { grant, tokenHash, expiresAt: token.expires_at.getTime() });
   return grant;
 }
 
@@ -245,6 +234,6 @@ export async function findActiveGrant(deps: Deps, accessToken: string): Promise<
  * whose every other answer waits for findActiveGrant.
  */
 export function earlierGrant(deps: Deps, accessToken: string): (Grant & { tokenHash: string }) | undefined {
-  const read = earlierGrantsOf(deps.db).get(hashSecret(accessToken));
+  const read = deps.earlierReads.grants.get(hashSecret(accessToken));
   return read && deps.now() < read.expiresAt ? { ...read.grant, tokenHash: read.tokenHash } : undefined;
 }

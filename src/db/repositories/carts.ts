@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { asPrepared, batchedPerDatabase, readByKey, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
+import type { BuyerDetails } from '../../domain/protocol-session.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { stillPricedAt } from './catalog-version.js';
 import {
@@ -61,6 +62,35 @@ export interface NewLine {
 /** jsonb columns are written as JSON text: the driver would send an array as a PostgreSQL array. */
 function jsonText(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/** The buyer as stored: the email in its column, names and phone in `buyer_details`. */
+export function buyerColumns(buyer: BuyerDetails | null): Pick<CartRow, 'buyer_email' | 'buyer_details'> {
+  if (!buyer) return { buyer_email: null, buyer_details: null };
+  const { email, ...details } = buyer;
+  return {
+    buyer_email: email ?? null,
+    buyer_details: Object.keys(details).length ? (details as Record<string, string>) : null,
+  };
+}
+
+/** The buyer a cart's columns hold, or null for none. */
+export function buyerOf(cart: Pick<CartRow, 'buyer_email' | 'buyer_details'>): BuyerDetails | null {
+  const details = cart.buyer_details ?? {};
+  const buyer = { ...(cart.buyer_email ? { email: cart.buyer_email } : {}), ...details };
+  return Object.keys(buyer).length ? buyer : null;
+}
+
+/**
+ * A value as a jsonb column gives it back: jsonb keeps an object's keys ordered shorter first, then bytewise, whatever
+ * order they were sent in, so a session built from what was just stored shows its jsonb columns as a read would.
+ */
+export function asJsonb(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asJsonb);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value).map(([key, member]) => [key, Buffer.from(key), asJsonb(member)] as const);
+  entries.sort(([, a], [, b]) => a.length - b.length || Buffer.compare(a, b));
+  return Object.fromEntries(entries.map(([key, , member]) => [key, member]));
 }
 
 function withJsonColumns<T extends Partial<CartRow>>(row: T): T {

@@ -209,13 +209,23 @@ export interface CreateVariantRow extends PurchasableVariantRow {
   thumbnail: string | null;
 }
 
-/** What a new cart is built from, exactly as findRegion, findPurchasableVariants and findPromotions give it. */
+/**
+ * What a new session is built from, whichever surface asks: its region, the variants its references name priced there
+ * and the promotions among its codes; for a protocol's market, whether its country is served and every region's
+ * currency.
+ */
 export interface NewCartReads {
   region: RegionRow | undefined;
-  variants: PurchasableVariantRow[];
+  /** Whether the market's country is one a region serves (false without a country). */
+  countryServed: boolean;
+  /** Every region's currency, in rank order (what an unsupported currency is answered with). */
+  currencies: string[];
+  variants: CreateVariantRow[];
   promotions: Map<string, Promotion>;
   /** Under an Idempotency-Key, the key's record (undefined when it has none). */
   keyRecord?: IdempotencyRecord | undefined;
+  /** Under a protocol's key, the key's record (undefined when it has none). */
+  protocolRecord?: StoredAnswer | undefined;
   /** The catalogue's version these reads saw (see insertCart's `pricedAt`). */
   catalogVersion: string;
 }
@@ -394,16 +404,19 @@ export function findCreateReads(db: Db, read: NewCartRead): Promise<CreateReads>
 }
 
 /**
- * The region (that id, or the default), the variants the references name priced in it, the promotions among the
- * codes and, under an Idempotency-Key, the key's record: a REST create's reads (findCreateReads).
+ * A create's reads (findCreateReads), whichever surface asks: the region (that id, or the market's, or the default),
+ * the variants the references name priced in it, the promotions among the codes and, under a key, the key's record.
  */
 export async function findNewCartReads(db: Db, read: NewCartRead): Promise<NewCartReads> {
   const row = await findCreateReads(db, read);
   return {
     region: row.region ?? undefined,
+    countryServed: row.country_served,
+    currencies: row.currencies,
     variants: row.variants,
     promotions: promotionsOf(row.promotions),
     catalogVersion: row.catalog_version,
     ...(read.key ? { keyRecord: row.key_record ?? undefined } : {}),
+    ...(read.protocolKey ? { protocolRecord: row.protocol_record ?? undefined } : {}),
   };
 }

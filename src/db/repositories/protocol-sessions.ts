@@ -1,9 +1,7 @@
-// The one read of an ACP or UCP create (the market's region, the requested variants priced in it, the promotions the
-// codes name, and the key's record) is REST's, NEW_CART_READS, batched with every other create's; the write stores
-// the session with its answer (storeProtocolCreate), group-committed with other creates'.
+// The write of an ACP or UCP create under its key: the session with its answer (storeProtocolCreate), group-committed
+// with other creates'. Its read is every create's, findNewCartReads (NEW_CART_READS).
 import { batchedPerDatabase, numberedPlaceholders, runPrepared, type Db } from '../knex.js';
 import { NEW_CARTS_AND_LINES, newCartsAndLinesBindings, type NewCartRow, type NewLine } from './carts.js';
-import { findCreateReads, type CreateVariantRow, type KeyToRead, type RegionRow } from './catalog.js';
 import {
   INSERT_PROTOCOL_ANSWERS,
   MAX_ANSWERS_PER_STATEMENT,
@@ -13,55 +11,6 @@ import {
   type ProtocolCreateStored,
   type StoredAnswer,
 } from './protocol-idempotency.js';
-import type { Promotion } from '../../domain/promotions.js';
-import { promotionsOf } from './promotions.js';
-
-export interface ProtocolCreateReads {
-  /** The market's region; none for a currency no region sells in (or a store without a default region). */
-  region: RegionRow | undefined;
-  /** Whether the requested country (lower case) is one a region serves. */
-  countryServed: boolean;
-  /** Every region's currency, in rank order (what an unsupported currency is answered with). */
-  currencies: string[];
-  /** The requested variants, with what the session shows of them, their stock and their price in the region. */
-  variants: CreateVariantRow[];
-  /** The stored promotions among the codes, keyed by code. */
-  promotions: Map<string, Promotion>;
-  /** The key's record, if it has one (timestamps as JSON gives them). */
-  record: StoredAnswer | undefined;
-  /** The catalogue's version these reads saw (see ProtocolCreateToStore's `pricedAt`). */
-  catalogVersion: string;
-}
-
-export interface ProtocolCreateQuery {
-  /** UCP: the buyer's country, lower case: its region, else the default one (also when absent). */
-  country: string | null;
-  /** ACP: the currency, lower case: the region selling in it, and no other. Takes precedence over `country`. */
-  currency: string | null;
-  variantIds: string[];
-  /** Promotion codes in their canonical form. */
-  codes: string[];
-  key: KeyToRead | undefined;
-}
-
-export async function readProtocolCreate(db: Db, query: ProtocolCreateQuery): Promise<ProtocolCreateReads> {
-  const row = await findCreateReads(db, {
-    regionId: undefined,
-    market: { country: query.country, currency: query.currency },
-    refs: { variantIds: query.variantIds, skus: [], productHandles: [] },
-    codes: query.codes,
-    protocolKey: query.key,
-  });
-  return {
-    region: row.region ?? undefined,
-    countryServed: row.country_served,
-    currencies: row.currencies,
-    variants: row.variants,
-    promotions: promotionsOf(row.promotions),
-    record: row.protocol_record ?? undefined,
-    catalogVersion: row.catalog_version,
-  };
-}
 
 /**
  * A create's answer under its key, and the session it reports, if it created one; `pricedAt`: the catalogue version

@@ -8,6 +8,7 @@ import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-sessio
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
+import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
 
 export type AcpOperation = 'create' | 'retrieve' | 'update' | 'complete' | 'cancel';
@@ -132,7 +133,7 @@ export function createAcpOperations(deps: Deps) {
       : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
-  function create(call: AcpCall): sessions.CreatePlan<{ currency: string }> {
+  function create(call: AcpCall): CreatePlan<{ currency: string }> {
     const input = validatedSession('acp.create', call.body);
     return {
       input: {

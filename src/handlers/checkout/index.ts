@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { OperationHandler, OperationHandlers } from '../../http/openapi.js';
 import { keyRefusalError } from '../../domain/idempotency.js';
 import * as checkout from '../../services/checkout.js';
+import * as creates from '../../services/checkout/create.js';
 
 type CheckoutOperation =
   | 'createCheckoutSession'
@@ -19,8 +20,8 @@ export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOp
   /** Under an Idempotency-Key, a replay answers the stored status, body and API version. */
   const create: OperationHandler<'createCheckoutSession'> = async ({ body }, ctx) => {
     const key = ctx.get('Idempotency-Key');
-    if (!key) return { status: 201, body: await checkout.createCheckoutSession(deps, body) };
-    const created = await checkout.createCheckoutSessionIdempotently(deps, body, key, ctx.response.get('API-Version'));
+    if (!key) return { status: 201, body: await creates.createCheckoutSession(deps, body) };
+    const created = await creates.createCheckoutSessionIdempotently(deps, body, key, ctx.response.get('API-Version'));
     if (created.kind !== 'created') throw keyRefusalError(created);
     if (created.replayed) {
       ctx.set('API-Version', created.apiVersion);

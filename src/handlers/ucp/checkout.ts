@@ -15,6 +15,7 @@ import {
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
+import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
 
@@ -158,7 +159,7 @@ export function createUcpOperations(deps: Deps) {
     );
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
-  function create(call: UcpCall): sessions.CreatePlan<{ country: string | undefined }> {
+  function create(call: UcpCall): CreatePlan<{ country: string | undefined }> {
     const input = validated('ucp.create', call.body);
     const country = input.context?.address_country;
     const discounts = discountCodes(input, call);
