@@ -110,6 +110,20 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
   }
 }
 
+/** `"__proto__"`, however escaped: only a body that may name it as a key is parsed again to find out. */
+const MAY_NAME_PROTO =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"/;
+
+/** Whether a JSON text has a key `__proto__`, which would reach an object's prototype once copied. */
+function namesProto(text: string): boolean {
+  let found = false;
+  JSON.parse(text, (key, value: unknown) => {
+    if (key === '__proto__') found = true;
+    return value;
+  });
+  return found;
+}
+
 /** The methods whose bodies the contract's operations read. */
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** JSON media types (as the former body parser took them), then forms. */
@@ -164,8 +178,8 @@ async function readInto(ctx: AppContext): Promise<Error | undefined> {
   const source = decodedBody(ctx.req);
   if (!source) return unparsable();
   const read = await readBody(source, BODY_LIMIT_BYTES);
+  // Node discards the rest of a body too large to read once the answer is sent, and keeps the connection.
   if (read.outcome === 'too_large') {
-    ctx.set('Connection', 'close'); // the rest of the body is never read
     return new PayloadTooLarge(`The request body is larger than the ${BODY_LIMIT} limit.`, { param: 'body' });
   }
   if (read.outcome === 'aborted') return unparsable();
@@ -176,9 +190,9 @@ async function readInto(ctx: AppContext): Promise<Error | undefined> {
   }
   const text = read.text.trim();
   if (text === '') return undefined;
-  // Strict, as before: a JSON body is an object or an array.
+  // Strict, as before: a JSON body is an object or an array, and never names `__proto__` as a key.
   const parsed = text[0] === '{' || text[0] === '[' ? parseJson(text) : { ok: false as const };
-  if (!parsed.ok) return unparsable();
+  if (!parsed.ok || (MAY_NAME_PROTO.test(text) && namesProto(text))) return unparsable();
   ctx.request.body = parsed.value;
   return depthError(parsed.value);
 }

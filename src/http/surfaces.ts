@@ -131,16 +131,14 @@ export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMi
 }
 
 /**
- * Retirement notices (Deprecation, Sunset, Link) on the routes an announced retirement names: compiled in only where
- * one could apply (a template's parameters stand for any value), checked per request there.
+ * Retirement notices (Deprecation, Sunset, Link): compiled in only on routes whose method an announced retirement
+ * names (its paths are patterns of concrete paths, checked per request there).
  */
 function notices(deps: Deps): Step {
   const notice = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
-  return ({ method, path }) => {
-    const sample = path.replace(/\{[^}]+\}/g, 'x').replace(/\*$/, 'x');
-    const methods = method === undefined ? ROUTED_METHODS : [method];
+  return ({ method }) => {
     const applies = deps.deprecations.some(
-      (entry) => (entry.method === '*' || methods.includes(entry.method as HTTPMethod)) && entry.path.test(sample),
+      (entry) => entry.method === '*' || method === undefined || entry.method === method,
     );
     return applies ? notice : undefined;
   };

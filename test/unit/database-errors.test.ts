@@ -1,6 +1,7 @@
 import knex from 'knex';
 import { describe, expect, it } from 'vitest';
 import { batchedPerDatabase, isDatabaseUnavailable, isRejectedInput } from '../../src/db/knex.js';
+import { Store } from '../../src/db/store.js';
 
 /** A driver error as node-postgres raises it: an Error with PostgreSQL's SQLSTATE in `code`. */
 function databaseError(code: string): Error {
@@ -52,8 +53,8 @@ describe('database errors', () => {
         maxBatch: 10,
         maxInFlight: 1,
       }));
-      // Never connects: the batcher only keys its queue on the instance.
-      const db = knex({ client: 'pg' });
+      // Never connects: the batcher keeps its queue in the database's store.
+      const db = knex({ client: 'pg', userParams: { store: new Store() } });
       try {
         const store = batched(db);
         const outcomes = await Promise.all(
