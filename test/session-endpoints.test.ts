@@ -638,25 +638,35 @@ describe('POST /checkout_sessions', () => {
   });
 
   it('a retiring endpoint: Deprecation, Sunset and a Link to the changelog', async () => {
-    const { deprecations } = api.service.deps;
-    deprecations.push({
-      subject: 'POST /checkout-sessions',
-      method: 'POST',
-      path: /^\/checkout-sessions$/,
-      deprecatedAt: '2026-11-01',
-      sunsetAt: '2027-03-01',
-      description: 'Test-only retirement.',
+    // Retirements are announced at start (each route's pipeline is compiled with the notices that can apply to it).
+    const retiring = await startTestService({
+      env: { TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) },
+      log: requests.log,
+      deprecations: [
+        {
+          subject: 'POST /checkout-sessions',
+          method: 'POST',
+          path: /^\/checkout-sessions$/,
+          deprecatedAt: '2026-11-01',
+          sunsetAt: '2027-03-01',
+          description: 'Test-only retirement.',
+        },
+      ],
     });
     try {
-      expectAnswer(await send('/checkout-sessions', post()), {
+      expectAnswer(await send('/checkout-sessions', post(), undefined, retiring), {
         status: 201,
         headers: checkout(deprecated),
         body: PROMOTED,
       });
       // The other spelling is not retiring.
-      expectAnswer(await send('/checkout_sessions', post()), { status: 201, headers: checkout(), body: PROMOTED });
+      expectAnswer(await send('/checkout_sessions', post(), undefined, retiring), {
+        status: 201,
+        headers: checkout(),
+        body: PROMOTED,
+      });
     } finally {
-      deprecations.pop();
+      await retiring.close();
     }
   });
 

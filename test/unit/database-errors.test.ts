@@ -1,4 +1,4 @@
-import knex from 'knex';
+import knex, { type Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
 import { batchedPerDatabase, isDatabaseUnavailable, isRejectedInput } from '../../src/db/knex.js';
 import { Store } from '../../src/db/store.js';
@@ -54,7 +54,7 @@ describe('database errors', () => {
         maxInFlight: 1,
       }));
       // Never connects: the batcher keeps its queue in the database's store.
-      const db = knex({ client: 'pg', userParams: { store: new Store() } });
+      const db = knex({ client: 'pg', userParams: { store: new Store() } } as Knex.Config);
       try {
         const store = batched(db);
         const outcomes = await Promise.all(
