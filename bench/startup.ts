@@ -91,7 +91,7 @@ async function measureStart(root: string, prepared: string): Promise<Start> {
   const url = `http://127.0.0.1:${port}`;
   const loadAverage = loadavg()[0]!;
   const started = performance.now();
-  const child = spawn('npm', ['start', '--silent'], {
+  const child = spawn('npm', ['start'], {
     cwd: root,
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],

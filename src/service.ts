@@ -113,7 +113,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     lifecycle: { draining: false },
     readCache: createReadCache(),
-    stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
+    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
   };
   const stopSweeps = startRetentionSweeps(deps);
   const stopWebhooks = startWebhookDelivery(deps);
