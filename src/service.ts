@@ -115,8 +115,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
     readCache: createReadCache(),
     stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
   };
-  const stopSweeps = startRetentionSweeps(deps);
-  const stopWebhooks = startWebhookDelivery(deps);
   const document = loadDocument();
   const cacheable = cacheableOperations(document);
   // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
@@ -173,6 +171,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  // The background work starts once the service answers: its first rounds then never compete with the start (both are
+  // interval timers, so they ran no sooner before; a listen that fails leaves none running).
+  const stopSweeps = startRetentionSweeps(deps);
+  const stopWebhooks = startWebhookDelivery(deps);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
