@@ -5,6 +5,7 @@
 import type { Measurement } from './load.js';
 import type { RowKind } from './rows.js';
 import { formatStalls, type StallRow } from './stalls.js';
+import { MAX_IDLE_RSS_BYTES, MAX_START_MS, type Start } from './startup.js';
 
 const MB = 1_000_000;
 
@@ -108,6 +109,16 @@ export interface Report {
   peakRss: { serviceBytes: number; ceilingBytes: number; check: Check };
   /** Lines the service wrote (it logs at warn and above) during the run. */
   serviceLogLines: number;
+  /** Issue #30 item 6: fresh `npm start`s on the embedded default (bench/startup.ts); absent with --starts 0. */
+  startup?: StartupFigures;
+}
+
+export interface StartupFigures {
+  starts: Start[];
+  summary: { startMs: Spread; serviceCpuMs: Spread; idleRssBytes: Spread };
+  /** The median start, and the largest idle RSS of the starts. */
+  checks: { startMs: Check; idleRssBytes: Check };
+  pass: boolean;
 }
 
 function atMost(value: number, limit: number): Check {
@@ -157,6 +168,19 @@ export function judgeRow(
 
 export function judgePeakRss(serviceBytes: number, ceilingBytes: number): Report['peakRss'] {
   return { serviceBytes, ceilingBytes, check: atMost(serviceBytes, MAX_PEAK_RSS_BYTES) };
+}
+
+export function judgeStarts(starts: Start[]): StartupFigures {
+  const summary = {
+    startMs: spread(starts.map((start) => start.startMs)),
+    serviceCpuMs: spread(starts.map((start) => start.serviceCpuMs)),
+    idleRssBytes: spread(starts.map((start) => start.idleRssBytes)),
+  };
+  const checks = {
+    startMs: atMost(summary.startMs.median, MAX_START_MS),
+    idleRssBytes: atMost(summary.idleRssBytes.max, MAX_IDLE_RSS_BYTES),
+  };
+  return { starts, summary, checks, pass: checks.startMs.pass && checks.idleRssBytes.pass };
 }
 
 const verdict = (check: Check) => (check.pass ? 'PASS' : 'FAIL');
@@ -222,9 +246,28 @@ export function formatRows(rows: ReportRow[]): string {
   return markdownTable([HEADER, ...rows.map(cells)]);
 }
 
+const seconds = (milliseconds: number) => `${(milliseconds / 1000).toFixed(2)} s`;
+
+/** One line for the starts: wall time and idle RSS judged, the service's CPU beside them (the load cannot stretch it). */
+export function formatStartup(startup: StartupFigures): string {
+  const { starts, summary, checks } = startup;
+  const each = starts
+    .map(
+      (start) => `${seconds(start.startMs)} / ${megabytes(start.idleRssBytes)} (load ${start.loadAverage.toFixed(1)})`,
+    )
+    .join(', ');
+  return (
+    `npm start to the first 200 on /healthz, embedded default, ${starts.length} fresh start(s): median ` +
+    `${seconds(summary.startMs.median)} ${verdict(checks.startMs)} (≤ ${seconds(checks.startMs.limit)}), service CPU ` +
+    `${seconds(summary.serviceCpuMs.median)}; idle RSS at most ${megabytes(summary.idleRssBytes.max)} ` +
+    `${verdict(checks.idleRssBytes)} (≤ ${megabytes(checks.idleRssBytes.limit)}). Each: ${each}.`
+  );
+}
+
 export function formatReport(report: Report, resultsPath: string, logPath: string): string {
   const { settings, machine, peakRss } = report;
   const lines = [
+    ...(report.startup ? [formatStartup(report.startup), ''] : []),
     formatRows(report.rows),
     '',
     ...(report.stalls.length ? [formatStalls(report.stalls), ''] : []),

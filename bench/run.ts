@@ -11,6 +11,9 @@
 //   --smoke            one round of about 1 s per row, to keep the harness working in CI
 //   --cpu-prof         write a V8 CPU profile of the service to bench/profiles/
 //   --embedded         the service on embedded PGlite (a copy of ./.data, as `npm start` without DATABASE_URL)
+//   --starts <n>       fresh `npm start`s timed to the first /healthz 200, with their idle RSS (bench/startup.ts;
+//                      default 3 with --embedded, 1 with --smoke, otherwise 0), measured before any other server starts
+//   --start-only       only those starts (printed, and written to bench/startup-results.json)
 // After the rows, the longest event-loop stall while the service is sent the worst bodies and platform profiles its
 // limits allow (bench/stalls.ts; --only filters those by title too).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,8 +39,10 @@ import {
 } from './processes.js';
 import {
   formatReport,
+  formatStartup,
   judgePeakRss,
   judgeRow,
+  judgeStarts,
   type CeilingFigures,
   type Report,
   type ReportRow,
@@ -45,11 +50,13 @@ import {
 } from './report.js';
 import { prepareRows, type Ceiling, type ReadyRow, type Row } from './rows.js';
 import { measureStalls } from './stalls.js';
+import { measureStarts } from './startup.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsPath = 'bench/results.json';
 const logPath = 'bench/service.log';
 const profilesPath = 'bench/profiles';
+const startupResultsPath = 'bench/startup-results.json';
 
 interface Options extends LoadSettings {
   rounds: number;
@@ -57,6 +64,8 @@ interface Options extends LoadSettings {
   smoke: boolean;
   cpuProf: boolean;
   embedded: boolean;
+  starts: number;
+  startOnly: boolean;
 }
 
 function parseOptions(args: string[]): Options {
@@ -71,6 +80,8 @@ function parseOptions(args: string[]): Options {
       smoke: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       embedded: { type: 'boolean', default: false },
+      starts: { type: 'string' },
+      'start-only': { type: 'boolean', default: false },
     },
   });
   // Smoke: 0.1 s + 0.4 s against each server, about 1 s per row.
@@ -80,6 +91,11 @@ function parseOptions(args: string[]): Options {
     cpuProf: values['cpu-prof'],
     only: values.only,
     embedded: values.embedded,
+    starts:
+      values.starts === '0'
+        ? 0
+        : Math.round(positiveNumber(values.starts, smoke ? 1 : values.embedded ? 3 : 0, 'starts')),
+    startOnly: values['start-only'],
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
@@ -198,6 +214,8 @@ function countLines(path: string): number {
 
 async function bench(options: Options, cleanups: Array<() => Promise<void>>): Promise<Report> {
   const [loadAverageAtStart = 0] = loadavg(); // other work on this small machine skews every figure
+  // The starts first, while none of the bench's own servers is running beside them.
+  const startup = options.starts > 0 ? judgeStarts(await measureStarts(root, options.starts)) : undefined;
   const database = options.embedded
     ? copyEmbeddedDatabase(root)
     : await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
@@ -276,6 +294,7 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
     serviceIdleRssBytes,
     peakRss: judgePeakRss(servicePeak, peakRss(ceiling.pid)),
     serviceLogLines: countLines(`${root}/${logPath}`),
+    ...(startup ? { startup } : {}),
   };
 }
 
@@ -293,6 +312,15 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const cleanups: Array<() => Promise<void>> = [];
   process.once('SIGINT', () => void cleanUp(cleanups).finally(() => process.exit(130)));
+  if (options.startOnly) {
+    const startup = judgeStarts(await measureStarts(root, Math.max(options.starts, 1)));
+    writeFileSync(
+      `${root}/${startupResultsPath}`,
+      `${JSON.stringify({ date: new Date().toISOString(), startup }, null, 2)}\n`,
+    );
+    process.stdout.write(`${formatStartup(startup)}\nResults: ${startupResultsPath}\n`);
+    return;
+  }
   try {
     const report = await bench(options, cleanups);
     writeFileSync(`${root}/${resultsPath}`, `${JSON.stringify(report, null, 2)}\n`);

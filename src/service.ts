@@ -1,7 +1,7 @@
 // Builds and runs the whole service in one process: database, contract, HTTP server; and stops it cleanly.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
 import { Store } from './db/store.js';
@@ -44,7 +44,10 @@ export interface ServiceOptions {
   deprecations?: Deprecation[];
 }
 
-function connectRedis(config: Config, log: Logger): Redis {
+async function connectRedis(config: Config, log: Logger): Promise<Redis> {
+  // Loaded only when REDIS_URL is set: the client costs a tenth of a second and ~10 MB to load, which a start without
+  // Redis (the embedded default) would pay for nothing.
+  const { Redis } = await import('ioredis');
   // No offline queue and a command timeout: a Redis that is down or stalls fails the command at once or within the
   // timeout, and the limiter counts the request in memory instead of holding it.
   const redis = new Redis(config.redisUrl!, {
@@ -93,7 +96,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const store = new Store();
   const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
-  const redis = config.redisUrl ? connectRedis(config, log) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config, log) : undefined;
   if (redis) await redisSettled(redis);
   // What the services are built from; the web layer's parts are added to it below, where only the web sees them.
   const services: Deps = {
@@ -112,10 +115,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
-    stripe: config.payments.mode === 'stripe' ? createStripeClient(config.payments) : undefined,
+    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
   };
-  const stopSweeps = startRetentionSweeps(services);
-  const stopWebhooks = startWebhookDelivery(services);
   const deps: WebDeps = {
     ...services,
     rateLimiter: createRateLimiter(
@@ -177,6 +178,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  // The background work starts once the service answers: its first rounds then never compete with the start (both are
+  // interval timers, so they ran no sooner before; a listen that fails leaves none running).
+  const stopSweeps = startRetentionSweeps(services);
+  const stopWebhooks = startWebhookDelivery(services);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 

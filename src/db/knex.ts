@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
-import pg from 'pg';
 import type { Logger } from '../log.js';
 import { projectPath } from '../paths.js';
 import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './batching.js';
@@ -14,9 +13,6 @@ import { migrationSource } from './migrations/index.js';
 import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
 import { Store, storeOf, type StoreParams } from './store.js';
-
-// Amounts are stored as integer minor units; COUNT and SUM come back as int8, which pg returns as strings.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
 export type Db = Knex;
 
@@ -145,7 +141,11 @@ function reusable(connection: PgConnection): boolean {
   return false;
 }
 
-function postgresConfig(databaseUrl: string, statementTimeoutMs: number): Knex.Config {
+async function postgresConfig(databaseUrl: string, statementTimeoutMs: number): Promise<Knex.Config> {
+  // node-postgres is loaded only for PostgreSQL: the embedded default's start does not need its ~25 modules.
+  const { default: pg } = await import('pg');
+  // Amounts are stored as integer minor units; COUNT and SUM come back as int8, which pg returns as strings.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
   return {
     client: 'pg',
     connection: {
@@ -207,7 +207,7 @@ async function pgliteConfig(dir: string): Promise<Knex.Config> {
 /** Opens the database with `store` as what the process keeps for it (statement batchers, prepared statements). */
 export async function createDatabase(options: DatabaseOptions, log: Logger, store = new Store()): Promise<Db> {
   const config = options.databaseUrl
-    ? postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000)
+    ? await postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000)
     : await pgliteConfig(options.pgliteDir);
   // Knex reports pool and connection trouble through this logger rather than the console.
   const knexLog = {

@@ -1,7 +1,7 @@
 // The Stripe adapter: a hosted Checkout Session per quote (reused while the quote is unchanged), made only once what
 // it may take is held for it, the webhook events that turn a session into an order, and the refunds of payments the
 // store refused. Every call has a timeout and an idempotency key.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { PaymentsConfig } from '../../config.js';
 import * as payments from '../../db/repositories/payments.js';
 import * as processorCheckouts from '../../db/repositories/processor-checkouts.js';
@@ -32,9 +32,18 @@ const MAX_CHECKOUTS_PER_SESSION = 10;
 /** How old a signed webhook may be (Stripe's own default): older ones are replays. */
 const SIGNATURE_TOLERANCE_S = 300;
 
-export function createStripeClient(config: StripeConfig): Stripe {
+/**
+ * The SDK is loaded when Stripe takes payment, not with this module: it costs the start a few hundred modules' worth
+ * of loading and ~15 MB of RSS, which the test and pay-by-link modes (and the embedded default) never use.
+ */
+async function stripeSdk(): Promise<typeof Stripe> {
+  return (await import('stripe')).default;
+}
+
+export async function createStripeClient(config: StripeConfig): Promise<Stripe> {
   const api = config.apiUrl ? new URL(config.apiUrl) : undefined;
-  return new Stripe(config.secretKey, {
+  const StripeSdk = await stripeSdk();
+  return new StripeSdk(config.secretKey, {
     timeout: CALL_TIMEOUT_MS,
     maxNetworkRetries: 1,
     telemetry: false,
@@ -253,9 +262,10 @@ export async function handleStripeWebhook(
   signature: string,
 ): Promise<WebhookOutcome> {
   if (!signature) throw invalidSignature('the header is missing.');
+  const { webhooks, errors } = await stripeSdk();
   let event: Stripe.Event;
   try {
-    event = Stripe.webhooks.constructEvent(
+    event = webhooks.constructEvent(
       rawBody,
       signature,
       config.webhookSecret,
@@ -264,7 +274,7 @@ export async function handleStripeWebhook(
       deps.now(),
     );
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature(error.message);
+    if (error instanceof errors.StripeSignatureVerificationError) throw invalidSignature(error.message);
     throw error;
   }
   const ignored: WebhookOutcome = { event: event.id, result: 'ignored' };
