@@ -187,7 +187,7 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
 
   return (ctx) => {
     const path = withoutTrailingSlashes(ctx.path);
-    const decodable = isDecodable(path);
+    const decodable = !path.includes('%') || isDecodable(path);
     const found = router.find('GET', decodable ? path : encodeURI(path));
     if (!found) return everywhereElse(ctx);
     const routes = found.store as PathRoutes;
