@@ -65,7 +65,7 @@ function canonicalParam(operation: Operation, param: string): string {
 }
 
 /** The 400 for what the contract's validators found wrong with a request. */
-export function validationFailed(operation: Operation, errors: ErrorObject[]): never {
+function validationFailed(operation: Operation, errors: ErrorObject[]): never {
   const problem = firstProblem(errors);
   const param = canonicalParam(operation, problem.param);
   throw new BadRequest(VALIDATION_REASONS[problem.kind], problem.message.replace(problem.param, param), { param });

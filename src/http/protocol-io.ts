@@ -132,7 +132,7 @@ export function notStored(response: ProtocolResponse): ProtocolResponse {
 }
 
 /** Sets an answer's headers, the response's then the binding's own, as `sendProtocolResponse` sends them. */
-export function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
+function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
   for (const [name, value] of Object.entries({ ...response.headers, ...headers })) exchange.set(name, value);
 }
 

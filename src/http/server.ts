@@ -9,7 +9,7 @@ import { logRequest, RequestState, requestIdOf } from './request-context.js';
 import { compileRoutes, type RouteParts } from './routes.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
-export function createApp(parts: RouteParts): Koa<AppState> {
+function createApp(parts: RouteParts): Koa<AppState> {
   const { deps } = parts;
   const { log, lifecycle } = deps;
   // Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right: entries further left

@@ -18,9 +18,6 @@ import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type Answer,
  */
 export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
 
-/** Largest request body, in bytes: the same 100 kB as every body (src/http/body.ts). */
-export const MCP_BODY_LIMIT = BODY_LIMIT_BYTES;
-
 /** JSON-RPC's code for server-defined errors; MCP's SDKs use it for transport refusals. */
 const TRANSPORT_ERROR = -32000;
 
@@ -133,13 +130,13 @@ export function admit(ctx: AppContext, deps: Deps): boolean {
 }
 
 /** The one JSON-RPC message object a body holds, or why it cannot be served. */
-export function parseMessage(body: BodyRead): { ok: true; message: object } | { ok: false; refusal: Refusal } {
+function parseMessage(body: BodyRead): { ok: true; message: object } | { ok: false; refusal: Refusal } {
   const refused = (status: number, code: number, message: string) => ({
     ok: false as const,
     refusal: { status, code, message },
   });
   if (body.outcome === 'too_large')
-    return refused(413, TRANSPORT_ERROR, `The request body is larger than the ${MCP_BODY_LIMIT / 1024} kB limit.`);
+    return refused(413, TRANSPORT_ERROR, `The request body is larger than the ${BODY_LIMIT_BYTES / 1024} kB limit.`);
   if (body.outcome === 'aborted') return refused(400, PARSE_ERROR, 'Parse error: the body could not be read.');
   const parsed = parseJson(body.text);
   if (!parsed.ok) return refused(400, PARSE_ERROR, 'Parse error: the body is not valid JSON.');
@@ -160,7 +157,7 @@ export function parseMessage(body: BodyRead): { ok: true; message: object } | { 
 
 /** Reads and checks the JSON-RPC message; answers and returns undefined when it cannot be served. */
 export async function readMessage(ctx: AppContext): Promise<object | undefined> {
-  const body = await readBody(ctx.req, MCP_BODY_LIMIT);
+  const body = await readBody(ctx.req, BODY_LIMIT_BYTES);
   const parsed = parseMessage(body);
   if (parsed.ok) return parsed.message;
   if (body.outcome === 'too_large') ctx.set('Connection', 'close'); // the rest of the body is never read
