@@ -840,6 +840,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/acp/feed/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the catalogue as an ACP product feed
+         * @description The catalogue as ACP 2026-04-17's product feed (`ProductsResponse` of `schema.feed.json`) for one target country,
+         *     priced in that country's region. Public, like the catalogue itself: no token and no `API-Version` is needed (the
+         *     answer names the version). The same document, as ACP's `UpsertProductsRequest`, is what `npm run feed:export`
+         *     writes for a platform's feed API. A country the store does not ship to is 400 `country_not_served`, whose message
+         *     lists the countries served.
+         */
+        get: operations["getAcpProductFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -2065,6 +2089,61 @@ export interface components {
                 /** Format: uri */
                 permalink_url: string;
             };
+        };
+        /**
+         * AcpFeedProduct
+         * @description One catalogue product as ACP's feed `Product`.
+         */
+        AcpFeedProduct: {
+            /**
+             * @description The catalogue's product id.
+             * @example prod_01tongue2pack
+             */
+            id: string;
+            title: string;
+            /** @description The catalogue's HTML description, and the same text without markup. */
+            description?: {
+                plain: string;
+                html: string;
+            };
+            /** @description The product's thumbnail. */
+            media?: {
+                /** @constant */
+                type: "image";
+                /** Format: uri */
+                url: string;
+                alt_text: string;
+            }[];
+            variants: {
+                /** @example variant_01tongue2pack */
+                id: string;
+                title: string;
+                /** @description The variant's price in the target country's region, in integer minor units (1299 is 12.99). */
+                price: {
+                    /** @example 1299 */
+                    amount: number;
+                    /** @example USD */
+                    currency: string;
+                };
+                /**
+                 * @description `in_stock` (not stock-managed, or more than 10 in stock), `limited_stock` (1 to 10), `backorder` (none in
+                 *     stock, back-orders allowed) or `out_of_stock` (none, and `available` false).
+                 */
+                availability: {
+                    available: boolean;
+                    /** @enum {string} */
+                    status: "in_stock" | "limited_stock" | "backorder" | "out_of_stock";
+                };
+            }[];
+        };
+        /**
+         * AcpProductFeed
+         * @description ACP's feed `ProductsResponse` (ACP 2026-04-17 `schema.feed.json`, copied in `protocols/acp-2026-04-17/`, is
+         *     normative): every product of the catalogue with at least one variant priced in the target country's region. Prices
+         *     are integer minor units with an upper-case ISO 4217 currency. A variant with no price in that region is left out.
+         */
+        AcpProductFeed: {
+            products: components["schemas"]["AcpFeedProduct"][];
         };
         /**
          * @description How a client authenticates at the token and revocation endpoints; HTTP Basic is preferred.
@@ -4242,6 +4321,8 @@ export interface components {
         "Idempotency-Key-Echo": string;
         /** @description The RFC 6750 challenge, with 401 and 403 (`resource_metadata` names the protected resource metadata). */
         "WWW-Authenticate-Optional": string;
+        /** @description The ACP product feed may be cached for five minutes (prices and stock change; the catalogue's own reads are cached no longer). */
+        "Cache-Control-Acp-Feed": "public, max-age=300";
         /** @description HTTP/1.0 caches: this response must not be cached (RFC 6749 section 5.1 asks it of token responses). */
         "Pragma-No-Cache": "no-cache";
         /** @description The client must authenticate with HTTP Basic (`client_id:client_secret`), RFC 6749 section 2.3.1. */
@@ -5808,6 +5889,41 @@ export interface operations {
             413: components["responses"]["AcpError"];
             415: components["responses"]["AcpError"];
             422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    getAcpProductFeed: {
+        parameters: {
+            query?: {
+                /** @description ISO 3166-1 alpha-2 country code, any case; the default region's first country when absent. */
+                target_country?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "API-Version": components["headers"]["Acp-API-Version"];
+                    "Request-Id": components["headers"]["Request-Id-Echo"];
+                    "Cache-Control": components["headers"]["Cache-Control-Acp-Feed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpProductFeed"];
+                };
+            };
+            400: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
             429: components["responses"]["AcpError"];
             500: components["responses"]["AcpError"];
             503: components["responses"]["AcpError"];

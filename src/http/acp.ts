@@ -10,6 +10,7 @@ import { protocolKeys } from '../services/idempotency/index.js';
 import { agentUrls, earlierGrant, findActiveGrant } from '../services/oauth.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
+import { readAcpFeed } from '../services/acp-feed.js';
 import type { Logger } from '../log.js';
 import {
   createUnderGrant,
@@ -28,6 +29,9 @@ import {
 
 export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
+export const ACP_FEED_PATH = '/acp/feed/products';
+const FEED_CACHE_CONTROL = 'public, max-age=300';
+const COUNTRY_CODE = /^[A-Za-z]{2}$/;
 const SCOPE = 'cart:write';
 const MAX_KEY_LENGTH = 255;
 
@@ -254,10 +258,32 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     const response = jsonResponse(200, await acpDiscovery(deps));
     sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': DISCOVERY_CACHE_CONTROL } });
   };
+  /** The catalogue as ACP's product feed: public, like the catalogue (src/services/acp-feed.ts). */
+  const feed: BindingAnswer = async (ctx) => {
+    const targetCountry = ctx.query.target_country;
+    if (Array.isArray(targetCountry) || (targetCountry !== undefined && !COUNTRY_CODE.test(targetCountry)))
+      throw new ProtocolError(
+        400,
+        'invalid_target_country',
+        'target_country is one ISO 3166-1 alpha-2 country code, such as DE.',
+        { param: 'target_country' },
+      );
+    const outcome = await readAcpFeed(deps.db, targetCountry);
+    if (outcome.kind === 'country_not_served')
+      throw new ProtocolError(
+        400,
+        'country_not_served',
+        `This store does not sell to ${outcome.targetCountry}; it sells to ${outcome.served.join(', ')}.`,
+        { param: 'target_country' },
+      );
+    const response = jsonResponse(200, { products: outcome.products });
+    sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': FEED_CACHE_CONTROL } });
+  };
   return {
     paths: ['/acp', '/acp/*', ACP_DISCOVERY_PATH],
     routes: [
       { path: ACP_DISCOVERY_PATH, methods: { GET: discovery } },
+      { path: ACP_FEED_PATH, methods: { GET: feed } },
       ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
         path,
         methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),

@@ -16,6 +16,7 @@ export type ProtocolOperationId =
   | 'callUcpMcp'
   | 'preflightUcpMcp'
   | 'getAcpDiscovery'
+  | 'getAcpProductFeed'
   | 'createAcpCheckoutSession'
   | 'getAcpCheckoutSession'
   | 'updateAcpCheckoutSession'

@@ -13,6 +13,8 @@ const ACP_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-1
 
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
 export const ACP_SCHEMA_ID = 'https://example.com/schemas/agentic-checkout/bundle.schema.json';
+const ACP_FEED_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-17', 'json-schema', 'schema.feed.json');
+const ACP_FEED_SCHEMA_ID = 'https://example.com/schemas/feed/bundle.schema.json';
 
 function jsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -39,6 +41,7 @@ function createAjv(allErrors: boolean): Ajv2020 {
   addFormats.default(ajv);
   for (const file of jsonFiles(UCP_SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
   ajv.addSchema(acpBundle);
+  ajv.addSchema(JSON.parse(readFileSync(ACP_FEED_SCHEMA, 'utf8')) as object);
   return ajv;
 }
 
@@ -78,6 +81,9 @@ export const PROTOCOL_SCHEMAS = {
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
   'acp.DiscoveryResponse': acp('DiscoveryResponse'),
+  /** The product feed: what GET /acp/feed/products answers, and what `npm run feed:export` writes. */
+  'acp.feed.ProductsResponse': { $ref: `${ACP_FEED_SCHEMA_ID}#/$defs/ProductsResponse` },
+  'acp.feed.UpsertProductsRequest': { $ref: `${ACP_FEED_SCHEMA_ID}#/$defs/UpsertProductsRequest` },
 } as const;
 
 export type ProtocolSchemaName = keyof typeof PROTOCOL_SCHEMAS;
