@@ -864,6 +864,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/acp/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the ACP MCP binding
+         * @description ACP 2026-04-17 over MCP (`openrpc.agentic_checkout.json`; Streamable HTTP, stateless, JSON responses): the tools
+         *     `create_checkout_session`, `get_checkout_session`, `update_checkout_session`, `complete_checkout_session` and
+         *     `cancel_checkout_session`, each the ACP REST operation it names, on the same sessions. Authenticated like ACP
+         *     REST: `Authorization: Bearer` with scope `cart:write` (401/403 before the message is read). Every tool takes
+         *     `meta.api_version` (`2026-04-17`); the four that change a session also take `meta.idempotency_key` (scoped to the
+         *     client and the REST operation, so a key sent over REST and MCP for one operation is one key), and `payload`, the
+         *     REST body. A result's `structuredContent` is the REST body (a checkout session); an ACP error is a result with
+         *     `isError: true` whose text is ACP's flat Error as JSON (no `structuredContent`: the `outputSchema` is a session's). Each tool's `inputSchema` and `outputSchema` are the
+         *     protocol's own definitions, self-contained. Browsers on the origins of `MCP_ALLOWED_ORIGINS` may call it (CORS).
+         */
+        post: operations["callAcpMcp"];
+        delete?: never;
+        /**
+         * CORS preflight for the ACP MCP binding
+         * @description Lets a browser page on an origin of `MCP_ALLOWED_ORIGINS` call the ACP MCP binding: its preflight is answered `204` with
+         *     the `Access-Control-Allow-*` headers, and its answers carry `Access-Control-Allow-Origin` (the origin itself) and
+         *     `Access-Control-Expose-Headers`. Any other `Origin` is refused with `403` and no grant, as MCP's Streamable HTTP
+         *     transport requires. No session is ever issued, so there is no `Mcp-Session-Id` to expose.
+         */
+        options: operations["preflightAcpMcp"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -3561,6 +3596,36 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
+        /** @description The bearer token is missing, invalid or lacks `cart:write` (`401`/`403` with `WWW-Authenticate`, as on ACP REST), or, for `403` without it, the `Origin` header names an origin outside `MCP_ALLOWED_ORIGINS`. A JSON-RPC error with `id` null (the message was not read): `-32000`, its `data` ACP's flat Error. */
+        AcpMcpAuthError: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": null,
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Send Authorization: Bearer <ACCESS_TOKEN>; get a token with scope cart:write from this store's OAuth token endpoint.",
+                 *         "data": {
+                 *           "type": "invalid_request",
+                 *           "code": "unauthorized",
+                 *           "message": "Send Authorization: Bearer <ACCESS_TOKEN>; get a token with scope cart:write from this store's OAuth token endpoint."
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
         /** @description Too many requests in the current window: every request counts against its address, and a request with a valid bearer token against its client as well; `POST /oauth/register` also against the address's hourly registration budget (`REGISTRATIONS_PER_HOUR`). Transient: wait `Retry-After` seconds. */
         OAuthRateLimited: {
             headers: {
@@ -5927,6 +5992,94 @@ export interface operations {
             429: components["responses"]["AcpError"];
             500: components["responses"]["AcpError"];
             503: components["responses"]["AcpError"];
+        };
+    };
+    callAcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
+                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
+                 *     Absent is allowed.
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "create_checkout_session",
+                 *         "arguments": {
+                 *           "meta": {
+                 *             "api_version": "2026-04-17",
+                 *             "idempotency_key": "create-1"
+                 *           },
+                 *           "payload": {
+                 *             "line_items": [
+                 *               {
+                 *                 "id": "variant_01tongue2pack",
+                 *                 "quantity": 2
+                 *               }
+                 *             ],
+                 *             "currency": "usd",
+                 *             "capabilities": {}
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["McpResult"];
+            202: components["responses"]["McpAccepted"];
+            400: components["responses"]["McpBadRequest"];
+            401: components["responses"]["AcpMcpAuthError"];
+            403: components["responses"]["AcpMcpAuthError"];
+            405: components["responses"]["AcpError"];
+            406: components["responses"]["McpNotAcceptable"];
+            413: components["responses"]["McpPayloadTooLarge"];
+            415: components["responses"]["McpUnsupportedMediaType"];
+            429: components["responses"]["McpRateLimited"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    preflightAcpMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
+                 *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
+                 */
+                Origin?: components["parameters"]["McpOrigin"];
+                /** @description Sent by a browser on a preflight; `POST` is granted. */
+                "Access-Control-Request-Method"?: string;
+                /** @description Sent by a browser on a preflight; the headers it means to send. */
+                "Access-Control-Request-Headers"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["McpPreflight"];
+            403: components["responses"]["McpForbidden"];
         };
     };
     getAuthorizationServerMetadata: {

@@ -12,6 +12,14 @@ import type { ProtocolResponse } from '../protocols/answers.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import { readAcpFeed } from '../services/acp-feed.js';
 import type { Logger } from '../log.js';
+import { mcpCors } from '../mcp/transport.js';
+import {
+  ACP_MCP_PATH,
+  createAcpMcpServer,
+  serveAcpMcp,
+  type AcpMcpBinding,
+  type AcpMcpCall,
+} from '../mcp/acp-server.js';
 import {
   createUnderGrant,
   jsonResponse,
@@ -76,7 +84,7 @@ export async function acpDiscovery(deps: Deps) {
       documentation_url: `${baseUrl}/docs`,
     },
     api_base_url: `${baseUrl}/acp`,
-    transports: ['rest'],
+    transports: ['rest', 'mcp'],
     capabilities: {
       services: ['checkout'],
       extensions: [{ name: 'discount' }],
@@ -134,35 +142,42 @@ function earlierCartGrant(deps: Deps, exchange: ProtocolExchange) {
   return grant && hasScopes(grant.scopes, [SCOPE]) ? grant : undefined;
 }
 
-function checkApiVersion(exchange: ProtocolExchange): void {
-  const version = exchange.get('API-Version');
+/** API-Version (over MCP, meta.api_version, named by `param`): 2026-04-17 only. */
+function checkApiVersion(version: string, param = 'API-Version'): void {
   const details = { supported_versions: [ACP_VERSION] };
   if (!version)
     throw new ProtocolError(400, 'missing_api_version', `Send API-Version: ${ACP_VERSION}.`, {
-      param: 'API-Version',
+      param,
       details,
     });
   if (version !== ACP_VERSION)
     throw new ProtocolError(400, 'unsupported_api_version', `API-Version ${version} is not supported.`, {
-      param: 'API-Version',
+      param,
       details,
     });
 }
 
-function idempotencyKey(exchange: ProtocolExchange): string {
-  const key = exchange.get('Idempotency-Key');
+/** Idempotency-Key (over MCP, meta.idempotency_key, named by `param`): required on every change, 1–255 characters. */
+function checkedIdempotencyKey(key: string | undefined, param = 'Idempotency-Key'): string {
   if (!key)
     throw new ProtocolError(400, 'idempotency_key_required', 'Every POST needs an Idempotency-Key header.', {
-      param: 'Idempotency-Key',
+      param,
     });
   if (key.length > MAX_KEY_LENGTH)
     throw new ProtocolError(
       400,
       'invalid_idempotency_key',
       `Idempotency-Key is at most ${MAX_KEY_LENGTH} characters.`,
-      { param: 'Idempotency-Key' },
+      { param },
     );
   return key;
+}
+
+/** The REST path of an operation, which scopes its idempotency keys over REST and MCP alike. */
+function restPath(op: AcpOperation, id: string | undefined): string {
+  if (op === 'create') return '/acp/checkout_sessions';
+  const session = `/acp/checkout_sessions/${id ?? ''}`;
+  return op === 'complete' || op === 'cancel' ? `${session}/${op}` : session;
 }
 
 /** The ACP REST binding and its discovery document. */
@@ -171,9 +186,9 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
 
   /** API-Version, Idempotency-Key and body: the operation's call, and its key on POST. */
   async function checkedCall(exchange: ProtocolExchange, route: { op: AcpOperation; id?: string }) {
-    checkApiVersion(exchange);
+    checkApiVersion(exchange.get('API-Version'));
     const mutating = exchange.method === 'POST';
-    const key = mutating ? idempotencyKey(exchange) : undefined;
+    const key = mutating ? checkedIdempotencyKey(exchange.get('Idempotency-Key')) : undefined;
     if (key) exchange.set('Idempotency-Key', key);
     const body = mutating
       ? await readJsonBody(exchange, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
@@ -212,7 +227,16 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
       if (stored) return { response: stored };
     }
     if (earlier) await authenticate(deps, exchange);
-    const { op } = route;
+    return run(clientId, call, scope);
+  }
+
+  /** An authenticated call under its key, if it has one: the operation, or the answer stored under the key. */
+  async function run(
+    clientId: string,
+    call: AcpCall,
+    scope: { scope: string; key: string; body: unknown } | undefined,
+  ): Promise<ProtocolAnswer> {
+    const { op } = call;
     const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
@@ -238,6 +262,19 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
           },
         );
     }
+  }
+
+  /** The MCP binding's call (src/mcp/acp-server.ts): meta's version and key checked as the headers are on REST. */
+  async function runOverMcp(clientId: string, call: AcpMcpCall): Promise<ProtocolAnswer> {
+    checkApiVersion(call.apiVersion, '$.meta.api_version');
+    const key =
+      call.op === 'retrieve' ? undefined : checkedIdempotencyKey(call.idempotencyKey, '$.meta.idempotency_key');
+    const acpCall: AcpCall = { op: call.op, id: call.id, body: call.payload };
+    const scope =
+      key === undefined
+        ? undefined
+        : { scope: protocolKeys.scope.acp(clientId, restPath(call.op, call.id)), key, body: call.payload };
+    return run(clientId, acpCall, scope);
   }
 
   /** Every answer names the version, and echoes the caller's Request-Id. */
@@ -279,11 +316,24 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     const response = jsonResponse(200, { products: outcome.products });
     sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': FEED_CACHE_CONTROL } });
   };
+  const mcpBinding: AcpMcpBinding = {
+    authenticate: (ctx) => authenticate(deps, ctx),
+    execute: runOverMcp,
+    failure,
+  };
+  const mcp = createAcpMcpServer(mcpBinding);
+  const cors = mcpCors(deps.config.mcpAllowedOrigins);
   return {
     paths: ['/acp', '/acp/*', ACP_DISCOVERY_PATH],
     routes: [
       { path: ACP_DISCOVERY_PATH, methods: { GET: discovery } },
       { path: ACP_FEED_PATH, methods: { GET: feed } },
+      // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
+      {
+        path: ACP_MCP_PATH,
+        methods: { any: (ctx) => cors(ctx, () => serveAcpMcp(ctx, deps, mcp, mcpBinding)) as Promise<void> },
+        counted: false,
+      },
       ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
         path,
         methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),

@@ -17,6 +17,8 @@ export type ProtocolOperationId =
   | 'preflightUcpMcp'
   | 'getAcpDiscovery'
   | 'getAcpProductFeed'
+  | 'callAcpMcp'
+  | 'preflightAcpMcp'
   | 'createAcpCheckoutSession'
   | 'getAcpCheckoutSession'
   | 'updateAcpCheckoutSession'

@@ -123,3 +123,53 @@ export function schemaByRef(key: string, schema: object): ValidateFunction {
 export function firstSchemaError(validate: ValidateFunction, value: unknown): ErrorObject | undefined {
   return validate(value) ? undefined : mostSpecificError(validate.errors ?? []);
 }
+
+const ANNOTATIONS = new Set(['description', 'example', 'examples', 'title']);
+/** Keywords whose value maps names (of properties, of definitions) to schemas: the names are not keywords. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+
+/** A schema without its annotations (descriptions, titles, examples), its properties named whatever they are. */
+function withoutAnnotations(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutAnnotations);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema).flatMap(([keyword, value]) => {
+      if (ANNOTATIONS.has(keyword)) return [];
+      if (SCHEMA_MAPS.has(keyword) && typeof value === 'object' && value !== null)
+        return [[keyword, Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, withoutAnnotations(inner)]))]];
+      return [[keyword, withoutAnnotations(value)]];
+    }),
+  );
+}
+
+/**
+ * An ACP schema (a definition's name, or a schema written over the bundle by absolute `$ref`) as a self-contained
+ * JSON Schema: `schema`, whose references are `#/$defs/…`, and `$defs`, every definition it references transitively,
+ * which belong at the root of the document `schema` is placed in. For a client that cannot resolve the bundle's id
+ * (an MCP tool listing). `terse` drops descriptions, titles and examples (a checkout session's schema is 62 kB with
+ * them, 22 kB without).
+ */
+export function acpSelfContained(
+  given: string | object,
+  options: { terse?: boolean } = {},
+): { schema: Record<string, unknown>; $defs: Record<string, unknown> } {
+  const schema = (
+    typeof given === 'string'
+      ? { $ref: `#/$defs/${given}` }
+      : JSON.parse(JSON.stringify(given).replaceAll(`"${ACP_SCHEMA_ID}#/$defs/`, '"#/$defs/'))
+  ) as Record<string, unknown>;
+  const needed = new Set<string>();
+  const referenced = (value: unknown) =>
+    [...JSON.stringify(value).matchAll(/"#\/\$defs\/([A-Za-z0-9_]+)"/g)].map((match) => match[1]!);
+  const pending = referenced(schema);
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (needed.has(next)) continue;
+    needed.add(next);
+    pending.push(...referenced(acpBundle.$defs[next]));
+  }
+  const shape = (value: unknown) => (options.terse ? withoutAnnotations(value) : value) as Record<string, unknown>;
+  return {
+    schema: shape(schema),
+    $defs: Object.fromEntries([...needed].sort().map((def) => [def, shape(acpBundle.$defs[def])])),
+  };
+}
