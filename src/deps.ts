@@ -4,6 +4,7 @@ import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
 import type { EarlierReads, LimitCounter } from './ports.js';
+import type { ValidatorRegistry } from './validators.js';
 
 /**
  * What services are built from: nothing in it is HTTP. The web layer's own parts (the request rate limiter, the read
@@ -23,4 +24,6 @@ export interface Deps {
   earlierReads: EarlierReads;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
+  /** The one Ajv setup and its compiled validators (src/validators.ts). */
+  validators: ValidatorRegistry;
 }

@@ -24,6 +24,7 @@ import { createEarlierReads } from './services/earlier-reads.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
+import { protocolValidators } from './protocols/schemas.js';
 
 export interface Service {
   deps: WebDeps;
@@ -116,6 +117,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
     stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
+    validators: protocolValidators(),
   };
   const deps: WebDeps = {
     ...services,
@@ -131,7 +133,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
   const reads: { keys?: ReadKeys } = {};
   const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache, () => reads.keys!);
-  const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
+  const contract = await createContract({
+    document,
+    handlers,
+    validators: deps.validators,
+    ...agentAuthentication(deps),
+  });
   reads.keys = readKeys(contract, cacheable);
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');

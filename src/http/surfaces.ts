@@ -14,7 +14,6 @@ import { readCacheStep } from './caching.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
-import { contractAjv } from './openapi.js';
 import type { ErrorShape } from './errors.js';
 import { sendProtocolResponse, type ProtocolBinding } from './protocol-io.js';
 import type { ReadKeys } from '../ports.js';
@@ -152,11 +151,10 @@ const bodies = (): Step => {
 
 /** The read cache, on the operations the contract marks `x-cacheable` (src/http/caching.ts). */
 function readCache(deps: Deps, { cacheable, keys }: SurfaceParts['reads']): Step {
-  const ajv = contractAjv();
   return ({ operation }) => {
     if (!operation?.operationId || !cacheable.has(operation.operationId)) return undefined;
-    const parameters = (operation.parameters ?? []) as Parameters<typeof readCacheStep>[2];
-    return readCacheStep(deps.readCache, keys, parameters, ajv);
+    const parameters = (operation.parameters ?? []) as Parameters<typeof readCacheStep>[3];
+    return readCacheStep(deps.readCache, keys, operation.operationId, parameters, deps.validators);
   };
 }
 

@@ -4,7 +4,6 @@
 // the process's read cache: an answer may be up to 60 s old, counted from its query's start.
 import type { components } from '../../codegen/types.js';
 import type { WebDeps as Deps } from '../http/web-deps.js';
-import type { ReadCache } from '../ports.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
 import { createMcpServer, type McpServer } from './rpc.js';
@@ -84,8 +83,12 @@ const storePoliciesInput = strictArguments<{ region_id?: Parameters['RegionId'] 
 const UP_TO_60_S_OLD = ' Results may be up to 60 s old.';
 
 /** A tool whose results are kept in the read cache (defineTool); only for tools whose answer is the same for everyone. */
-function defineCachedTool<In, Out>(readCache: ReadCache, definition: ToolDefinition<In, Out>): Tool {
-  return defineTool({ ...definition, description: definition.description + UP_TO_60_S_OLD }, readCache);
+function defineCachedTool<In, Out>(deps: Deps, definition: ToolDefinition<In, Out>): Tool {
+  return defineTool(
+    { ...definition, description: definition.description + UP_TO_60_S_OLD },
+    deps.validators,
+    deps.readCache,
+  );
 }
 
 /** What to do about a bad argument, in terms of this server's tools. */
@@ -96,9 +99,9 @@ const ADVICE = {
 };
 
 function catalogTools(deps: Deps): Tool[] {
-  const { db, readCache } = deps;
+  const { db } = deps;
   return [
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'search_products',
       title: 'Search products',
       description:
@@ -117,7 +120,7 @@ function catalogTools(deps: Deps): Tool[] {
           offset: args.offset,
         }),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'get_product',
       title: 'Get a product',
       description:
@@ -129,7 +132,7 @@ function catalogTools(deps: Deps): Tool[] {
       lookupArgument: 'product',
       run: async (args) => ({ product: await agentCatalog.getProduct(db, args.product, args.region_id) }),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_reviews',
       title: 'List reviews',
       description:
@@ -141,7 +144,7 @@ function catalogTools(deps: Deps): Tool[] {
       lookupArgument: 'product',
       run: (args) => agentCatalog.listReviews(db, args.product),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_regions',
       title: 'List regions',
       description:
@@ -151,7 +154,7 @@ function catalogTools(deps: Deps): Tool[] {
       outputSchema: contractSchema('RegionList'),
       run: () => listRegions(db),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_collections',
       title: 'List collections',
       description: 'Lists the product collections; pass a collection handle to search_products to list its products.',
@@ -160,18 +163,21 @@ function catalogTools(deps: Deps): Tool[] {
       outputSchema: contractSchema('CollectionList'),
       run: (args) => listCollections(db, args.handle),
     }),
-    defineTool({
-      name: 'get_store_policies',
-      title: 'Shipping, tax and returns',
-      description:
-        "The store's shipping rate and free-shipping threshold, tax rate and returns policy, per region (all regions, or the one given). " +
-        "Use it to answer shoppers' questions about delivery costs, tax and returns; checkout totals follow exactly these rules.",
-      annotations: { title: 'Shipping, tax and returns', ...READ_ONLY },
-      advice: ADVICE,
-      inputSchema: storePoliciesInput,
-      outputSchema: storePoliciesSchema,
-      run: (args) => storePolicies(db, args.region_id),
-    }),
+    defineTool(
+      {
+        name: 'get_store_policies',
+        title: 'Shipping, tax and returns',
+        description:
+          "The store's shipping rate and free-shipping threshold, tax rate and returns policy, per region (all regions, or the one given). " +
+          "Use it to answer shoppers' questions about delivery costs, tax and returns; checkout totals follow exactly these rules.",
+        annotations: { title: 'Shipping, tax and returns', ...READ_ONLY },
+        advice: ADVICE,
+        inputSchema: storePoliciesInput,
+        outputSchema: storePoliciesSchema,
+        run: (args) => storePolicies(db, args.region_id),
+      },
+      deps.validators,
+    ),
   ];
 }
 

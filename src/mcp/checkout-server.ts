@@ -74,73 +74,82 @@ function nextStep(session: CheckoutSession): string[] {
 function checkoutTools(deps: Deps): Tool[] {
   const session = contractSchema('CheckoutSession');
   return [
-    defineTool({
-      name: 'create_checkout_session',
-      title: 'Create a checkout session',
-      description:
-        'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
-        'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
-        'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
-        'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
-        'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
-      annotations: {
+    defineTool(
+      {
+        name: 'create_checkout_session',
         title: 'Create a checkout session',
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
+        description:
+          'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
+          'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
+          'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
+          'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
+          'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
+        annotations: {
+          title: 'Create a checkout session',
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
+        inputSchema: createInput(),
+        outputSchema: session,
+        advice: ADVICE,
+        headerArguments: { 'Idempotency-Key': 'idempotency_key' },
+        notes: nextStep,
+        run: async ({ idempotency_key: key, ...input }) => {
+          if (!key) return createCheckoutSession(deps, input);
+          const created = await createCheckoutSessionIdempotently(deps, input, key, currentVersion());
+          if (created.kind !== 'created') throw keyRefusalError(created);
+          return created.session;
+        },
       },
-      inputSchema: createInput(),
-      outputSchema: session,
-      advice: ADVICE,
-      headerArguments: { 'Idempotency-Key': 'idempotency_key' },
-      notes: nextStep,
-      run: async ({ idempotency_key: key, ...input }) => {
-        if (!key) return createCheckoutSession(deps, input);
-        const created = await createCheckoutSessionIdempotently(deps, input, key, currentVersion());
-        if (created.kind !== 'created') throw keyRefusalError(created);
-        return created.session;
-      },
-    }),
-    defineTool({
-      name: 'get_checkout_session',
-      title: 'Get a checkout session',
-      description:
-        'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
-        'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
-      annotations: {
+      deps.validators,
+    ),
+    defineTool(
+      {
+        name: 'get_checkout_session',
         title: 'Get a checkout session',
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
+        description:
+          'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
+          'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
+        annotations: {
+          title: 'Get a checkout session',
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+        inputSchema: sessionId,
+        outputSchema: session,
+        lookupArgument: 'id',
+        notes: nextStep,
+        advice: ADVICE,
+        run: (args) => getCheckoutSession(deps, args.id),
       },
-      inputSchema: sessionId,
-      outputSchema: session,
-      lookupArgument: 'id',
-      notes: nextStep,
-      advice: ADVICE,
-      run: (args) => getCheckoutSession(deps, args.id),
-    }),
-    defineTool({
-      name: 'cancel_checkout_session',
-      title: 'Cancel a checkout session',
-      description:
-        'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
-      annotations: {
+      deps.validators,
+    ),
+    defineTool(
+      {
+        name: 'cancel_checkout_session',
         title: 'Cancel a checkout session',
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
+        description:
+          'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
+        annotations: {
+          title: 'Cancel a checkout session',
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+        inputSchema: sessionId,
+        outputSchema: session,
+        lookupArgument: 'id',
+        notes: nextStep,
+        advice: ADVICE,
+        run: (args) => cancelCheckoutSession(deps, args.id),
       },
-      inputSchema: sessionId,
-      outputSchema: session,
-      lookupArgument: 'id',
-      notes: nextStep,
-      advice: ADVICE,
-      run: (args) => cancelCheckoutSession(deps, args.id),
-    }),
+      deps.validators,
+    ),
   ];
 }
 

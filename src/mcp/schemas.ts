@@ -7,7 +7,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { components } from '../../codegen/types.js';
 import { loadDocument } from '../document.js';
 import { firstProblem } from '../http/validation-errors.js';
-import { schemaByRef } from '../protocols/schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 
 type Schemas = components['schemas'];
 type SchemaName = keyof Schemas;
@@ -85,9 +85,16 @@ export function contractParameter<Name extends ParameterName>(
 /** A tool's arguments as checked: the value, typed, or the first problem naming the argument (`items[0].quantity`). */
 export type Checked<T> = { ok: true; value: T } | { ok: false; param: string; message: string };
 
-/** Compiles `schema` once with the shared Ajv; the checker fills top-level defaults, as the REST handlers do. */
-export function argumentChecker<T>(key: string, schema: ObjectSchema<T>): (args: unknown) => Checked<T> {
-  const validate: ValidateFunction = schemaByRef(`mcp:${key}`, schema);
+/**
+ * Compiles `schema` once with the process's validators (first error only, as for any client input); the checker fills
+ * top-level defaults, as the REST handlers do.
+ */
+export function argumentChecker<T>(
+  validators: ValidatorRegistry,
+  key: string,
+  schema: ObjectSchema<T>,
+): (args: unknown) => Checked<T> {
+  const validate: ValidateFunction = validators.validator('firstError', `mcp:${key}`, schema);
   const defaults = Object.entries(schema.properties ?? {}).filter(([, property]) => 'default' in property);
   return (args) => {
     if (!validate(args)) {
