@@ -21,6 +21,7 @@ import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { createEarlierReads } from './services/earlier-reads.js';
+import { createCallsInProgress } from './services/calls-in-progress.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
@@ -116,6 +117,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
+    callsInProgress: createCallsInProgress(),
     stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
     validators: protocolValidators(),
   };
@@ -165,7 +167,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       },
       redis,
     ),
-    mcpServers: createMcpServers(deps),
+    mcpServers: createMcpServers(deps, document),
     protocols: protocolBindings(deps),
   });
 

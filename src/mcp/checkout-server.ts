@@ -7,7 +7,7 @@ import { currentVersion } from '../domain/versioning.js';
 import { cancelCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
 import { createCheckoutSession, createCheckoutSessionIdempotently } from '../services/checkout/create.js';
 import { createMcpServer, type McpServer } from './rpc.js';
-import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
+import type { ContractSchemas, ObjectSchema } from './schemas.js';
 import { defineTool, type Tool } from './tools.js';
 
 type CreateRequest = components['schemas']['CheckoutSessionCreateRequest'];
@@ -18,26 +18,28 @@ const INSTRUCTIONS =
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId: ObjectSchema<{ id: SessionId }> = {
-  type: 'object',
-  properties: {
-    id: contractParameter(
-      'CheckoutSessionId',
-      'The checkout session id returned by create_checkout_session (prefix cart_).',
-    ),
-  },
-  required: ['id'],
-  additionalProperties: false,
-};
+function sessionIdInput(contract: ContractSchemas): ObjectSchema<{ id: SessionId }> {
+  return {
+    type: 'object',
+    properties: {
+      id: contract.parameter(
+        'CheckoutSessionId',
+        'The checkout session id returned by create_checkout_session (prefix cart_).',
+      ),
+    },
+    required: ['id'],
+    additionalProperties: false,
+  };
+}
 
 /** The REST request body, plus the Idempotency-Key header as an argument. */
-function createInput(): ObjectSchema<CreateRequest & { idempotency_key?: string }> {
-  const body = contractSchema('CheckoutSessionCreateRequest');
+function createInput(contract: ContractSchemas): ObjectSchema<CreateRequest & { idempotency_key?: string }> {
+  const body = contract.schema('CheckoutSessionCreateRequest');
   return {
     ...body,
     properties: {
       ...body.properties,
-      idempotency_key: contractParameter(
+      idempotency_key: contract.parameter(
         'IdempotencyKey',
         'Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.',
       ),
@@ -71,8 +73,9 @@ function nextStep(session: CheckoutSession): string[] {
   ];
 }
 
-function checkoutTools(deps: Deps): Tool[] {
-  const session = contractSchema('CheckoutSession');
+function checkoutTools(deps: Deps, contract: ContractSchemas): Tool[] {
+  const sessionId = sessionIdInput(contract);
+  const session = contract.schema('CheckoutSession');
   return [
     defineTool(
       {
@@ -91,7 +94,7 @@ function checkoutTools(deps: Deps): Tool[] {
           idempotentHint: false,
           openWorldHint: false,
         },
-        inputSchema: createInput(),
+        inputSchema: createInput(contract),
         outputSchema: session,
         advice: ADVICE,
         headerArguments: { 'Idempotency-Key': 'idempotency_key' },
@@ -153,12 +156,12 @@ function checkoutTools(deps: Deps): Tool[] {
   ];
 }
 
-export function createCheckoutServer(deps: Deps): McpServer {
+export function createCheckoutServer(deps: Deps, contract: ContractSchemas): McpServer {
   return createMcpServer({
     name: 'storefront-checkout',
     title: 'Storefront checkout',
     version: '1.0.0',
     instructions: INSTRUCTIONS,
-    tools: checkoutTools(deps),
+    tools: checkoutTools(deps, contract),
   });
 }
