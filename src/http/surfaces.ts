@@ -130,17 +130,12 @@ export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMi
 }
 
 /**
- * Retirement notices (Deprecation, Sunset, Link): compiled in only on routes whose method an announced retirement
- * names (its paths are patterns of concrete paths, checked per request there).
+ * Retirement notices (Deprecation, Sunset, Link): compiled per route (src/http/versioning.ts), in only on routes an
+ * announced retirement can apply to.
  */
 function notices(deps: Deps): Step {
-  const notice = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
-  return ({ method }) => {
-    const applies = deps.deprecations.some(
-      (entry) => entry.method === '*' || method === undefined || entry.method === method,
-    );
-    return applies ? notice : undefined;
-  };
+  const changelogUrl = `${deps.config.baseUrl}/changelog`;
+  return ({ method, path }) => retirementNotices(deps.deprecations, changelogUrl, { method, path });
 }
 
 /** The body reader, on routes that read a body. */
