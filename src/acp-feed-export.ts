@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
 import { createLogger } from './log.js';
-import { protocolSchemaProblems } from './protocols/schemas.js';
+import { protocolSchemaProblems, protocolValidators } from './protocols/schemas.js';
 import { readAcpFeed } from './services/acp-feed.js';
 
 const USAGE = `usage: npm run feed:export -- [--country CC] [--url BASE_URL] [--out FILE]
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const timeoutMs = Number(values['timeout-ms'] ?? 10_000);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) usage('--timeout-ms is a positive integer.');
   const feed = values.url ? await fromService(values.url, country, timeoutMs) : await fromDatabase(country);
-  const problems = protocolSchemaProblems('acp.feed.UpsertProductsRequest', feed);
+  const problems = protocolSchemaProblems(protocolValidators(), 'acp.feed.UpsertProductsRequest', feed);
   if (problems.length)
     throw new ExportFailed(`The feed does not validate against ACP's schema: ${JSON.stringify(problems)}`);
   const text = `${JSON.stringify(feed, null, 2)}\n`;

@@ -3,7 +3,8 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
-import type { EarlierReads, LimitCounter } from './ports.js';
+import type { CallsInProgress, EarlierReads, LimitCounter } from './ports.js';
+import type { ValidatorRegistry } from './validators.js';
 
 /**
  * What services are built from: nothing in it is HTTP. The web layer's own parts (the request rate limiter, the read
@@ -21,6 +22,10 @@ export interface Deps {
   deprecations: Deprecation[];
   /** The last reads of creates and access tokens, to store a like request without reading (services/earlier-reads.ts). */
   earlierReads: EarlierReads;
+  /** Calls this process is making, shared by concurrent callers of one key (a Stripe Checkout being made). */
+  callsInProgress: CallsInProgress;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
+  /** The one Ajv setup and its compiled validators (src/validators.ts). */
+  validators: ValidatorRegistry;
 }

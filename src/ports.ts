@@ -92,3 +92,11 @@ export interface EarlierReads {
   /** The last read of each active access token, by the token's hash. */
   grants: LRUCache<string, EarlierGrant>;
 }
+
+/**
+ * Calls in progress in this process, by key: a caller of a key whose call is still running shares that call's outcome
+ * rather than making it again (src/services/calls-in-progress.ts). Keys name their use (`stripe-checkout …`).
+ */
+export interface CallsInProgress {
+  share<T>(key: string, start: () => Promise<T>): Promise<T>;
+}

@@ -21,9 +21,11 @@ import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
 import { createLogger, type Logger } from './log.js';
 import { createEarlierReads } from './services/earlier-reads.js';
+import { createCallsInProgress } from './services/calls-in-progress.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
+import { protocolValidators } from './protocols/schemas.js';
 
 export interface Service {
   deps: WebDeps;
@@ -115,7 +117,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
+    callsInProgress: createCallsInProgress(),
     stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
+    validators: protocolValidators(),
   };
   const deps: WebDeps = {
     ...services,
@@ -131,7 +135,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // The read cache's keys follow the contract's parameters: they exist once the contract (built from the handlers) does.
   const reads: { keys?: ReadKeys } = {};
   const handlers = cacheRepresentations(createHandlers(deps), cacheable, deps.readCache, () => reads.keys!);
-  const contract = await createContract({ document, handlers, ...agentAuthentication(deps) });
+  const contract = await createContract({
+    document,
+    handlers,
+    validators: deps.validators,
+    ...agentAuthentication(deps),
+  });
   reads.keys = readKeys(contract, cacheable);
   const { ucpDisabledReason } = config.protocols;
   if (ucpDisabledReason) log.info({ reason: ucpDisabledReason }, 'UCP binding disabled');
@@ -158,7 +167,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       },
       redis,
     ),
-    mcpServers: createMcpServers(deps),
+    mcpServers: createMcpServers(deps, document),
     protocols: protocolBindings(deps),
   });
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protocolSchemaProblems } from '../src/protocols/schemas.js';
-import { PROTOCOL_ENV, protocolFetch } from './support/protocols.js';
+import { PROTOCOL_ENV, protocolFetch, testValidators } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -100,7 +100,7 @@ describe('npm run feed:export', () => {
       { timeout: 60_000 },
     );
     const request = JSON.parse(stdout);
-    expect(protocolSchemaProblems('acp.feed.UpsertProductsRequest', request)).toEqual([]);
+    expect(protocolSchemaProblems(testValidators, 'acp.feed.UpsertProductsRequest', request)).toEqual([]);
     expect(variantOf(request, TWO_PACK).price.currency).toBe('CAD');
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protocolSchemaProblems } from '../src/protocols/schemas.js';
 import { agentToken, bearer } from './support/agent.js';
 import { contractFetch } from './support/contract.js';
-import { PROTOCOL_ENV, protocolFetch } from './support/protocols.js';
+import { PROTOCOL_ENV, protocolFetch, testValidators } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
@@ -54,7 +54,7 @@ async function call(name: string, args: Record<string, unknown>) {
   if (result.isError) expect(result.structuredContent).toBeUndefined();
   else expect(result.structuredContent).toEqual(body);
   const schema = result.isError ? 'acp.Error' : body?.order ? 'acp.CheckoutSessionWithOrder' : 'acp.CheckoutSession';
-  expect(protocolSchemaProblems(schema, body), JSON.stringify(body)).toEqual([]);
+  expect(protocolSchemaProblems(testValidators, schema, body), JSON.stringify(body)).toEqual([]);
   return { isError: result.isError === true, body };
 }
 

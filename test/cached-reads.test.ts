@@ -251,20 +251,24 @@ describe('requests the cache does not answer', () => {
     }
   });
 
-  it('a retiring endpoint: Deprecation, Sunset and a Link to the changelog', async () => {
-    for (const answer of await uncachedThenCached(RETIRING)) {
-      expectAnswer(answer, {
-        status: 200,
-        headers: {
-          ...cacheable(),
-          deprecation: '@1793491200',
-          sunset: 'Mon, 01 Mar 2027 00:00:00 GMT',
-          link: '<http://localhost:0/changelog>; rel="deprecation"; type="application/json"',
-        },
-        body: { collections: [{ id: 'pcol_01tonguecare', title: 'Tongue Care', handle: 'tongue-care' }] },
-      });
-    }
-  });
+  // The route is retiring, however its path is spelled (the router ignores a trailing slash).
+  it.each([RETIRING, `${RETIRING}/`])(
+    'a retiring endpoint, %s: Deprecation, Sunset and a Link to the changelog',
+    async (path) => {
+      for (const answer of await uncachedThenCached(path)) {
+        expectAnswer(answer, {
+          status: 200,
+          headers: {
+            ...cacheable(),
+            deprecation: '@1793491200',
+            sunset: 'Mon, 01 Mar 2027 00:00:00 GMT',
+            link: '<http://localhost:0/changelog>; rel="deprecation"; type="application/json"',
+          },
+          body: { collections: [{ id: 'pcol_01tonguecare', title: 'Tongue Care', handle: 'tongue-care' }] },
+        });
+      }
+    },
+  );
 
   it('a CORS preflight: 204 with what may be sent, not counted', async () => {
     const preflight = {

@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolBodyProblems } from '../src/protocols/responses.js';
 import { agentToken, bearer } from './support/agent.js';
 import {
   expectHarmless,
@@ -19,7 +18,7 @@ import {
   storedDataGuard,
   unstorableString,
 } from './support/hostile.js';
-import { PROTOCOL_ENV, startProfileServer, type ProfileServer } from './support/protocols.js';
+import { PROTOCOL_ENV, protocolBodyProblems, startProfileServer, type ProfileServer } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const TWO_PACK = 'variant_01tongue2pack';

@@ -6,6 +6,7 @@ import { createReadCache } from '../src/http/caching.js';
 import { createLogger } from '../src/log.js';
 import type { ObjectSchema } from '../src/mcp/schemas.js';
 import { defineTool } from '../src/mcp/tools.js';
+import { createValidatorRegistry } from '../src/validators.js';
 
 interface Probe {
   n?: number | null;
@@ -27,6 +28,7 @@ const tool = defineTool<Probe, Probe>(
     outputSchema: { type: 'object', properties: { n: {} } } as ObjectSchema<Probe>,
     run: (args) => Promise.resolve({ n: args.n ?? null }),
   },
+  createValidatorRegistry(),
   readCache,
 );
 

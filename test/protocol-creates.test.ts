@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolBodyProblems } from '../src/protocols/responses.js';
 import { agentToken, bearer } from './support/agent.js';
 import {
   drainingOnceCounted,
@@ -24,7 +23,13 @@ import {
 } from './support/answers.js';
 import { serverUrl } from './support/database.js';
 import { startServiceBehindProxy, type ServiceBehindProxy } from './support/outage.js';
-import { PROTOCOL_ENV, startProfileServer, ucpHeaders, type ProfileServer } from './support/protocols.js';
+import {
+  PROTOCOL_ENV,
+  protocolBodyProblems,
+  startProfileServer,
+  ucpHeaders,
+  type ProfileServer,
+} from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const LIMIT = 4;

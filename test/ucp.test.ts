@@ -9,7 +9,6 @@ import { MCP_TOOLS } from '../src/conformance/checks/ucp-mcp.js';
 import { ucpTotalsProblems } from '../src/conformance/invariants.js';
 import { serverUrl } from './support/database.js';
 import { startTestService, type TestService } from './support/service.js';
-import { protocolBodyProblems } from '../src/protocols/responses.js';
 import { jcsHash } from '../src/services/idempotency/index.js';
 import {
   cartCount,
@@ -19,6 +18,7 @@ import {
   startProfileServer,
   ucpHeaders,
   type ProfileServer,
+  protocolBodyProblems,
 } from './support/protocols.js';
 
 let api: TestService;

@@ -1,11 +1,12 @@
-// The protocols' own JSON Schemas, read from protocols/ (copied verbatim from UCP and ACP), one Ajv per protocol
-// version: the runner knows exactly the versions it finds there, and says so when a merchant speaks another one.
+// The protocols' own JSON Schemas, read from protocols/ (copied verbatim from UCP and ACP), one validator registry
+// (src/validators.ts) per protocol version: the runner knows exactly the versions it finds there, and says so when a
+// merchant speaks another one.
 // Independent of the store's own validators, so the runner can judge any merchant.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
+import { createValidatorRegistry } from '../validators.js';
 
 export type Protocol = 'ucp' | 'acp';
 
@@ -79,13 +80,12 @@ function mostTelling(errors: ErrorObject[]): ErrorObject[] {
 }
 
 function build(protocol: Protocol, version: string): SchemaSet {
-  // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats.default(ajv);
+  // The documents the named schemas refer to by `$id`; the Ajv setup is the one of src/validators.ts, with every error.
+  const documents: object[] = [];
   const named = new Map<string, object>();
   if (protocol === 'ucp') {
     for (const file of jsonFiles(join(PROTOCOLS, `ucp-${version}`, 'source', 'schemas')))
-      ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
+      documents.push(JSON.parse(readFileSync(file, 'utf8')) as object);
     for (const [name, schema] of Object.entries(ucpSchemas)) named.set(name, schema);
   } else {
     const dir = join(PROTOCOLS, `acp-${version}`, 'spec', version, 'json-schema');
@@ -93,21 +93,17 @@ function build(protocol: Protocol, version: string): SchemaSet {
       $id: string;
       $defs: Record<string, object>;
     };
-    ajv.addSchema(bundle);
+    documents.push(bundle);
     for (const name of Object.keys(bundle.$defs)) named.set(name, { $ref: `${bundle.$id}#/$defs/${name}` });
   }
-  const compiled = new Map<string, ValidateFunction>();
+  const validators = createValidatorRegistry({ [protocol]: () => documents });
   return {
     protocol,
     version,
     problems(name, value) {
-      let validate = compiled.get(name);
-      if (!validate) {
-        const schema = named.get(name);
-        if (!schema) throw new Error(`${protocol} ${version} has no schema ${name}`);
-        validate = ajv.compile(schema);
-        compiled.set(name, validate);
-      }
+      const schema = named.get(name);
+      if (!schema) throw new Error(`${protocol} ${version} has no schema ${name}`);
+      const validate = validators.validator('everyError', name, schema, protocol);
       if (validate(value)) return [];
       return mostTelling(validate.errors ?? []).map((error) => ({
         path: error.instancePath || '/',

@@ -321,7 +321,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     execute: runOverMcp,
     failure,
   };
-  const mcp = createAcpMcpServer(mcpBinding);
+  const mcp = createAcpMcpServer(mcpBinding, deps.validators);
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
   return {
     paths: ['/acp', '/acp/*', ACP_DISCOVERY_PATH],

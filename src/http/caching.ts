@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Document } from 'openapi-backend';
-import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidatorRegistry } from '../validators.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { CachedRepresentation, ReadCache, ReadKeys, Representation } from '../ports.js';
@@ -219,15 +219,20 @@ interface HeaderCheck {
 export function readCacheStep(
   cache: ReadCache,
   keys: ReadKeys,
+  operationId: string,
   parameters: Array<{ in: string; name: string; required?: boolean; schema?: object }>,
-  ajv: Ajv2020,
+  validators: ValidatorRegistry,
 ): AppMiddleware {
   const headers: HeaderCheck[] = parameters
     .filter((parameter) => parameter.in === 'header')
     .map((parameter) => ({
       name: parameter.name.toLowerCase(),
       required: parameter.required ?? false,
-      validate: ajv.compile(parameter.schema ?? {}),
+      validate: validators.validator(
+        'firstError',
+        `read-cache:${operationId}:${parameter.name}`,
+        parameter.schema ?? {},
+      ),
     }));
   const admitted = (ctx: AppContext) => {
     for (const header of headers) {

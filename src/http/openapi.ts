@@ -3,8 +3,6 @@
 // the body's problems and media type, and openapi-backend's validation of parameters and body by that operation (Ajv
 // 2020-12 + ajv-formats, coercing parameters to their types); the handler gets the validated input. Invalid requests
 // become the domain's errors (src/domain/errors.ts).
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import type { operations } from '../../codegen/types.js';
 import type { McpOperationId } from '../mcp/index.js';
@@ -12,7 +10,8 @@ import type { ProtocolOperationId } from './protocols.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { BadRequest, Unauthorized, type BadRequestReason } from '../domain/errors.js';
 import { firstProblem, type ValidationProblem } from './validation-errors.js';
-import type { ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidatorRegistry } from '../validators.js';
 
 /** Operations this dispatcher serves. The MCP operations are documented in the contract but answered by src/mcp first. */
 export type OperationId = Exclude<keyof operations, McpOperationId | ProtocolOperationId>;
@@ -108,6 +107,8 @@ export function answer(ctx: AppContext, reply: Reply): void {
 
 export interface ContractOptions {
   document: Document;
+  /** The process's validators (src/validators.ts): the operations' requests are validated with its Ajv variants. */
+  validators: ValidatorRegistry;
   handlers: OperationHandlers;
   /** Whether a request satisfies a security scheme, by the scheme's name; a scheme without one is never satisfied. */
   securitySchemes?: Record<string, (ctx: AppContext) => boolean>;
@@ -130,19 +131,14 @@ export interface Contract {
   options: ContractOptions;
 }
 
-/** The contract's JSON Schema dialect (2020-12, with formats), as the dispatcher validates requests with it. */
-export function contractAjv(options: Options = {}): Ajv2020 {
-  const ajv = new Ajv2020({ ...options, strict: false, allErrors: false });
-  addFormats.default(ajv);
-  return ajv;
-}
-
 export async function createContract(options: ContractOptions): Promise<Contract> {
   const api = new OpenAPIBackend({
     definition: options.document,
     quick: true, // the 3.0 meta-schema check rejects 3.1 documents; `redocly lint` validates the document in CI
     coerceTypes: true,
-    customizeAjv: (_ajv, ajvOptions) => contractAjv(ajvOptions),
+    // openapi-backend builds an Ajv per operation and validation context; the registry's variants serve them all (the
+    // parameters' validators coerce, as openapi-backend asks).
+    customizeAjv: (_ajv, ajvOptions) => options.validators.ajv(ajvOptions.coerceTypes ? 'coercing' : 'firstError'),
   });
   await api.init();
   const handlers: Partial<Record<string, ContractHandler>> = options.handlers;

@@ -7,6 +7,7 @@ import type { WebDeps } from './web-deps.js';
 import { isDatabaseUnavailable } from '../db/knex.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody } from './body.js';
 import type { AppContext } from './context.js';
+import { addressKey } from './rate-limit.js';
 import type { Logger } from '../log.js';
 import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
 import type { Db } from '../db/knex.js';
@@ -174,7 +175,7 @@ export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rate
 
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */
 export async function rateLimit(ctx: AppContext, deps: Pick<WebDeps, 'rateLimiter'>): Promise<void> {
-  await deps.rateLimiter.consume(ctx, `ip:${ctx.ip}`);
+  await deps.rateLimiter.consume(ctx, addressKey(ctx.ip));
 }
 
 /** A binding's rendering of its protocol errors. */

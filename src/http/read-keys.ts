@@ -17,7 +17,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { CacheableOperation } from './caching.js';
 import type { ReadKeys, TargetRead } from '../ports.js';
-import { contractAjv, type Contract } from './openapi.js';
+import type { Contract } from './openapi.js';
 import { fieldSelectionKey, parseFieldSelection } from '../domain/fields.js';
 
 /** Parameters whose value means more than its text: each gives the value's meaning, or throws for a refused one. */
@@ -76,7 +76,7 @@ function withoutTrailingSlashes(path: string): string {
 }
 
 export function readKeys(contract: Contract, cacheable: CacheableOperation[]): ReadKeys {
-  const ajv = contractAjv({ coerceTypes: true });
+  const { validators } = contract.options;
   const operations = new Map<string, KeyedOperation>();
   for (const { operationId, path } of cacheable) {
     const parameters = (contract.api.getOperation(operationId)?.parameters ?? []) as ParameterObject[];
@@ -98,8 +98,8 @@ export function readKeys(contract: Contract, cacheable: CacheableOperation[]): R
       pathNames,
       path: inPath.map(keyed),
       query: inQuery.map(keyed),
-      validatePath: ajv.compile(objectSchema(inPath)),
-      validateQuery: ajv.compile(objectSchema(inQuery)),
+      validatePath: validators.validator('coercing', `read-key:${operationId}:path`, objectSchema(inPath)),
+      validateQuery: validators.validator('coercing', `read-key:${operationId}:query`, objectSchema(inQuery)),
     });
   }
   const all = [...operations.values()];

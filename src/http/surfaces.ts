@@ -14,7 +14,6 @@ import { readCacheStep } from './caching.js';
 import type { AppMiddleware } from './context.js';
 import { publicCors } from './cors.js';
 import { renderErrorsAs } from './error-handler.js';
-import { contractAjv } from './openapi.js';
 import type { ErrorShape } from './errors.js';
 import { sendProtocolResponse, type ProtocolBinding } from './protocol-io.js';
 import type { ReadKeys } from '../ports.js';
@@ -131,17 +130,12 @@ export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMi
 }
 
 /**
- * Retirement notices (Deprecation, Sunset, Link): compiled in only on routes whose method an announced retirement
- * names (its paths are patterns of concrete paths, checked per request there).
+ * Retirement notices (Deprecation, Sunset, Link): compiled per route (src/http/versioning.ts), in only on routes an
+ * announced retirement can apply to.
  */
 function notices(deps: Deps): Step {
-  const notice = retirementNotices(deps.deprecations, `${deps.config.baseUrl}/changelog`);
-  return ({ method }) => {
-    const applies = deps.deprecations.some(
-      (entry) => entry.method === '*' || method === undefined || entry.method === method,
-    );
-    return applies ? notice : undefined;
-  };
+  const changelogUrl = `${deps.config.baseUrl}/changelog`;
+  return ({ method, path }) => retirementNotices(deps.deprecations, changelogUrl, { method, path });
 }
 
 /** The body reader, on routes that read a body. */
@@ -152,11 +146,10 @@ const bodies = (): Step => {
 
 /** The read cache, on the operations the contract marks `x-cacheable` (src/http/caching.ts). */
 function readCache(deps: Deps, { cacheable, keys }: SurfaceParts['reads']): Step {
-  const ajv = contractAjv();
   return ({ operation }) => {
     if (!operation?.operationId || !cacheable.has(operation.operationId)) return undefined;
-    const parameters = (operation.parameters ?? []) as Parameters<typeof readCacheStep>[2];
-    return readCacheStep(deps.readCache, keys, parameters, ajv);
+    const parameters = (operation.parameters ?? []) as Parameters<typeof readCacheStep>[3];
+    return readCacheStep(deps.readCache, keys, operation.operationId, parameters, deps.validators);
   };
 }
 

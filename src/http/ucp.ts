@@ -25,7 +25,7 @@ import type { ProtocolResponse } from '../protocols/answers.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import {
   createProfileResolver,
-  profileUrlOf,
+  createProfileUrlReader,
   type Negotiated,
   type ProfileProblem,
   type ProfileResolver,
@@ -195,6 +195,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     egressAllowedHosts: deps.config.egressAllowedHosts,
     fetchBudget: deps.profileFetchLimiter,
     log: deps.log,
+    validators: deps.validators,
   });
   const { baseUrl } = deps.config;
   return async ({ profileUrl, address, op, id, body, idempotency }) => {
@@ -238,8 +239,9 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 /** The UCP REST binding, its business profile and its MCP endpoint. */
 export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
-  const mcp = createUcpMcpServer(execute);
+  const mcp = createUcpMcpServer(execute, deps.validators);
   const { baseUrl } = deps.config;
+  const profileUrlOf = createProfileUrlReader();
 
   /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
   async function serveCheckout(

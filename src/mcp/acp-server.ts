@@ -12,6 +12,7 @@ import { RateLimited } from '../domain/errors.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
 import type { Logger } from '../log.js';
+import type { ValidatorRegistry } from '../validators.js';
 import { REQUEST_SCHEMAS, type RequestSchemaName } from '../protocols/requests.js';
 import { acpSelfContained, firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
@@ -173,7 +174,12 @@ interface ToolArguments {
   payload?: unknown;
 }
 
-function checkedArguments(name: string, tool: ToolDefinition, args: unknown): ToolArguments {
+function checkedArguments(
+  validators: ValidatorRegistry,
+  name: string,
+  tool: ToolDefinition,
+  args: unknown,
+): ToolArguments {
   const unstorable = unstorableTextAt(args);
   if (unstorable) {
     const path = jsonPath(unstorable);
@@ -182,7 +188,7 @@ function checkedArguments(name: string, tool: ToolDefinition, args: unknown): To
       path,
     );
   }
-  const error = firstSchemaError(schemaByRef(`acp-mcp:${name}`, argumentsSchema(tool)), args ?? {});
+  const error = firstSchemaError(schemaByRef(validators, `acp-mcp:${name}`, argumentsSchema(tool)), args ?? {});
   if (error) {
     const segments = error.instancePath.split('/').slice(1);
     const missing =
@@ -202,7 +208,12 @@ function toolResultJson(body: string, isError: boolean): string {
   return isError ? `{${text},"isError":true}` : `{"structuredContent":${body},${text},"isError":false}`;
 }
 
-function acpTool(name: string, tool: ToolDefinition, binding: AcpMcpBinding): RpcTool<AcpMcpCaller> {
+function acpTool(
+  name: string,
+  tool: ToolDefinition,
+  binding: AcpMcpBinding,
+  validators: ValidatorRegistry,
+): RpcTool<AcpMcpCaller> {
   const { readOnly, destructive } = tool;
   return {
     name,
@@ -215,7 +226,7 @@ function acpTool(name: string, tool: ToolDefinition, binding: AcpMcpBinding): Rp
       annotations: { readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: true, openWorldHint: false },
     },
     async call(given, caller) {
-      const args = checkedArguments(name, tool, given);
+      const args = checkedArguments(validators, name, tool, given);
       let response: ProtocolResponse;
       try {
         ({ response } = await binding.execute(caller.clientId, {
@@ -234,14 +245,14 @@ function acpTool(name: string, tool: ToolDefinition, binding: AcpMcpBinding): Rp
 }
 
 /** The /acp/mcp server over the REST binding's executor; built once per process. */
-export function createAcpMcpServer(binding: AcpMcpBinding): RpcServer<AcpMcpCaller> {
+export function createAcpMcpServer(binding: AcpMcpBinding, validators: ValidatorRegistry): RpcServer<AcpMcpCaller> {
   return createRpcServer(
     {
       name: 'storefront-acp',
       version: '2026-04-17',
       instructions:
         'ACP 2026-04-17 checkout over MCP. Every tool takes meta.api_version "2026-04-17"; create, update, complete and cancel also take meta.idempotency_key. The payload is the ACP REST body.',
-      tools: Object.entries(TOOLS).map(([name, tool]) => acpTool(name, tool, binding)),
+      tools: Object.entries(TOOLS).map(([name, tool]) => acpTool(name, tool, binding, validators)),
     },
     MCP_VARIANT,
   );

@@ -4,11 +4,10 @@
 // the process's read cache: an answer may be up to 60 s old, counted from its query's start.
 import type { components } from '../../codegen/types.js';
 import type { WebDeps as Deps } from '../http/web-deps.js';
-import type { ReadCache } from '../ports.js';
 import * as agentCatalog from '../services/agent-catalog.js';
 import { listCollections, listRegions } from '../services/catalog.js';
 import { createMcpServer, type McpServer } from './rpc.js';
-import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
+import type { ContractSchemas, ObjectSchema } from './schemas.js';
 import { storePolicies, storePoliciesSchema } from './store-policies.js';
 import { defineTool, type Tool, type ToolDefinition } from './tools.js';
 
@@ -39,53 +38,61 @@ interface SearchArguments {
   limit: NonNullable<Parameters['Limit']>;
   offset: NonNullable<Parameters['Offset']>;
 }
-const searchInput = strictArguments<SearchArguments>({
-  query: contractParameter(
-    'AgentSearchQuery',
-    "Free text; every word must occur in the product's title or description. Omit to list everything.",
-  ),
-  collection: contractParameter(
-    'AgentCollectionFilter',
-    'Only products in this collection: a handle or id from list_collections.',
-  ),
-  region_id: contractParameter('RegionId', REGION_ID),
-  limit: contractParameter('Limit', 'Page size, 1 to 100.'),
-  offset: contractParameter('Offset', 'Products to skip, for paging.'),
-});
-
-const getProductInput = strictArguments<{
-  product: Parameters['AgentProductIdOrHandle'];
-  region_id?: Parameters['RegionId'];
-}>(
-  {
-    product: contractParameter(
-      'AgentProductIdOrHandle',
-      "The product's handle (URL slug, e.g. tongue-scraper-2-pack; preferred) or id (prefix prod_).",
+/** The tools' inputs, from the contract's parameters. */
+function catalogInputs(contract: ContractSchemas) {
+  const searchInput = strictArguments<SearchArguments>({
+    query: contract.parameter(
+      'AgentSearchQuery',
+      "Free text; every word must occur in the product's title or description. Omit to list everything.",
     ),
-    region_id: contractParameter('RegionId', REGION_ID),
-  },
-  ['product'],
-);
-const listReviewsInput = strictArguments<{ product?: Parameters['AgentReviewProductFilter'] }>({
-  product: contractParameter(
-    'AgentReviewProductFilter',
-    "Only this product's reviews: its handle or id. Omit for the whole store.",
-  ),
-});
-const noInput = strictArguments<Record<string, never>>({});
-const listCollectionsInput = strictArguments<{ handle?: Parameters['CollectionHandleFilter'] }>({
-  handle: contractParameter('CollectionHandleFilter', 'Only the collection with this handle.'),
-});
-const storePoliciesInput = strictArguments<{ region_id?: Parameters['RegionId'] }>({
-  region_id: contractParameter('RegionId', REGION_ID),
-});
+    collection: contract.parameter(
+      'AgentCollectionFilter',
+      'Only products in this collection: a handle or id from list_collections.',
+    ),
+    region_id: contract.parameter('RegionId', REGION_ID),
+    limit: contract.parameter('Limit', 'Page size, 1 to 100.'),
+    offset: contract.parameter('Offset', 'Products to skip, for paging.'),
+  });
+
+  const getProductInput = strictArguments<{
+    product: Parameters['AgentProductIdOrHandle'];
+    region_id?: Parameters['RegionId'];
+  }>(
+    {
+      product: contract.parameter(
+        'AgentProductIdOrHandle',
+        "The product's handle (URL slug, e.g. tongue-scraper-2-pack; preferred) or id (prefix prod_).",
+      ),
+      region_id: contract.parameter('RegionId', REGION_ID),
+    },
+    ['product'],
+  );
+  const listReviewsInput = strictArguments<{ product?: Parameters['AgentReviewProductFilter'] }>({
+    product: contract.parameter(
+      'AgentReviewProductFilter',
+      "Only this product's reviews: its handle or id. Omit for the whole store.",
+    ),
+  });
+  const noInput = strictArguments<Record<string, never>>({});
+  const listCollectionsInput = strictArguments<{ handle?: Parameters['CollectionHandleFilter'] }>({
+    handle: contract.parameter('CollectionHandleFilter', 'Only the collection with this handle.'),
+  });
+  const storePoliciesInput = strictArguments<{ region_id?: Parameters['RegionId'] }>({
+    region_id: contract.parameter('RegionId', REGION_ID),
+  });
+  return { searchInput, getProductInput, listReviewsInput, noInput, listCollectionsInput, storePoliciesInput };
+}
 
 /** Said in each cached tool's description, as the REST catalogue says it of its reads. */
 const UP_TO_60_S_OLD = ' Results may be up to 60 s old.';
 
 /** A tool whose results are kept in the read cache (defineTool); only for tools whose answer is the same for everyone. */
-function defineCachedTool<In, Out>(readCache: ReadCache, definition: ToolDefinition<In, Out>): Tool {
-  return defineTool({ ...definition, description: definition.description + UP_TO_60_S_OLD }, readCache);
+function defineCachedTool<In, Out>(deps: Deps, definition: ToolDefinition<In, Out>): Tool {
+  return defineTool(
+    { ...definition, description: definition.description + UP_TO_60_S_OLD },
+    deps.validators,
+    deps.readCache,
+  );
 }
 
 /** What to do about a bad argument, in terms of this server's tools. */
@@ -95,10 +102,12 @@ const ADVICE = {
   product: 'Find products with search_products.',
 };
 
-function catalogTools(deps: Deps): Tool[] {
-  const { db, readCache } = deps;
+function catalogTools(deps: Deps, contract: ContractSchemas): Tool[] {
+  const { db } = deps;
+  const { searchInput, getProductInput, listReviewsInput, noInput, listCollectionsInput, storePoliciesInput } =
+    catalogInputs(contract);
   return [
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'search_products',
       title: 'Search products',
       description:
@@ -107,7 +116,7 @@ function catalogTools(deps: Deps): Tool[] {
       annotations: { title: 'Search products', ...READ_ONLY },
       advice: ADVICE,
       inputSchema: searchInput,
-      outputSchema: contractSchema('ProductList'),
+      outputSchema: contract.schema('ProductList'),
       run: (args) =>
         agentCatalog.listProducts(db, {
           q: args.query,
@@ -117,7 +126,7 @@ function catalogTools(deps: Deps): Tool[] {
           offset: args.offset,
         }),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'get_product',
       title: 'Get a product',
       description:
@@ -125,11 +134,11 @@ function catalogTools(deps: Deps): Tool[] {
       annotations: { title: 'Get a product', ...READ_ONLY },
       advice: ADVICE,
       inputSchema: getProductInput,
-      outputSchema: contractSchema('ProductEnvelope'),
+      outputSchema: contract.schema('ProductEnvelope'),
       lookupArgument: 'product',
       run: async (args) => ({ product: await agentCatalog.getProduct(db, args.product, args.region_id) }),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_reviews',
       title: 'List reviews',
       description:
@@ -137,50 +146,53 @@ function catalogTools(deps: Deps): Tool[] {
       annotations: { title: 'List reviews', ...READ_ONLY },
       advice: ADVICE,
       inputSchema: listReviewsInput,
-      outputSchema: contractSchema('ReviewList'),
+      outputSchema: contract.schema('ReviewList'),
       lookupArgument: 'product',
       run: (args) => agentCatalog.listReviews(db, args.product),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_regions',
       title: 'List regions',
       description:
         'Lists the regions the store sells in, with their currency and countries. Pass a region id as region_id to price in that region.',
       annotations: { title: 'List regions', ...READ_ONLY },
       inputSchema: noInput,
-      outputSchema: contractSchema('RegionList'),
+      outputSchema: contract.schema('RegionList'),
       run: () => listRegions(db),
     }),
-    defineCachedTool(readCache, {
+    defineCachedTool(deps, {
       name: 'list_collections',
       title: 'List collections',
       description: 'Lists the product collections; pass a collection handle to search_products to list its products.',
       annotations: { title: 'List collections', ...READ_ONLY },
       inputSchema: listCollectionsInput,
-      outputSchema: contractSchema('CollectionList'),
+      outputSchema: contract.schema('CollectionList'),
       run: (args) => listCollections(db, args.handle),
     }),
-    defineTool({
-      name: 'get_store_policies',
-      title: 'Shipping, tax and returns',
-      description:
-        "The store's shipping rate and free-shipping threshold, tax rate and returns policy, per region (all regions, or the one given). " +
-        "Use it to answer shoppers' questions about delivery costs, tax and returns; checkout totals follow exactly these rules.",
-      annotations: { title: 'Shipping, tax and returns', ...READ_ONLY },
-      advice: ADVICE,
-      inputSchema: storePoliciesInput,
-      outputSchema: storePoliciesSchema,
-      run: (args) => storePolicies(db, args.region_id),
-    }),
+    defineTool(
+      {
+        name: 'get_store_policies',
+        title: 'Shipping, tax and returns',
+        description:
+          "The store's shipping rate and free-shipping threshold, tax rate and returns policy, per region (all regions, or the one given). " +
+          "Use it to answer shoppers' questions about delivery costs, tax and returns; checkout totals follow exactly these rules.",
+        annotations: { title: 'Shipping, tax and returns', ...READ_ONLY },
+        advice: ADVICE,
+        inputSchema: storePoliciesInput,
+        outputSchema: storePoliciesSchema,
+        run: (args) => storePolicies(db, args.region_id),
+      },
+      deps.validators,
+    ),
   ];
 }
 
-export function createCatalogServer(deps: Deps): McpServer {
+export function createCatalogServer(deps: Deps, contract: ContractSchemas): McpServer {
   return createMcpServer({
     name: 'storefront-catalog',
     title: 'Storefront catalog',
     version: '1.0.0',
     instructions: INSTRUCTIONS,
-    tools: catalogTools(deps),
+    tools: catalogTools(deps, contract),
   });
 }

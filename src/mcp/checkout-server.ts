@@ -7,7 +7,7 @@ import { currentVersion } from '../domain/versioning.js';
 import { cancelCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
 import { createCheckoutSession, createCheckoutSessionIdempotently } from '../services/checkout/create.js';
 import { createMcpServer, type McpServer } from './rpc.js';
-import { contractParameter, contractSchema, type ObjectSchema } from './schemas.js';
+import type { ContractSchemas, ObjectSchema } from './schemas.js';
 import { defineTool, type Tool } from './tools.js';
 
 type CreateRequest = components['schemas']['CheckoutSessionCreateRequest'];
@@ -18,26 +18,28 @@ const INSTRUCTIONS =
   'Amounts are major units. Creating, reading or cancelling a session charges nothing and reserves nothing. ' +
   'Payment is a human hand-off: give the shopper payment_provider.checkout_url; only a human paying there turns a session into an order.';
 
-const sessionId: ObjectSchema<{ id: SessionId }> = {
-  type: 'object',
-  properties: {
-    id: contractParameter(
-      'CheckoutSessionId',
-      'The checkout session id returned by create_checkout_session (prefix cart_).',
-    ),
-  },
-  required: ['id'],
-  additionalProperties: false,
-};
+function sessionIdInput(contract: ContractSchemas): ObjectSchema<{ id: SessionId }> {
+  return {
+    type: 'object',
+    properties: {
+      id: contract.parameter(
+        'CheckoutSessionId',
+        'The checkout session id returned by create_checkout_session (prefix cart_).',
+      ),
+    },
+    required: ['id'],
+    additionalProperties: false,
+  };
+}
 
 /** The REST request body, plus the Idempotency-Key header as an argument. */
-function createInput(): ObjectSchema<CreateRequest & { idempotency_key?: string }> {
-  const body = contractSchema('CheckoutSessionCreateRequest');
+function createInput(contract: ContractSchemas): ObjectSchema<CreateRequest & { idempotency_key?: string }> {
+  const body = contract.schema('CheckoutSessionCreateRequest');
   return {
     ...body,
     properties: {
       ...body.properties,
-      idempotency_key: contractParameter(
+      idempotency_key: contract.parameter(
         'IdempotencyKey',
         'Makes a retry safe: the same key and arguments give the same session (kept 24 h), as the REST Idempotency-Key header.',
       ),
@@ -71,85 +73,95 @@ function nextStep(session: CheckoutSession): string[] {
   ];
 }
 
-function checkoutTools(deps: Deps): Tool[] {
-  const session = contractSchema('CheckoutSession');
+function checkoutTools(deps: Deps, contract: ContractSchemas): Tool[] {
+  const sessionId = sessionIdInput(contract);
+  const session = contract.schema('CheckoutSession');
   return [
-    defineTool({
-      name: 'create_checkout_session',
-      title: 'Create a checkout session',
-      description:
-        'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
-        'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
-        'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
-        'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
-        'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
-      annotations: {
+    defineTool(
+      {
+        name: 'create_checkout_session',
         title: 'Create a checkout session',
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
+        description:
+          'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
+          'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
+          'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
+          'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
+          'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
+        annotations: {
+          title: 'Create a checkout session',
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
+        inputSchema: createInput(contract),
+        outputSchema: session,
+        advice: ADVICE,
+        headerArguments: { 'Idempotency-Key': 'idempotency_key' },
+        notes: nextStep,
+        run: async ({ idempotency_key: key, ...input }) => {
+          if (!key) return createCheckoutSession(deps, input);
+          const created = await createCheckoutSessionIdempotently(deps, input, key, currentVersion());
+          if (created.kind !== 'created') throw keyRefusalError(created);
+          return created.session;
+        },
       },
-      inputSchema: createInput(),
-      outputSchema: session,
-      advice: ADVICE,
-      headerArguments: { 'Idempotency-Key': 'idempotency_key' },
-      notes: nextStep,
-      run: async ({ idempotency_key: key, ...input }) => {
-        if (!key) return createCheckoutSession(deps, input);
-        const created = await createCheckoutSessionIdempotently(deps, input, key, currentVersion());
-        if (created.kind !== 'created') throw keyRefusalError(created);
-        return created.session;
-      },
-    }),
-    defineTool({
-      name: 'get_checkout_session',
-      title: 'Get a checkout session',
-      description:
-        'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
-        'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
-      annotations: {
+      deps.validators,
+    ),
+    defineTool(
+      {
+        name: 'get_checkout_session',
         title: 'Get a checkout session',
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
+        description:
+          'Returns a checkout session by id, re-priced now (current prices and promotions), with its status and payment_provider.checkout_url. ' +
+          'Once a human has paid, status is completed and order gives the order id, number, status and receipt URL; the totals are then the amounts charged.',
+        annotations: {
+          title: 'Get a checkout session',
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+        inputSchema: sessionId,
+        outputSchema: session,
+        lookupArgument: 'id',
+        notes: nextStep,
+        advice: ADVICE,
+        run: (args) => getCheckoutSession(deps, args.id),
       },
-      inputSchema: sessionId,
-      outputSchema: session,
-      lookupArgument: 'id',
-      notes: nextStep,
-      advice: ADVICE,
-      run: (args) => getCheckoutSession(deps, args.id),
-    }),
-    defineTool({
-      name: 'cancel_checkout_session',
-      title: 'Cancel a checkout session',
-      description:
-        'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
-      annotations: {
+      deps.validators,
+    ),
+    defineTool(
+      {
+        name: 'cancel_checkout_session',
         title: 'Cancel a checkout session',
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
+        description:
+          'Cancels a checkout session and abandons its cart. Permanent: a canceled session can never be paid. Nothing was charged. Cancelling again returns the same canceled session.',
+        annotations: {
+          title: 'Cancel a checkout session',
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+        inputSchema: sessionId,
+        outputSchema: session,
+        lookupArgument: 'id',
+        notes: nextStep,
+        advice: ADVICE,
+        run: (args) => cancelCheckoutSession(deps, args.id),
       },
-      inputSchema: sessionId,
-      outputSchema: session,
-      lookupArgument: 'id',
-      notes: nextStep,
-      advice: ADVICE,
-      run: (args) => cancelCheckoutSession(deps, args.id),
-    }),
+      deps.validators,
+    ),
   ];
 }
 
-export function createCheckoutServer(deps: Deps): McpServer {
+export function createCheckoutServer(deps: Deps, contract: ContractSchemas): McpServer {
   return createMcpServer({
     name: 'storefront-checkout',
     title: 'Storefront checkout',
     version: '1.0.0',
     instructions: INSTRUCTIONS,
-    tools: checkoutTools(deps),
+    tools: checkoutTools(deps, contract),
   });
 }

@@ -2,12 +2,12 @@
 // says what a value is, the tool uses that very definition (a component schema, or a parameter's schema with its
 // pattern, lengths and range), made self-contained: the components it refers to travel along as `$defs`. An MCP
 // answer and a REST answer are then checked by one definition and cannot drift apart; stray keys are rejected (the
-// components forbid additional properties). Arguments are validated by the service's shared Ajv (src/protocols/schemas.ts).
+// components forbid additional properties). Arguments are validated by the process's validators (src/validators.ts).
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { components } from '../../codegen/types.js';
-import { loadDocument } from '../document.js';
+import type { Document } from 'openapi-backend';
 import { firstProblem } from '../http/validation-errors.js';
-import { schemaByRef } from '../protocols/schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 
 type Schemas = components['schemas'];
 type SchemaName = keyof Schemas;
@@ -29,8 +29,16 @@ interface Bundled {
   components: { schemas: Record<string, JsonSchema>; parameters: Record<string, { schema?: JsonSchema }> };
 }
 
-let bundled: Bundled | undefined;
-const contract = (): Bundled => (bundled ??= loadDocument() as unknown as Bundled);
+/** The contract's components as self-contained tool schemas, read from the contract the process serves. */
+export interface ContractSchemas {
+  /** The contract's component `name`, self-contained; it must be an object schema (MCP lists only those). */
+  schema<Name extends SchemaName>(name: Name): ObjectSchema<Schemas[Name]>;
+  /**
+   * The schema of the contract's parameter component `name` (its pattern, lengths and range, default), so a tool
+   * argument accepts exactly what the REST parameter accepts; the description, written for the tool, is the caller's.
+   */
+  parameter<Name extends ParameterName>(name: Name, description: string): JsonSchema<components['parameters'][Name]>;
+}
 
 /** `node` with its component references pointing at `#/$defs/…`, and the names of the components it refers to. */
 function rewriteRefs(node: unknown, found: Set<string>): unknown {
@@ -48,46 +56,50 @@ function rewriteRefs(node: unknown, found: Set<string>): unknown {
   );
 }
 
-/** `schema` with every component it refers to, directly or not, as `$defs`: one schema any validator can compile. */
-function selfContained<T extends JsonSchema>(schema: JsonSchema): T {
-  const found = new Set<string>();
-  const root = rewriteRefs(schema, found) as JsonSchema;
-  const defs: Record<string, unknown> = {};
-  for (const name of found) {
-    // `found` grows while it is walked, so components referred to by components are collected too.
-    const component = contract().components.schemas[name];
-    if (!component) throw new Error(`The contract has no schema component ${name}; run npm run codegen`);
-    defs[name] = rewriteRefs(component, found);
+export function contractSchemas(document: Document): ContractSchemas {
+  const contract = document as unknown as Bundled;
+
+  /** `schema` with every component it refers to, directly or not, as `$defs`: one schema any validator can compile. */
+  function selfContained<T extends JsonSchema>(schema: JsonSchema): T {
+    const found = new Set<string>();
+    const root = rewriteRefs(schema, found) as JsonSchema;
+    const defs: Record<string, unknown> = {};
+    for (const name of found) {
+      // `found` grows while it is walked, so components referred to by components are collected too.
+      const component = contract.components.schemas[name];
+      if (!component) throw new Error(`The contract has no schema component ${name}; run npm run codegen`);
+      defs[name] = rewriteRefs(component, found);
+    }
+    return (found.size ? { ...root, $defs: defs } : root) as T;
   }
-  return (found.size ? { ...root, $defs: defs } : root) as T;
-}
 
-/** The contract's component `name`, self-contained; it must be an object schema (MCP lists only those). */
-export function contractSchema<Name extends SchemaName>(name: Name): ObjectSchema<Schemas[Name]> {
-  const component = contract().components.schemas[name];
-  if (component?.type !== 'object') throw new Error(`The contract has no object schema component ${name}`);
-  return selfContained(component);
-}
-
-/**
- * The schema of the contract's parameter component `name` (its pattern, lengths and range, default), so a tool
- * argument accepts exactly what the REST parameter accepts; the description, written for the tool, is the caller's.
- */
-export function contractParameter<Name extends ParameterName>(
-  name: Name,
-  description: string,
-): JsonSchema<components['parameters'][Name]> {
-  const schema = contract().components.parameters[name]?.schema;
-  if (!schema) throw new Error(`The contract has no parameter component ${name}; run npm run codegen`);
-  return { ...selfContained(schema), description };
+  return {
+    schema(name) {
+      const component = contract.components.schemas[name];
+      if (component?.type !== 'object') throw new Error(`The contract has no object schema component ${name}`);
+      return selfContained(component);
+    },
+    parameter(name, description) {
+      const schema = contract.components.parameters[name]?.schema;
+      if (!schema) throw new Error(`The contract has no parameter component ${name}; run npm run codegen`);
+      return { ...selfContained(schema), description };
+    },
+  };
 }
 
 /** A tool's arguments as checked: the value, typed, or the first problem naming the argument (`items[0].quantity`). */
 export type Checked<T> = { ok: true; value: T } | { ok: false; param: string; message: string };
 
-/** Compiles `schema` once with the shared Ajv; the checker fills top-level defaults, as the REST handlers do. */
-export function argumentChecker<T>(key: string, schema: ObjectSchema<T>): (args: unknown) => Checked<T> {
-  const validate: ValidateFunction = schemaByRef(`mcp:${key}`, schema);
+/**
+ * Compiles `schema` once with the process's validators (first error only, as for any client input); the checker fills
+ * top-level defaults, as the REST handlers do.
+ */
+export function argumentChecker<T>(
+  validators: ValidatorRegistry,
+  key: string,
+  schema: ObjectSchema<T>,
+): (args: unknown) => Checked<T> {
+  const validate: ValidateFunction = validators.validator('firstError', `mcp:${key}`, schema);
   const defaults = Object.entries(schema.properties ?? {}).filter(([, property]) => 'default' in property);
   return (args) => {
     if (!validate(args)) {

@@ -14,6 +14,7 @@ import type { ReadCache } from '../ports.js';
 import type { Logger } from '../log.js';
 import { canonicalize } from '../domain/canonical-json.js';
 import { argumentChecker, type ObjectSchema } from './schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 
 export interface ToolDefinition<In, Out> {
   name: string;
@@ -114,13 +115,17 @@ function argumentPath(segments: Array<string | number>): string {
 type CheckedArguments<In> = { ok: true; value: In } | { ok: false; result: CallToolResult };
 
 /**
- * Compiles a tool's input schema once (with the shared Ajv) and builds its tools/list entry once. With `readCache`, its
+ * Compiles a tool's input schema once (with the process's validators) and builds its tools/list entry once. With `readCache`, its
  * results are kept there as JSON text, keyed by its name and its validated arguments (defaults applied, so equal
  * questions share one entry); a failure is not kept. Only for tools whose answer is the same for every caller.
  */
-export function defineTool<In, Out>(definition: ToolDefinition<In, Out>, readCache?: ReadCache): Tool {
+export function defineTool<In, Out>(
+  definition: ToolDefinition<In, Out>,
+  validators: ValidatorRegistry,
+  readCache?: ReadCache,
+): Tool {
   const { name, title, description, annotations, inputSchema, outputSchema } = definition;
-  const check = argumentChecker(name, inputSchema);
+  const check = argumentChecker(validators, name, inputSchema);
   const erased = definition as unknown as ToolDefinition<never, never>;
 
   function checkArguments(args: unknown): CheckedArguments<In> {

@@ -10,6 +10,7 @@ import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
 import type { Logger } from '../log.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
@@ -193,7 +194,13 @@ interface ToolArguments {
 }
 
 /** The arguments' own checks: the schema, a UUID key, no checkout id on update, and no header key that disagrees. */
-function checkedArguments(caller: UcpCaller, name: string, tool: ToolDefinition, args: unknown): ToolArguments {
+function checkedArguments(
+  validators: ValidatorRegistry,
+  caller: UcpCaller,
+  name: string,
+  tool: ToolDefinition,
+  args: unknown,
+): ToolArguments {
   const unstorable = unstorableTextAt(args);
   if (unstorable) {
     const path = jsonPath(unstorable);
@@ -202,7 +209,7 @@ function checkedArguments(caller: UcpCaller, name: string, tool: ToolDefinition,
       path,
     );
   }
-  const error = firstSchemaError(schemaByRef(`ucp-mcp:${name}`, tool.inputSchema), args ?? {});
+  const error = firstSchemaError(schemaByRef(validators, `ucp-mcp:${name}`, tool.inputSchema), args ?? {});
   if (error) {
     const segments = error.instancePath.split('/').slice(1);
     const missing =
@@ -243,12 +250,13 @@ function ucpTool(
   name: string,
   tool: ToolDefinition,
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
+  validators: ValidatorRegistry,
 ): RpcTool<UcpCaller> {
   return {
     name,
     listing: { name, description: tool.description, inputSchema: tool.inputSchema, outputSchema: OUTPUT_SCHEMA },
     async call(given, caller) {
-      const args = checkedArguments(caller, name, tool, given);
+      const args = checkedArguments(validators, caller, name, tool, given);
       const profileUrl = args.meta['ucp-agent'].profile;
       const key = args.meta['idempotency-key'];
       // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
@@ -273,12 +281,15 @@ function ucpTool(
 }
 
 /** The /ucp/mcp server over `execute`, the REST binding's executor; built once per process. */
-export function createUcpMcpServer(execute: (execution: UcpExecution) => Promise<UcpAnswer>): RpcServer<UcpCaller> {
+export function createUcpMcpServer(
+  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
+  validators: ValidatorRegistry,
+): RpcServer<UcpCaller> {
   return createRpcServer(
     {
       name: 'storefront-ucp',
       version: '2026-04-08',
-      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, execute)),
+      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, execute, validators)),
     },
     UCP_VARIANT,
   );

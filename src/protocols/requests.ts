@@ -6,6 +6,7 @@ import type { ErrorObject } from 'ajv';
 import { jsonPath, type BuyerDetails } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
 import { ACP_SCHEMA_ID, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 
 const quantity = { type: 'integer', minimum: 1, maximum: 100 };
 const codes = { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 64 } };
@@ -128,7 +129,11 @@ function unknownTopLevelField(name: RequestSchemaName, body: unknown): string | 
  * The first problem of a request body against the binding's schema, or undefined when it is valid. The validator
  * stops at its first error (schemaByRef), so the work is linear in the body's size whatever the body holds.
  */
-export function requestProblem(name: RequestSchemaName, body: unknown): RequestProblem | undefined {
+export function requestProblem(
+  validators: ValidatorRegistry,
+  name: RequestSchemaName,
+  body: unknown,
+): RequestProblem | undefined {
   const unstorable = unstorableTextAt(body);
   if (unstorable) {
     const path = jsonPath(unstorable);
@@ -140,7 +145,7 @@ export function requestProblem(name: RequestSchemaName, body: unknown): RequestP
     const path = jsonPath([unknown]);
     return { kind: 'unknown', path, message: `${path} is not a field of this request.` };
   }
-  const error = firstSchemaError(schemaByRef(`request:${name}`, REQUEST_SCHEMAS[name]), body);
+  const error = firstSchemaError(schemaByRef(validators, `request:${name}`, REQUEST_SCHEMAS[name]), body);
   return error && describe(error);
 }
 
@@ -181,9 +186,13 @@ export type CheckedRequest<Name extends RequestSchemaName> =
   | { problem?: undefined; request: RequestTypes[Name] };
 
 /** A body (an absent one is `{}`) checked against its schema: its first problem, or the body as the schema's type. */
-export function checkRequest<Name extends RequestSchemaName>(name: Name, body: unknown): CheckedRequest<Name> {
+export function checkRequest<Name extends RequestSchemaName>(
+  validators: ValidatorRegistry,
+  name: Name,
+  body: unknown,
+): CheckedRequest<Name> {
   const value: unknown = body ?? {};
-  const problem = requestProblem(name, value);
+  const problem = requestProblem(validators, name, value);
   // The schema has just accepted the value: the one place a body becomes its request type.
   return problem ? { problem } : { request: value as RequestTypes[Name] };
 }

@@ -1,6 +1,7 @@
 // Which protocol schema a response body of the bindings must satisfy, by path and status: the yardstick the tests and
 // the conformance runner apply to every body they receive (A.13 and B.12 of the design).
 import { protocolSchemaProblems, type ProtocolSchemaName, type SchemaProblem } from './schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 
 /** The schemas a body must pass; none for answers whose shape the protocol defines only in prose (UCP protocol errors). */
 export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
@@ -21,6 +22,6 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
 }
 
 /** Every problem of a body against its protocol schemas, each prefixed with the schema's name. */
-export function protocolBodyProblems(path: string, status: number, body: unknown): SchemaProblem[] {
-  return protocolSchemasFor(path, status, body).flatMap((name) => protocolSchemaProblems(name, body).map((problem) => ({ ...problem, path: `${name} ${problem.path}` })));
+export function protocolBodyProblems(validators: ValidatorRegistry, path: string, status: number, body: unknown): SchemaProblem[] {
+  return protocolSchemasFor(path, status, body).flatMap((name) => protocolSchemaProblems(validators, name, body).map((problem) => ({ ...problem, path: `${name} ${problem.path}` })));
 }

@@ -1,10 +1,10 @@
-// The protocols' own JSON Schemas (copied verbatim into protocols/), compiled once per process with Ajv 2020-12 +
-// formats. The bindings validate requests and profiles with them, and tests and the conformance runner validate every
+// The protocols' own JSON Schemas (copied verbatim into protocols/), compiled by the process's validator registry
+// (src/validators.ts) on first use. The bindings validate requests and profiles with them, and tests and the conformance runner validate every
 // response body with them: a body claimed to be UCP or ACP is checked against the protocol's text, not a copy of it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { createValidatorRegistry, type ValidatorRegistry } from '../validators.js';
 import { mostSpecificError } from '../http/validation-errors.js';
 import { projectPath } from '../paths.js';
 
@@ -29,40 +29,21 @@ export function acpDefinition(name: string): Record<string, any> {
   return JSON.parse(JSON.stringify(acpBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`)) as Record<string, any>;
 }
 
-/**
- * `allErrors`: the yardstick of this service's own answers reports every problem; what clients send (request bodies,
- * tool arguments, platform profiles) is checked by an instance that stops at the first error, because collecting every
- * error of a failing array costs more than quadratic time in its length (36 kB of `[{}, {}, …]` held the event loop
- * for seconds), while stopping at the first keeps validation linear in the input's size.
- */
-function createAjv(allErrors: boolean): Ajv2020 {
-  // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
-  const ajv = new Ajv2020({ strict: false, allErrors, validateFormats: true });
-  addFormats.default(ajv);
-  for (const file of jsonFiles(UCP_SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
-  ajv.addSchema(acpBundle);
-  ajv.addSchema(JSON.parse(readFileSync(ACP_FEED_SCHEMA, 'utf8')) as object);
-  return ajv;
+/** The set of protocol schemas in the validator registry (src/validators.ts), for the validators that refer to them. */
+export const PROTOCOL_DOCUMENTS = 'protocols';
+
+/** Every protocol schema that others refer to by `$id`: the UCP files and the ACP bundle (read when first needed). */
+export function protocolDocuments(): object[] {
+  return [
+    ...jsonFiles(UCP_SCHEMAS).map((file) => JSON.parse(readFileSync(file, 'utf8')) as object),
+    acpBundle,
+    JSON.parse(readFileSync(ACP_FEED_SCHEMA, 'utf8')) as object,
+  ];
 }
 
-interface Validators {
-  ajv: Ajv2020 | undefined;
-  readonly allErrors: boolean;
-  readonly compiled: Map<string, ValidateFunction>;
-}
-
-/** Answers (tests, conformance runner): every problem. Untrusted input: the first only. Each built when first used. */
-const forAnswers: Validators = { ajv: undefined, allErrors: true, compiled: new Map() };
-const forInput: Validators = { ajv: undefined, allErrors: false, compiled: new Map() };
-
-function validatorFor(validators: Validators, schema: object, key: string): ValidateFunction {
-  let validate = validators.compiled.get(key);
-  if (!validate) {
-    validators.ajv ??= createAjv(validators.allErrors);
-    validate = validators.ajv.compile(schema);
-    validators.compiled.set(key, validate);
-  }
-  return validate;
+/** The registry of this service (src/service.ts builds one), or one of a test's or tool's own. */
+export function protocolValidators(): ValidatorRegistry {
+  return createValidatorRegistry({ [PROTOCOL_DOCUMENTS]: protocolDocuments });
 }
 
 const ucp = (ref: string) => ({ $ref: `${UCP_SCHEMA_BASE}${ref}` });
@@ -102,11 +83,15 @@ function problemsOf(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
 
 /**
  * Validates `value` against a protocol schema; an empty list means valid. A client's document (a platform profile)
- * gets its first problem only (see createAjv), an answer of this service every problem.
+ * gets its first problem only (src/validators.ts `firstError`), an answer of this service every problem.
  */
-export function protocolSchemaProblems(name: ProtocolSchemaName, value: unknown): SchemaProblem[] {
-  const validators = CLIENT_DOCUMENTS.has(name) ? forInput : forAnswers;
-  const validate = validatorFor(validators, PROTOCOL_SCHEMAS[name], name);
+export function protocolSchemaProblems(
+  validators: ValidatorRegistry,
+  name: ProtocolSchemaName,
+  value: unknown,
+): SchemaProblem[] {
+  const variant = CLIENT_DOCUMENTS.has(name) ? 'firstError' : 'everyError';
+  const validate = validators.validator(variant, `protocol:${name}`, PROTOCOL_SCHEMAS[name], PROTOCOL_DOCUMENTS);
   return validate(value) ? [] : problemsOf(validate.errors);
 }
 
@@ -115,8 +100,8 @@ export function protocolSchemaProblems(name: ProtocolSchemaName, value: unknown)
  * `$ref`), compiled once per `key`: it stops at the first error, so its `errors` hold that one (and, under a `oneOf` or
  * `anyOf`, its branches' first errors).
  */
-export function schemaByRef(key: string, schema: object): ValidateFunction {
-  return validatorFor(forInput, schema, key);
+export function schemaByRef(validators: ValidatorRegistry, key: string, schema: object): ValidateFunction {
+  return validators.validator('firstError', key, schema, PROTOCOL_DOCUMENTS);
 }
 
 /** The most telling error of `value` against `validate`, or undefined when it is valid. */

@@ -12,6 +12,7 @@ import { UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION } from '../domain/ucp-checkout.
 import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
+import type { ValidatorRegistry } from '../validators.js';
 import { createEgress, type Egress } from './egress.js';
 
 const FETCH_TIMEOUT_MS = 5_000;
@@ -59,21 +60,28 @@ export type ProfileResult =
 
 /** The bytes of parsed `UCP-Agent` headers kept (a platform sends the same one every time), headers included. */
 const PARSED_HEADER_BYTES = 1024 * 1024;
-const profileUrls = new LRUCache<string, { url: string | undefined }>({
-  max: 10_000,
-  maxSize: PARSED_HEADER_BYTES,
-  sizeCalculation: (parsed, header) => 2 * (header.length + (parsed.url?.length ?? 0)) + ENTRY_BYTES,
-});
 
-/** The profile URL of a `UCP-Agent` header (an RFC 8941 dictionary with an sf-string `profile`); undefined when unusable. */
-export function profileUrlOf(header: string): string | undefined {
-  if (!header) return undefined;
-  let parsed = profileUrls.get(header);
-  if (!parsed) {
-    parsed = { url: parseProfileUrl(header) };
-    profileUrls.set(header, parsed);
-  }
-  return parsed.url;
+/**
+ * The profile URL of a `UCP-Agent` header (an RFC 8941 dictionary with an sf-string `profile`); undefined when unusable.
+ * Each reader keeps the headers it parsed last (the binding builds one for the process).
+ */
+export type ProfileUrlReader = (header: string) => string | undefined;
+
+export function createProfileUrlReader(): ProfileUrlReader {
+  const profileUrls = new LRUCache<string, { url: string | undefined }>({
+    max: 10_000,
+    maxSize: PARSED_HEADER_BYTES,
+    sizeCalculation: (parsed, header) => 2 * (header.length + (parsed.url?.length ?? 0)) + ENTRY_BYTES,
+  });
+  return (header) => {
+    if (!header) return undefined;
+    let parsed = profileUrls.get(header);
+    if (!parsed) {
+      parsed = { url: parseProfileUrl(header) };
+      profileUrls.set(header, parsed);
+    }
+    return parsed.url;
+  };
 }
 
 function parseProfileUrl(header: string): string | undefined {
@@ -103,7 +111,12 @@ export function negotiate(profile: PlatformProfile): Negotiated {
   return { checkout, discount: checkout && offers(UCP_DISCOUNT) };
 }
 
-async function fetchProfile(egress: Egress, url: string, log: Logger): Promise<{ result: ProfileResult; ttl: number }> {
+async function fetchProfile(
+  egress: Egress,
+  url: string,
+  log: Logger,
+  validators: ValidatorRegistry,
+): Promise<{ result: ProfileResult; ttl: number }> {
   const answer = await egress.send(url, {
     method: 'GET',
     headers: { Accept: 'application/json', 'User-Agent': 'storefront-ucp/1' },
@@ -123,7 +136,7 @@ async function fetchProfile(egress: Egress, url: string, log: Logger): Promise<{
     log.info({ profileUrl: url, reason: 'not JSON' }, 'platform profile not usable');
     return { result: failure('profile_malformed', MALFORMED), ttl: FAILURE_TTL_MS };
   }
-  const problems = protocolSchemaProblems('ucp.platform_profile', profile);
+  const problems = protocolSchemaProblems(validators, 'ucp.platform_profile', profile);
   if (problems.length) {
     const first = problems[0]!;
     log.info({ profileUrl: url, reason: `${first.path} ${first.message}` }, 'platform profile not usable');
@@ -159,6 +172,8 @@ export interface ProfileResolverParts {
   /** Profile fetches per address (UCP_PROFILE_FETCHES_PER_MINUTE), shared by the instances through Redis. */
   fetchBudget: LimitCounter;
   log: Logger;
+  /** Checks the profiles against the UCP schema. */
+  validators: ValidatorRegistry;
 }
 
 /** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version, negotiation. */
@@ -167,6 +182,7 @@ export function createProfileResolver({
   egressAllowedHosts,
   fetchBudget,
   log,
+  validators,
 }: ProfileResolverParts): ProfileResolver {
   const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts]);
   // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
@@ -185,7 +201,7 @@ export function createProfileResolver({
         context.retryAfterSeconds = rejection.retryAfterSeconds;
         return undefined;
       }
-      const fetched = await fetchProfile(egress, url, log);
+      const fetched = await fetchProfile(egress, url, log, validators);
       options.ttl = fetched.ttl;
       return fetched.result;
     },

@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import { protocolBodyProblems } from '../../src/protocols/responses.js';
+import { protocolBodyProblems as bodyProblems } from '../../src/protocols/responses.js';
+import { protocolValidators } from '../../src/protocols/schemas.js';
+import type { SchemaProblem } from '../../src/protocols/schemas.js';
 // The conformance runner's platform profile is the one the tests serve, so the two cannot drift apart.
 import { platformProfile, UCP_VERSION } from '../../src/conformance/profile.js';
 import type { TestService } from './service.js';
@@ -13,6 +15,14 @@ import type { TestService } from './service.js';
 export { platformProfile, UCP_VERSION };
 
 export const PROTOCOL_BASE_URL = 'https://shop.example.com';
+
+/** The tests' validators of protocol bodies (every problem reported), built once per test file. */
+export const testValidators = protocolValidators();
+
+/** Every problem of a body against its protocol schemas (src/protocols/responses.ts). */
+export function protocolBodyProblems(path: string, status: number, body: unknown): SchemaProblem[] {
+  return bodyProblems(testValidators, path, status, body);
+}
 
 /** Turns both bindings on with profiles fetched from loopback (UCP_INSECURE_PROFILE_HOSTS is a test allow-list). */
 export const PROTOCOL_ENV = { BASE_URL: PROTOCOL_BASE_URL, UCP_INSECURE_PROFILE_HOSTS: '127.0.0.1' };

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'openapi-backend';
 import { createContract, type OperationHandlers } from '../../src/http/openapi.js';
+import { createValidatorRegistry } from '../../src/validators.js';
 
 const responses = { '200': { description: 'ok' } };
 const document = {
@@ -22,7 +23,7 @@ const handlers = { listThings: () => ({ status: 200, body: [] }) } as unknown as
 
 describe('operations without a handler', () => {
   it('are not among the contract routes', async () => {
-    const contract = await createContract({ document, handlers });
+    const contract = await createContract({ document, handlers, validators: createValidatorRegistry() });
     expect(contract.routes.map(({ operation }) => operation.operationId)).toEqual(['listThings']);
   });
 });

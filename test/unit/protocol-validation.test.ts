@@ -4,17 +4,19 @@
 // the benchmark's (bench/stalls.ts); here, the work: one error reported, not one per item.
 import { describe, expect, it } from 'vitest';
 import { REQUEST_SCHEMAS, requestProblem } from '../../src/protocols/requests.js';
-import { protocolSchemaProblems, schemaByRef } from '../../src/protocols/schemas.js';
+import { protocolSchemaProblems, protocolValidators, schemaByRef } from '../../src/protocols/schemas.js';
+
+const validators = protocolValidators();
 
 const empties = (count: number) => Array.from({ length: count }, () => ({}));
 
 describe('validation of untrusted input stops at the first error', () => {
   it('an ACP update of 12,000 empty fulfillment groups: one error, at the first group', () => {
     const body = { fulfillment_groups: empties(12_000) };
-    const validate = schemaByRef('request:acp.update', REQUEST_SCHEMAS['acp.update']);
+    const validate = schemaByRef(validators, 'request:acp.update', REQUEST_SCHEMAS['acp.update']);
     expect(validate(body)).toBe(false);
     expect(validate.errors).toHaveLength(1);
-    expect(requestProblem('acp.update', body)).toEqual({
+    expect(requestProblem(validators, 'acp.update', body)).toEqual({
       kind: 'missing',
       path: '$.fulfillment_groups[0].id',
       message: '$.fulfillment_groups[0].id is required.',
@@ -23,21 +25,23 @@ describe('validation of untrusted input stops at the first error', () => {
 
   it('a UCP line array whose every line fails: the first failing line, once', () => {
     const body = { line_items: [{ item: { id: 'variant_a' }, quantity: 1 }, ...empties(99)] };
-    const validate = schemaByRef('request:ucp.update', REQUEST_SCHEMAS['ucp.update']);
+    const validate = schemaByRef(validators, 'request:ucp.update', REQUEST_SCHEMAS['ucp.update']);
     expect(validate(body)).toBe(false);
     expect(validate.errors).toHaveLength(1);
-    expect(requestProblem('ucp.update', body)?.path).toBe('$.line_items[1].item');
+    expect(requestProblem(validators, 'ucp.update', body)?.path).toBe('$.line_items[1].item');
   });
 
   it('a platform profile whose checkout capability is 8,000 empty objects: one problem, named by its path', () => {
     const profile = { ucp: { version: '2026-04-08', capabilities: { 'dev.ucp.shopping.checkout': empties(8_000) } } };
-    const problems = protocolSchemaProblems('ucp.platform_profile', profile);
+    const problems = protocolSchemaProblems(validators, 'ucp.platform_profile', profile);
     expect(problems).toHaveLength(1);
     expect(problems[0]!.path).toBe('/ucp/capabilities/dev.ucp.shopping.checkout/0');
   });
 
   it('still finds a top-level field a closed request does not have before what it lacks (`items` for `line_items`)', () => {
-    expect(requestProblem('acp.create', { items: [{ id: 'variant_a', quantity: 1 }], currency: 'usd' })).toEqual({
+    expect(
+      requestProblem(validators, 'acp.create', { items: [{ id: 'variant_a', quantity: 1 }], currency: 'usd' }),
+    ).toEqual({
       kind: 'unknown',
       path: '$.items',
       message: '$.items is not a field of this request.',

@@ -7,6 +7,7 @@ import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
+import type { ValidatorRegistry } from '../../validators.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
@@ -46,10 +47,11 @@ export function acpLinks(deps: Deps) {
 }
 
 function validated<Name extends 'acp.create' | 'acp.update' | 'acp.complete' | 'acp.cancel'>(
+  validators: ValidatorRegistry,
   name: Name,
   body: unknown,
 ) {
-  const checked = checkRequest(name, body);
+  const checked = checkRequest(validators, name, body);
   if (checked.problem) {
     const { kind, message, path } = checked.problem;
     throw new ProtocolError(400, PROBLEM_CODES[kind], message, { param: path });
@@ -57,8 +59,12 @@ function validated<Name extends 'acp.create' | 'acp.update' | 'acp.complete' | '
   return checked.request;
 }
 
-function validatedSession(name: 'acp.create' | 'acp.update', body: unknown): AcpSessionRequest {
-  const input = validated(name, body);
+function validatedSession(
+  validators: ValidatorRegistry,
+  name: 'acp.create' | 'acp.update',
+  body: unknown,
+): AcpSessionRequest {
+  const input = validated(validators, name, body);
   if (input.discounts && input.coupons) {
     throw new ProtocolError(400, 'conflicting_fields', 'Send discounts.codes or the deprecated coupons, not both.', {
       param: '$.coupons',
@@ -134,7 +140,7 @@ export function createAcpOperations(deps: Deps) {
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
   function create(call: AcpCall): CreatePlan<{ currency: string }> {
-    const input = validatedSession('acp.create', call.body);
+    const input = validatedSession(deps.validators, 'acp.create', call.body);
     return {
       input: {
         market: { currency: input.currency! },
@@ -169,7 +175,7 @@ export function createAcpOperations(deps: Deps) {
     };
 
   function update(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
-    const input = validatedSession('acp.update', call.body);
+    const input = validatedSession(deps.validators, 'acp.update', call.body);
     return async (db) => {
       const current = await sessions.loadProtocolSession(deps, db, call.id!);
       if (!current) throw notFound(call.id!);
@@ -203,7 +209,7 @@ export function createAcpOperations(deps: Deps) {
 
   /** Completion never takes payment here (B.9 #4): 422 on an open session, which stays requires_escalation. */
   function complete(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
-    validated('acp.complete', call.body);
+    validated(deps.validators, 'acp.complete', call.body);
     return async (db) => {
       const session = await sessions.loadProtocolSession(deps, db, call.id!);
       if (!session) throw notFound(call.id!);
@@ -221,7 +227,7 @@ export function createAcpOperations(deps: Deps) {
   }
 
   function cancel(call: AcpCall): (db: Db) => Promise<ProtocolResponse> {
-    validated('acp.cancel', call.body);
+    validated(deps.validators, 'acp.cancel', call.body);
     return async (db) => {
       const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
       if (outcome.kind === 'not_found') throw notFound(call.id!);

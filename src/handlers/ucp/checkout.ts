@@ -14,6 +14,7 @@ import {
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
+import type { ValidatorRegistry } from '../../validators.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
@@ -68,8 +69,12 @@ export function ucpLinks(deps: Deps): UcpLink[] {
   ];
 }
 
-function validated<Name extends 'ucp.create' | 'ucp.update' | 'ucp.complete'>(name: Name, body: unknown) {
-  const checked = checkRequest(name, body);
+function validated<Name extends 'ucp.create' | 'ucp.update' | 'ucp.complete'>(
+  validators: ValidatorRegistry,
+  name: Name,
+  body: unknown,
+) {
+  const checked = checkRequest(validators, name, body);
   if (checked.problem)
     throw new ProtocolError(400, 'invalid_request', checked.problem.message, { param: checked.problem.path });
   return checked.request;
@@ -160,7 +165,7 @@ export function createUcpOperations(deps: Deps) {
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
   function create(call: UcpCall): CreatePlan<{ country: string | undefined }> {
-    const input = validated('ucp.create', call.body);
+    const input = validated(deps.validators, 'ucp.create', call.body);
     const country = input.context?.address_country;
     const discounts = discountCodes(input, call);
     return {
@@ -199,7 +204,7 @@ export function createUcpOperations(deps: Deps) {
     };
 
   function update(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
-    const input = validated('ucp.update', call.body);
+    const input = validated(deps.validators, 'ucp.update', call.body);
     const discounts = discountCodes(input, call);
     return async (db) => {
       // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
@@ -221,7 +226,7 @@ export function createUcpOperations(deps: Deps) {
 
   /** Completion never takes payment here: the answer is the checkout, still requires_escalation, with the hand-off. */
   function complete(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
-    validated('ucp.complete', call.body);
+    validated(deps.validators, 'ucp.complete', call.body);
     return async (db) => {
       const session = await sessions.loadProtocolSession(deps, db, call.id!);
       if (!session) return notFound(call.id!);

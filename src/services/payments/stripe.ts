@@ -114,9 +114,6 @@ function checkoutParams(
 
 export type StripeCheckout = { kind: 'redirect'; url: string } | Exclude<Reservation, { kind: 'held' }>;
 
-/** The checkouts being made by this instance, by session and quote: concurrent visits wait for one call to Stripe. */
-const inFlight = new Map<string, Promise<StripeCheckout>>();
-
 /**
  * Where the buyer pays this quote: the session's Stripe Checkout, made for this exact quote, reused while it is
  * unchanged and not about to expire. A changed quote gets a new one (the old one is expired, so it cannot be paid).
@@ -138,13 +135,10 @@ export async function stripeCheckout(
     new Date(latest.expires_at).getTime() - deps.now() > REUSE_MARGIN_S * 1000
   )
     return { kind: 'redirect', url: latest.url };
-  const key = `${sessionId} ${hash}`;
-  let making = inFlight.get(key);
-  if (!making) {
-    making = newCheckout(deps, stripe, sessionId, quote, hash, latest, buyerEmail).finally(() => inFlight.delete(key));
-    inFlight.set(key, making);
-  }
-  return making;
+  // The checkouts being made by this instance, by session and quote: concurrent visits wait for one call to Stripe.
+  return deps.callsInProgress.share(`stripe-checkout ${sessionId} ${hash}`, () =>
+    newCheckout(deps, stripe, sessionId, quote, hash, latest, buyerEmail),
+  );
 }
 
 async function newCheckout(
