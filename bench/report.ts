@@ -99,6 +99,8 @@ export interface Report {
     durationSeconds: number;
     rounds: number;
     smoke: boolean;
+    /** What of the service's telemetry was on (bench/run.ts --telemetry). */
+    telemetry: 'off' | 'metrics' | 'tracing';
     database: 'given' | 'fresh' | 'embedded';
   };
   rows: ReportRow[];
@@ -272,7 +274,7 @@ export function formatReport(report: Report, resultsPath: string, logPath: strin
     '',
     ...(report.stalls.length ? [formatStalls(report.stalls), ''] : []),
     `Service RSS idle ${megabytes(report.serviceIdleRssBytes)}; peak over the whole run: ${megabytes(peakRss.serviceBytes)} ${verdict(peakRss.check)} (≤ ${megabytes(peakRss.check.limit)}); ceiling server: ${megabytes(peakRss.ceilingBytes)}.`,
-    `${settings.rounds} interleaved round(s), ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; ` +
+    `${settings.rounds} interleaved round(s), ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run${settings.smoke ? ' (smoke: figures not meaningful)' : ''}; telemetry ${settings.telemetry}; ` +
       `${settings.database === 'embedded' ? 'embedded PGlite (a copy of ./.data)' : `${settings.database} PostgreSQL`} database; Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load average ${machine.loadAverageAtStart.toFixed(1)} at start. Results: ${resultsPath}`,
   ];
   if (report.serviceLogLines > 0)

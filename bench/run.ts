@@ -14,6 +14,9 @@
 //   --starts <n>       fresh `npm start`s timed to the first /healthz 200, with their idle RSS (bench/startup.ts;
 //                      default 3 with --embedded, 1 with --smoke, otherwise 0), measured before any other server starts
 //   --start-only       only those starts (printed, and written to bench/startup-results.json)
+//   --telemetry <on>   the service with `metrics` on (METRICS_PORT), or `tracing` on too (every span exported over
+//                      OTLP/HTTP to a sink in this process that discards it, sampler always_on): run once without and
+//                      once with, on the same machine, to read the cost of each (issue #34)
 // After the rows, the longest event-loop stall while the service is sent the worst bodies and platform profiles its
 // limits allow (bench/stalls.ts; --only filters those by title too).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -66,6 +69,7 @@ interface Options extends LoadSettings {
   embedded: boolean;
   starts: number;
   startOnly: boolean;
+  telemetry: 'off' | 'metrics' | 'tracing';
 }
 
 function parseOptions(args: string[]): Options {
@@ -82,8 +86,12 @@ function parseOptions(args: string[]): Options {
       embedded: { type: 'boolean', default: false },
       starts: { type: 'string' },
       'start-only': { type: 'boolean', default: false },
+      telemetry: { type: 'string', default: 'off' },
     },
   });
+  const telemetry = values.telemetry;
+  if (telemetry !== 'off' && telemetry !== 'metrics' && telemetry !== 'tracing')
+    throw new Error(`--telemetry is off, metrics or tracing, not ${telemetry}`);
   // Smoke: 0.1 s + 0.4 s against each server, about 1 s per row.
   const smoke = values.smoke;
   return {
@@ -96,6 +104,7 @@ function parseOptions(args: string[]): Options {
         ? 0
         : Math.round(positiveNumber(values.starts, smoke ? 1 : values.embedded ? 3 : 0, 'starts')),
     startOnly: values['start-only'],
+    telemetry,
     durationSeconds: positiveNumber(values.duration, smoke ? 0.4 : 10, 'duration'),
     warmupSeconds: positiveNumber(values.warmup, smoke ? 0.1 : 3, 'warmup'),
     connections: Math.round(positiveNumber(values.connections, 32, 'connections')),
@@ -208,6 +217,40 @@ async function startProfileServer(): Promise<{ url: string; server: Server }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/profile.json`, server };
 }
 
+/** A free loopback port, for a listener the service opens itself (its metrics). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The service's environment for `--telemetry`: its metrics listener, and an OTLP/HTTP sink that discards spans. */
+async function telemetryEnvironment(
+  telemetry: Options['telemetry'],
+  cleanups: Array<() => Promise<void>>,
+): Promise<Record<string, string>> {
+  if (telemetry === 'off') return {};
+  const metrics = { METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' };
+  if (telemetry === 'metrics') return metrics;
+  const sink = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+  });
+  sink.listen(0, '127.0.0.1');
+  await once(sink, 'listening');
+  cleanups.push(async () => void sink.close());
+  const { port } = sink.address() as AddressInfo;
+  return {
+    ...metrics,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+    OTEL_TRACES_SAMPLER: 'always_on',
+    OTEL_SERVICE_NAME: 'storefront-bench',
+  };
+}
+
 function countLines(path: string): number {
   return readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
 }
@@ -225,13 +268,14 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   const profile = await startProfileServer();
   cleanups.push(async () => void profile.server.close());
   if (options.cpuProf) mkdirSync(`${root}/${profilesPath}`, { recursive: true });
+  const telemetryEnv = await telemetryEnvironment(options.telemetry, cleanups);
   const service = await startServiceProcess({
     root,
     databaseEnv: database.env,
     logFile: `${root}/${logPath}`,
     cpuProfileDir: options.cpuProf ? `${root}/${profilesPath}` : undefined,
     // The protocol bindings need an https business URL and may fetch the bench's profile over loopback.
-    env: { BASE_URL: 'https://shop.example.com', UCP_INSECURE_PROFILE_HOSTS: '127.0.0.1' },
+    env: { BASE_URL: 'https://shop.example.com', UCP_INSECURE_PROFILE_HOSTS: '127.0.0.1', ...telemetryEnv },
   });
   cleanups.push(service.stop);
   const serviceIdleRssBytes = currentRss(service.pid);
@@ -287,6 +331,7 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
       durationSeconds: options.durationSeconds,
       rounds: options.rounds,
       smoke: options.smoke,
+      telemetry: options.telemetry,
       database: database.kind,
     },
     rows: reportRows,
