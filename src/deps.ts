@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import type { EarlierReads, LimitCounter } from './ports.js';
 
 /**
@@ -23,4 +24,6 @@ export interface Deps {
   earlierReads: EarlierReads;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
+  /** Where the process's metrics are recorded, when they are kept (METRICS_PORT; src/metrics.ts). */
+  metrics: Metrics | undefined;
 }
