@@ -121,7 +121,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Metrics are kept only when METRICS_PORT is set: prom-client is loaded then, and every layer that records is handed
   // this one object (its own registry, never prom-client's global one).
   const metricsModule = config.metrics ? await import('./metrics.js') : undefined;
-  const metrics = metricsModule && new metricsModule.Metrics({ dbSystem: config.databaseUrl ? 'postgresql' : 'pglite' });
+  const metrics =
+    metricsModule && new metricsModule.Metrics({ dbSystem: config.databaseUrl ? 'postgresql' : 'pglite' });
   // What the process keeps for the database (statement batchers, prepared statements, where statements are recorded):
   // one object, closed with it.
   const store = new Store(metrics);
