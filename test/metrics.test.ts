@@ -182,6 +182,37 @@ describe('rate-limit refusals', () => {
   });
 });
 
+describe('background work and fallbacks', () => {
+  it('counts the rows the retention sweeps purge', async () => {
+    const api = await startTestService({
+      env: { METRICS_PORT: '0', RETENTION_SWEEP_SECONDS: '1', RETENTION_UNPAID_SESSIONS_SECONDS: '1' },
+    });
+    try {
+      await createdSession(api, ITEMS);
+      const purged = async () =>
+        samples(await scrape(api), 'storefront_retention_rows_purged_total').find(
+          ({ labels }) => labels.kind === 'unpaidSessions',
+        )?.value ?? 0;
+      await until(async () => (await purged()) >= 1);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+
+  it('counts the rate-limit counts taken in memory while Redis cannot be reached', async () => {
+    const api = await startTestService({
+      env: { METRICS_PORT: '0', REDIS_URL: `redis://127.0.0.1:${await freePort()}` },
+    });
+    try {
+      for (let i = 0; i < 3; i++) expect((await api.http('/api/store/regions')).status).toBe(200);
+      const fallbacks = samples(await scrape(api), 'storefront_redis_fallbacks_total');
+      expect(fallbacks.find(({ labels }) => labels.limiter === 'rl')?.value).toBeGreaterThanOrEqual(3);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+});
+
 describe('off unless METRICS_PORT is set', () => {
   it('has no metrics listener', async () => {
     const api = await startTestService();
