@@ -8,8 +8,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueOrderEvent } from '../src/services/order-webhooks.js';
+import { registerClient } from './support/agent.js';
 import { createdSession, createSession } from './support/checkout.js';
 import { startTestService, type TestService } from './support/service.js';
+import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 const PROMTOOL = process.env.PROMTOOL_PATH ?? '/usr/bin/promtool';
@@ -196,6 +199,31 @@ describe('background work and fallbacks', () => {
       await until(async () => (await purged()) >= 1);
     } finally {
       await api.close();
+    }
+  }, 60_000);
+
+  it('reports the webhook outbox and its deliveries by outcome', async () => {
+    const receiver = await startWebhookReceiver();
+    const api = await startTestService({ env: { METRICS_PORT: '0' } });
+    try {
+      const { deps } = api.service;
+      const prompt = (await registerClient(api, { scope: 'orders:read', webhook_url: receiver.url })) as any;
+      receiver.secret = prompt.webhook_secret;
+      // An endpoint nobody listens on: its delivery fails and waits for its retry, in the outbox.
+      const gone = `http://127.0.0.1:${await freePort()}/hooks`;
+      const unreachable = (await registerClient(api, { scope: 'orders:read', webhook_url: gone })) as any;
+      await enqueueOrderEvent(deps.db, deps, prompt.client_id, 'order.created', { id: 'order_metrics_1' });
+      await enqueueOrderEvent(deps.db, deps, unreachable.client_id, 'order.created', { id: 'order_metrics_2' });
+      await receiver.waitFor(1);
+      const outcome = (text: string, name: string) =>
+        samples(text, 'storefront_webhook_deliveries_total').find(({ labels }) => labels.outcome === name)?.value ?? 0;
+      await until(async () => outcome(await scrape(api), 'retried') >= 1);
+      const text = await scrape(api);
+      expect(outcome(text, 'delivered')).toBe(1);
+      expect(samples(text, 'storefront_webhook_outbox_depth')[0]?.value).toBe(1);
+    } finally {
+      await api.close();
+      await receiver.close();
     }
   }, 60_000);
 
