@@ -246,7 +246,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
       clearInterval(sweep);
       stopSweeps();
       await stopWebhooks();
-      if (scrape) await new Promise<void>((resolve) => scrape.server.close(() => resolve()));
+      if (scrape) {
+        // Prometheus keeps its connection alive between scrapes: closed at once rather than at its idle timeout.
+        const metricsClosed = new Promise<void>((resolve) => scrape.server.close(() => resolve()));
+        scrape.server.closeAllConnections();
+        await metricsClosed;
+      }
       await db.destroy();
       store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
