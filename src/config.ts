@@ -2,6 +2,8 @@
 export interface Config {
   port: number;
   host: string;
+  /** Where Prometheus scrapes `/metrics` (a listener of its own); undefined: no metrics are kept (METRICS_PORT). */
+  metrics: { port: number; host: string } | undefined;
   baseUrl: string;
   agentBaseUrl: string;
   databaseUrl: string | undefined;
@@ -303,6 +305,10 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host: read(env, 'HOST') ?? '0.0.0.0',
+    metrics:
+      read(env, 'METRICS_PORT') === undefined
+        ? undefined
+        : { port: integer(env, 'METRICS_PORT', 9464, 0, 65535), host: read(env, 'METRICS_HOST') ?? '127.0.0.1' },
     baseUrl,
     agentBaseUrl,
     databaseUrl: read(env, 'DATABASE_URL'),

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import type { CallsInProgress, EarlierReads, LimitCounter } from './ports.js';
 import type { ValidatorRegistry } from './validators.js';
 
@@ -28,4 +29,6 @@ export interface Deps {
   stripe: Stripe | undefined;
   /** The one Ajv setup and its compiled validators (src/validators.ts). */
   validators: ValidatorRegistry;
+  /** Where the process's metrics are recorded, when they are kept (METRICS_PORT; src/metrics.ts). */
+  metrics: Metrics | undefined;
 }

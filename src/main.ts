@@ -25,6 +25,7 @@ async function main(): Promise<void> {
       baseUrl: config.baseUrl,
       agentBaseUrl: config.agentBaseUrl,
       storage: config.databaseUrl ? 'postgresql' : `pglite:${config.pgliteDir}`,
+      ...(service.metricsUrl ? { metricsUrl: service.metricsUrl } : {}),
     },
     'storefront listening',
   );

@@ -3,7 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import { createDatabase, prepareDatabase } from './db/knex.js';
+import { createDatabase, prepareDatabase, type Db } from './db/knex.js';
+import { readStatusCounts } from './db/repositories/status-counts.js';
+import type { PoolCounts } from './metrics.js';
 import { Store } from './db/store.js';
 import { createHandlers } from './handlers/index.js';
 import { loadDocument } from './document.js';
@@ -32,6 +34,8 @@ export interface Service {
   server: Server;
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
+  /** Where Prometheus scrapes, e.g. http://127.0.0.1:9464/metrics, when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /**
    * Stops the service: with `drainMs`, first drains that long (readiness 503, `Connection: close`, still answering);
    * then closes the listener, lets in-flight requests finish, and releases the pool and Redis.
@@ -70,6 +74,28 @@ async function connectRedis(config: Config, log: Logger): Promise<Redis> {
   return redis;
 }
 
+/** How long a scrape waits for the database's counts (orders and sessions by status, the outbox). */
+const SCRAPE_QUERY_TIMEOUT_MS = 1_000;
+
+/** The connection pool's counts (tarn, under Knex): PostgreSQL's pool, and the one connection PGlite's client pools. */
+function poolCounts(db: Db): PoolCounts | undefined {
+  const pool = (db.client as { pool?: TarnPool }).pool;
+  if (!pool) return undefined;
+  return {
+    used: pool.numUsed(),
+    idle: pool.numFree(),
+    waiting: pool.numPendingAcquires(),
+    max: pool.max,
+  };
+}
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  max: number;
+}
+
 /** How long start-up waits for Redis: long enough for a reachable Redis to answer, short enough not to hold up a start. */
 const REDIS_START_WAIT_MS = 3_000;
 
@@ -94,8 +120,14 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  // What the process keeps for the database (statement batchers, prepared statements): one object, closed with it.
-  const store = new Store();
+  // Metrics are kept only when METRICS_PORT is set: prom-client is loaded then, and every layer that records is handed
+  // this one object (its own registry, never prom-client's global one).
+  const metricsModule = config.metrics ? await import('./metrics.js') : undefined;
+  const metrics =
+    metricsModule && new metricsModule.Metrics({ dbSystem: config.databaseUrl ? 'postgresql' : 'pglite' });
+  // What the process keeps for the database (statement batchers, prepared statements, where statements are recorded):
+  // one object, closed with it.
+  const store = new Store(metrics);
   const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
   const redis = config.redisUrl ? await connectRedis(config, log) : undefined;
@@ -114,18 +146,25 @@ export async function startService(config: Config, options: ServiceOptions = {})
         unit: 'platform profiles fetched per minute for this address',
       },
       redis,
+      metrics,
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
     callsInProgress: createCallsInProgress(),
     stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
     validators: protocolValidators(),
+    metrics,
   };
+  metrics?.collectFrom(
+    { pool: () => poolCounts(db), counts: () => readStatusCounts(db, SCRAPE_QUERY_TIMEOUT_MS) },
+    SCRAPE_QUERY_TIMEOUT_MS,
+  );
   const deps: WebDeps = {
     ...services,
     rateLimiter: createRateLimiter(
       { limit: config.rateLimitPerMinute, windowSeconds: 60, keyPrefix: 'rl', unit: 'requests per minute' },
       redis,
+      metrics,
     ),
     lifecycle: { draining: false },
     readCache: createReadCache(),
@@ -157,6 +196,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
         unit: 'client registrations per hour from this address',
       },
       redis,
+      metrics,
     ),
     webhookRefusalLimiter: createRateLimiter(
       {
@@ -166,6 +206,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
         unit: 'refused webhook requests per minute from this address',
       },
       redis,
+      metrics,
     ),
     mcpServers: createMcpServers(deps, document),
     protocols: protocolBindings(deps),
@@ -193,11 +234,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stopWebhooks = startWebhookDelivery(services);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  // The metrics listener, apart from the public one (METRICS_HOST defaults to loopback). A listen that fails stops the
+  // start as the public one's does.
+  const scrape = metricsModule && metrics ? await metricsModule.serveMetrics(metrics, config.metrics!) : undefined;
 
   return {
     deps,
     server,
     url: `http://${host}:${port}`,
+    metricsUrl: scrape?.url,
     async close({ drainMs = 0 } = {}) {
       deps.lifecycle.draining = true;
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
@@ -210,6 +255,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
       clearInterval(sweep);
       stopSweeps();
       await stopWebhooks();
+      if (scrape) {
+        // Prometheus keeps its connection alive between scrapes: closed at once rather than at its idle timeout.
+        const metricsClosed = new Promise<void>((resolve) => scrape.server.close(() => resolve()));
+        scrape.server.closeAllConnections();
+        await metricsClosed;
+      }
       await db.destroy();
       store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());

@@ -34,6 +34,8 @@ export interface BatchingOptions<Item, Result> {
   queueTimeoutMs: number;
   /** A failure that is no member's own (the database unreachable or timing out): every member gets it, no retry. */
   sharedFailure(error: unknown): boolean;
+  /** Told how many items each statement sent carries (metrics: rows per group commit), when set. */
+  onBatch?: (items: number) => void;
 }
 
 interface Entry<Item> {
@@ -86,6 +88,7 @@ export function batchedStatements<Item, Result>(
       clearTimeout(entry.timer);
       entry.timer = undefined;
     }
+    if (live.length > 0) options.onBatch?.(live.length);
     const outcomes = new Map<Entry<Item>, Outcome<Result>>();
     const alone = (entry: Entry<Item>) =>
       options.one(entry.item).then(

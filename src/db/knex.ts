@@ -12,7 +12,7 @@ import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './ba
 import { migrationSource } from './migrations/index.js';
 import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
-import { Store, storeOf, type StoreParams } from './store.js';
+import { Store, storeOf, storeOfClient, type StoreParams } from './store.js';
 
 export type Db = Knex;
 
@@ -63,9 +63,11 @@ export function numberedPlaceholders(sql: string): string {
  * A kind of statement batched per database (src/db/batching.ts), run on the pool, never inside a transaction: an item
  * waits at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
  * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone. What this returns holds no
- * state: the batcher is the database's Store's (src/db/store.ts), built on first use.
+ * state: the batcher is the database's Store's (src/db/store.ts), built on first use. `statement` names the kind in
+ * the metrics (how many items each of its statements carries).
  */
 export function batchedPerDatabase<Item, Result>(
+  statement: string,
   options: (
     db: Db,
   ) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight' | 'eagerInFlight'>,
@@ -75,6 +77,7 @@ export function batchedPerDatabase<Item, Result>(
     batchedStatements({
       ...options(db),
       queueTimeoutMs: FAIL_FAST_MS,
+      onBatch: storeOf(db).metrics?.batch(statement),
       // A batch rolled back as a deadlock's victim or a serialization failure is retried member by member, as any
       // failure the members may not share; only a database out of reach fails them all.
       sharedFailure: (error) => isDatabaseUnavailable(error) && !isRolledBack(error),
@@ -104,7 +107,7 @@ export function readByKey<Row>(statement: {
     const byKey = new Map(rows.map((row) => [statement.keyOf(row), row]));
     return keys.map((key) => byKey.get(key));
   }
-  const batched = batchedPerDatabase<string, Row | undefined>((db) => ({
+  const batched = batchedPerDatabase<string, Row | undefined>(statement.name, (db) => ({
     one: async (key) => (await read(db, [key]))[0],
     many: (keys) => read(db, keys),
     maxBatch: statement.maxBatch,
@@ -204,11 +207,41 @@ async function pgliteConfig(dir: string): Promise<Knex.Config> {
   };
 }
 
+/** A Knex client class whose driver call (`_query`, every statement, transactions' included) is timed. */
+type ClientClass = new (config: Knex.Config) => Knex.Client;
+
+/**
+ * The client `config` names, as a subclass that records each statement's duration in the store's metrics: transaction
+ * clients are made from the database's client class, so they time theirs too. Only when metrics are kept.
+ */
+async function timedStatements(config: Knex.Config): Promise<Knex.Config> {
+  const Base: ClientClass =
+    typeof config.client === 'function'
+      ? (config.client as unknown as ClientClass)
+      : // Knex's own PostgreSQL client (knex has no exports map; the dialect module has no typings).
+        ((await import('knex/lib/dialects/postgres/index.js' as string)) as { default: ClientClass }).default;
+  class Timed extends (Base as new (config: Knex.Config) => Knex.Client & {
+    _query(connection: unknown, query: { sql: string; options?: { name?: string } }): Promise<unknown>;
+  }) {
+    override async _query(connection: unknown, query: { sql: string; options?: { name?: string } }) {
+      const metrics = storeOfClient(this).metrics!;
+      const started = performance.now();
+      try {
+        return await super._query(connection, query);
+      } finally {
+        metrics.statement(query.sql, query.options?.name, (performance.now() - started) / 1000);
+      }
+    }
+  }
+  return { ...config, client: Timed as unknown as typeof Knex.Client };
+}
+
 /** Opens the database with `store` as what the process keeps for it (statement batchers, prepared statements). */
 export async function createDatabase(options: DatabaseOptions, log: Logger, store = new Store()): Promise<Db> {
-  const config = options.databaseUrl
+  const opened = options.databaseUrl
     ? await postgresConfig(options.databaseUrl, options.databaseStatementTimeoutMs ?? 5_000)
     : await pgliteConfig(options.pgliteDir);
+  const config = store.metrics ? await timedStatements(opened) : opened;
   // Knex reports pool and connection trouble through this logger rather than the console.
   const knexLog = {
     warn: (message: unknown) => log.warn({ knex: String(message) }, 'database'),

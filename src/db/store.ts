@@ -2,9 +2,11 @@
 // and, on PGlite, the statements prepared in its session. One object owns them, with the database's lifetime:
 // src/service.ts creates it, createDatabase (src/db/knex.ts) hands it to the Knex instance it opens, and the service
 // closes it after the database. Repositories reach it through the Db they are given (storeOf), transactions included,
-// so no module keeps state of its own.
+// so no module keeps state of its own. When metrics are kept, the store also carries where the database layer records
+// its statements and batches (src/metrics.ts).
 import type { PGlite } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
+import type { Metrics } from '../metrics.js';
 
 /** A statement parsed under its name in one PGlite's session: its text, and the types Postgres gave its parameters. */
 export interface PreparedStatement {
@@ -18,6 +20,9 @@ export class Store {
   /** Per PGlite session: the statements it holds under their names. */
   readonly #prepared = new Map<PGlite, Map<string, PreparedStatement>>();
   #closed = false;
+
+  /** `metrics`: where statements and batches are recorded, when metrics are kept (METRICS_PORT). */
+  constructor(readonly metrics?: Metrics) {}
 
   /** The batcher of statement `kind`, built by `build` the first time it is asked for. */
   batcher<Batcher>(kind: object, build: () => Batcher): Batcher {

@@ -4,6 +4,7 @@
 // (REDIS_COMMAND_TIMEOUT_MS, set on the client in src/service.ts). Which keys a request is counted against is decided
 // by the steps below, each named in the pipelines of src/http/surfaces.ts.
 import type { Redis } from 'ioredis';
+import type { Metrics } from '../metrics.js';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../domain/errors.js';
@@ -61,9 +62,28 @@ export interface RateLimiter extends LimitCounter {
   consume(ctx: AppContext, ...keys: string[]): Promise<void>;
 }
 
-export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLimiter {
+/**
+ * The in-memory limiter Redis falls back to, counting each use in the metrics (`storefront_redis_fallbacks_total`):
+ * rate-limiter-flexible calls its insurance limiter only when a Redis command failed or Redis was not ready.
+ */
+function countedFallback(memory: RateLimiterMemory, counted: () => void): RateLimiterMemory {
+  const fallback = Object.create(memory) as RateLimiterMemory;
+  fallback.consume = (...args) => {
+    counted();
+    return memory.consume(...args);
+  };
+  fallback.get = (...args) => {
+    counted();
+    return memory.get(...args);
+  };
+  return fallback;
+}
+
+/** `metrics`: where the limiter's falls back to memory are counted, when metrics are kept. */
+export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?: Metrics): RateLimiter {
   const { limit, windowSeconds, keyPrefix, unit } = options;
   const memory = boundedMemoryLimiter(options);
+  const fallbacks = metrics?.redisFallbacks.labels(keyPrefix);
   const store: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis,
@@ -71,7 +91,7 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis): RateLim
         duration: windowSeconds,
         keyPrefix: `storefront:${keyPrefix}`,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: memory,
+        insuranceLimiter: fallbacks ? countedFallback(memory, () => fallbacks.inc()) : memory,
       })
     : memory;
   const limitHeader: [string, string] = ['RateLimit-Limit', String(limit)];

@@ -25,6 +25,8 @@ import {
 } from './surfaces.js';
 import type { McpServer } from '../mcp/rpc.js';
 import { serveMcp } from '../mcp/transport.js';
+import type { Metrics } from '../metrics.js';
+import { observeRequests, UNMATCHED_ROUTE } from './metrics.js';
 
 export interface RouteParts extends SurfaceParts {
   contract: Contract;
@@ -75,9 +77,24 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
   };
 }
 
-/** The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. */
-function compile(surface: Surface, spec: RouteSpec, last: AppMiddleware): Pipeline {
-  const steps: AppMiddleware[] = [surface.errors];
+/**
+ * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering; when
+ * metrics are kept, the request metrics step first (src/http/metrics.ts), labelled with the route's template, or
+ * `unmatched` (`matched` false: a path no route serves).
+ */
+function compileWith(
+  metrics: Metrics | undefined,
+  surface: Surface,
+  spec: RouteSpec,
+  last: AppMiddleware,
+  matched = true,
+): Pipeline {
+  const steps: AppMiddleware[] = [];
+  if (metrics) {
+    const route = matched ? spec.path : UNMATCHED_ROUTE;
+    steps.push(observeRequests(metrics.route(surface.name, route, matched ? spec.operation?.operationId : undefined)));
+  }
+  steps.push(surface.errors);
   for (const step of surface.steps) {
     const middleware = step(spec);
     if (middleware) steps.push(middleware);
@@ -93,13 +110,14 @@ function allowedMethods(methods: Iterable<string>): string[] {
 }
 
 /** A binding's surface: its error rendering, its opening headers, and (unless the route counts itself) the limiter. */
-function bindingSurface(binding: ProtocolBinding, parts: RouteParts, counted: boolean): Surface {
+function bindingSurface(name: string, binding: ProtocolBinding, parts: RouteParts, counted: boolean): Surface {
   const opening: AppMiddleware = async (ctx, next) => {
     for (const [name, value] of binding.opening(ctx)) ctx.set(name, value);
     await next();
   };
   const byAddress = limitByAddress(parts.limiter);
   return {
+    name,
     errors: protocolErrors(binding),
     steps: [() => opening, () => (counted ? byAddress : undefined)],
   };
@@ -111,6 +129,7 @@ function bindingAnswer(answer: BindingAnswer): AppMiddleware {
 
 export function compileRoutes(parts: RouteParts): RouteRequest {
   const table = surfaces(parts);
+  const compile = compileWith.bind(undefined, parts.deps.metrics);
   const paths = new Map<string, PathRoutes>();
 
   /** The routes of a path, created with its surface's misses on first use. */
@@ -118,7 +137,7 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
     let routes = paths.get(path);
     if (!routes) {
       const miss = { method: undefined, path, readsBody: false };
-      const notFound = compile(misses, miss, unknownEndpoint);
+      const notFound = compile(misses, miss, unknownEndpoint, false);
       routes = { methods: new Map(), notAllowed: notFound, notFound, misses };
       paths.set(path, routes);
     }
@@ -138,10 +157,10 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
   }
 
   // The protocol bindings' routes.
-  for (const binding of Object.values(parts.protocols) as ProtocolBinding[]) {
-    const counted = bindingSurface(binding, parts, true);
+  for (const [name, binding] of Object.entries(parts.protocols) as Array<[string, ProtocolBinding]>) {
+    const counted = bindingSurface(name, binding, parts, true);
     for (const route of binding.routes as BindingRoute[]) {
-      const surface = route.counted === false ? bindingSurface(binding, parts, false) : counted;
+      const surface = route.counted === false ? bindingSurface(name, binding, parts, false) : counted;
       const routes = pathRoutes(route.path, counted);
       routes.takesUndecodable = true;
       if ('any' in route.methods) {
@@ -183,7 +202,12 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
 
   const router = FindMyWay({ maxParamLength: 65_536 });
   for (const [path, routes] of paths) router.on('GET', path.replace(/\{([^}]+)\}/g, ':$1'), () => {}, routes);
-  const everywhereElse = compile(table.reads, { method: undefined, path: '/', readsBody: false }, unknownEndpoint);
+  const everywhereElse = compile(
+    table.reads,
+    { method: undefined, path: '/', readsBody: false },
+    unknownEndpoint,
+    false,
+  );
 
   return (ctx) => {
     const path = withoutTrailingSlashes(ctx.path);

@@ -72,6 +72,8 @@ export type SurfaceName = keyof typeof SURFACE_PATHS;
 
 /** A surface's pipeline: how its errors are rendered (the first step), then its steps in order. */
 export interface Surface {
+  /** Its name in the metrics (`surface` label): a SurfaceName, or a protocol binding's. */
+  name: string;
   errors: AppMiddleware;
   steps: Step[];
 }
@@ -167,28 +169,43 @@ export function surfaces({
   const cors = always(publicCors());
   const body = bodies();
   return {
-    reads: { errors: errorsAs('read'), steps: [cors, byAddress, notice, readCache(deps, reads)] },
-    checkout: { errors: errorsAs('checkout'), steps: [cors, byAddress, notice, always(checkoutVersioning()), body] },
+    reads: { name: 'reads', errors: errorsAs('read'), steps: [cors, byAddress, notice, readCache(deps, reads)] },
+    checkout: {
+      name: 'checkout',
+      errors: errorsAs('checkout'),
+      steps: [cors, byAddress, notice, always(checkoutVersioning()), body],
+    },
     // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
     agent: {
+      name: 'agent',
       errors: errorsAs('oauth'),
       steps: [always(resolveBearer(deps)), always(limitByAddressAndClient(limiter)), notice, body],
     },
     registration: {
+      name: 'registration',
       errors: errorsAs('oauth'),
       steps: [byAddress, always(limitRegistrations(registrationLimiter)), notice, body],
     },
-    oauth: { errors: errorsAs('oauth'), steps: [byAddress, notice, body] },
+    oauth: { name: 'oauth', errors: errorsAs('oauth'), steps: [byAddress, notice, body] },
     // As on the public surfaces, CORS (for MCP_ALLOWED_ORIGINS only) comes before the limiter.
-    mcp: { errors: errorsAs('mcp'), steps: [always(mcpCors(deps.config.mcpAllowedOrigins)), byAddress, notice] },
-    pages: { errors: errorsAs('page'), steps: [cors, byAddress, notice, body] },
+    mcp: {
+      name: 'mcp',
+      errors: errorsAs('mcp'),
+      steps: [always(mcpCors(deps.config.mcpAllowedOrigins)), byAddress, notice],
+    },
+    pages: { name: 'pages', errors: errorsAs('page'), steps: [cors, byAddress, notice, body] },
     // Server to server (no CORS); the body parser keeps the raw bytes, which the processor's signature covers. The
     // signature authenticates: only refused requests count, on a budget of their own, not the anonymous one.
-    webhooks: { errors: errorsAs('read'), steps: [always(limitWebhookRefusals(webhookRefusalLimiter)), notice, body] },
+    webhooks: {
+      name: 'webhooks',
+      errors: errorsAs('read'),
+      steps: [always(limitWebhookRefusals(webhookRefusalLimiter)), notice, body],
+    },
     // The liveness probe must answer however busy the balancer's address is, and without touching Redis.
-    liveness: { errors: errorsAs('read'), steps: [] },
+    liveness: { name: 'liveness', errors: errorsAs('read'), steps: [] },
     // br or gzip only (no zstd, no deflate): the encodings the contract names.
     published: {
+      name: 'published',
       errors: errorsAs('read'),
       steps: [cors, byAddress, notice, always(compress({ zstd: false, deflate: false }) as AppMiddleware)],
     },

@@ -89,11 +89,14 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
       },
       body,
     });
-    if (answer.ok && answer.status >= 200 && answer.status < 300)
+    if (answer.ok && answer.status >= 200 && answer.status < 300) {
+      deps.metrics?.webhookDeliveries.labels('delivered').inc();
       return repo.markDelivered(deps.db, delivery.id, new Date(deps.now()));
+    }
     const problem = answer.ok ? `HTTP ${answer.status}` : `${answer.failure}: ${answer.detail}`;
     const retryAt =
       delivery.attempts < MAX_ATTEMPTS ? new Date(deps.now() + retryDelaySeconds(delivery.attempts) * 1000) : undefined;
+    deps.metrics?.webhookDeliveries.labels(retryAt ? 'retried' : 'gave_up').inc();
     deps.log.warn(
       { delivery: delivery.id, clientId: delivery.client_id, attempts: delivery.attempts, problem, giveUp: !retryAt },
       'order webhook not delivered',
@@ -107,7 +110,10 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
       const delivery = load.waiting.shift()!;
       load.sending += 1;
       const sent: Promise<void> = deliver(delivery, signingKey)
-        .catch((error: unknown) => deps.log.warn({ err: error, delivery: delivery.id }, 'order webhook failed'))
+        .catch((error: unknown) => {
+          deps.metrics?.webhookDeliveries.labels('error').inc();
+          deps.log.warn({ err: error, delivery: delivery.id }, 'order webhook failed');
+        })
         .finally(() => {
           running.delete(sent);
           load.sending -= 1;

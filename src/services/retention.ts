@@ -78,7 +78,11 @@ export function startRetentionSweeps(deps: Deps): () => void {
     sweeping = true;
     sweepRetention(deps)
       .then(
-        (deleted) => deps.log.info({ deleted }, 'retention sweep'),
+        (deleted) => {
+          if (deps.metrics)
+            for (const [kind, rows] of Object.entries(deleted)) deps.metrics.retentionPurged.labels(kind).inc(rows);
+          deps.log.info({ deleted }, 'retention sweep');
+        },
         (error: unknown) => deps.log.warn({ err: error }, 'retention sweep failed; the next one retries'),
       )
       .finally(() => (sweeping = false));

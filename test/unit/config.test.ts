@@ -1,4 +1,4 @@
-// Configuration parsing of the hardening settings: proxy hops and the HTTP timeouts' consistency.
+// Configuration parsing of the hardening settings (proxy hops, the HTTP timeouts' consistency) and the metrics listener.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -50,5 +50,19 @@ describe('retention', () => {
     const short = loadConfig({ RETENTION_SWEEP_SECONDS: '15', RETENTION_UNPAID_SESSIONS_SECONDS: '60' }).retention;
     expect([short.sweepEveryMs, short.unpaidSessionsMs]).toEqual([15_000, 60_000]);
     expect(() => loadConfig({ RETENTION_OPEN_CARTS_SECONDS: '0' })).toThrow(ConfigError);
+  });
+});
+
+describe('METRICS_PORT and METRICS_HOST', () => {
+  it('are off unless METRICS_PORT is set, and bind to loopback by default', () => {
+    expect(loadConfig({}).metrics).toBeUndefined();
+    expect(loadConfig({ METRICS_HOST: '0.0.0.0' }).metrics).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ port: 0, host: '10.0.0.5' });
+  });
+
+  it('refuses a port that is not one', () => {
+    for (const value of ['65536', '-1', 'metrics'])
+      expect(() => loadConfig({ METRICS_PORT: value })).toThrow(ConfigError);
   });
 });

@@ -41,7 +41,7 @@ describe('database errors', () => {
      */
     async function batchFailingWith(code: string) {
       const sent: string[] = [];
-      const batched = batchedPerDatabase<string, string>(() => ({
+      const batched = batchedPerDatabase<string, string>('test', () => ({
         one: async (item) => {
           sent.push(item);
           return item.toUpperCase();

@@ -12,7 +12,7 @@ function database(store?: Store): Db {
 }
 
 const kind = () =>
-  batchedPerDatabase<string, string>(() => ({
+  batchedPerDatabase<string, string>('test', () => ({
     one: async (item) => item,
     many: async (items) => [...items],
     maxBatch: 4,

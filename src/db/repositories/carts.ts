@@ -281,7 +281,7 @@ async function insertManyCarts(db: Db, batch: CartToStore[]): Promise<CartStored
  */
 const MAX_INSERTS_IN_FLIGHT = 2;
 const MAX_CARTS_PER_STATEMENT = 16;
-const cartStore = batchedPerDatabase<CartToStore, CartStored>((db) => ({
+const cartStore = batchedPerDatabase<CartToStore, CartStored>('cart_store', (db) => ({
   one: (toStore) => insertCartAlone(db, toStore),
   many: (batch) => insertManyCarts(db, batch),
   maxBatch: MAX_CARTS_PER_STATEMENT,

@@ -386,7 +386,7 @@ async function readCreates(db: Db, reads: readonly NewCartRead[]): Promise<Creat
  */
 const MAX_CREATE_READS_IN_FLIGHT = 1;
 const MAX_CREATES_PER_READ = 32;
-const createReader = batchedPerDatabase<NewCartRead, CreateReads>((db) => ({
+const createReader = batchedPerDatabase<NewCartRead, CreateReads>('create_reads', (db) => ({
   one: async (read) => (await readCreates(db, [read]))[0]!,
   many: (reads) => readCreates(db, reads),
   maxBatch: MAX_CREATES_PER_READ,

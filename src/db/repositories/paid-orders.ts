@@ -355,7 +355,7 @@ async function payMany(db: Db, payments: PaymentToTake[]): Promise<PaymentTaken[
  */
 const MAX_PAYMENT_STATEMENTS_IN_FLIGHT = 2;
 const MAX_PAYMENTS_PER_STATEMENT = 16;
-const paymentBatcher = batchedPerDatabase<PaymentToTake, PaymentTaken>((db) => ({
+const paymentBatcher = batchedPerDatabase<PaymentToTake, PaymentTaken>('payment_take', (db) => ({
   one: async (payment) => (await payTogether(db, [payment]))[0]!,
   many: (payments) => payMany(db, payments),
   maxBatch: MAX_PAYMENTS_PER_STATEMENT,

@@ -67,7 +67,7 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<Protoc
  * many per statement as it can bind answers for.
  */
 const MAX_STORES_IN_FLIGHT = 2;
-const createStore = batchedPerDatabase<ProtocolCreateToStore, ProtocolCreateStored>((db) => ({
+const createStore = batchedPerDatabase<ProtocolCreateToStore, ProtocolCreateStored>('protocol_create_store', (db) => ({
   one: async (item) => (await storeMany(db, [item]))[0]!,
   many: (batch) => storeMany(db, batch),
   maxBatch: MAX_ANSWERS_PER_STATEMENT,

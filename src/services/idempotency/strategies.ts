@@ -81,14 +81,10 @@ function answeredBy<Answer, Record extends KeyRecordState, Stored>(
   record: Record | undefined,
 ): Exclude<KeyOutcome<Answer>, { kind: 'ran' }> | undefined {
   const decided = decide(record, call.hash, deps.now());
-  switch (decided.kind) {
-    case 'fresh':
-      return undefined;
-    case 'replay':
-      return { kind: 'replayed', answer: policy.replayOf(decided.record) };
-    default:
-      return decided;
-  }
+  if (decided.kind === 'fresh') return undefined;
+  // Every outcome returned here is the request's answer: counted once (storefront_idempotency_outcomes_total).
+  deps.metrics?.idempotency.labels(decided.kind === 'replay' ? 'replayed' : decided.kind).inc();
+  return decided.kind === 'replay' ? { kind: 'replayed', answer: policy.replayOf(decided.record) } : decided;
 }
 
 /** Thrown inside an operation's transaction when another request's answer took the key first: it rolls back. */
