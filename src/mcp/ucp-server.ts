@@ -1,5 +1,5 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// protocol 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP servers' JSON-RPC core
+// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP servers' JSON-RPC core
 // (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST status and UCP's error
 // body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
 // structuredContent is the REST body: the answer's bytes as sent and stored, never read back but for a stored error.
@@ -25,7 +25,7 @@ import {
   type RpcTool,
   type RpcVariant,
 } from './rpc.js';
-import { admit, readMessage, sendAnswer } from './transport.js';
+import { admit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
@@ -304,5 +304,5 @@ export async function serveUcpMcp(ctx: AppContext, deps: Deps, server: RpcServer
   const message = await readMessage(ctx);
   if (!message) return;
   const caller: UcpCaller = { ip: ctx.ip, idempotencyKeyHeader: ctx.get('Idempotency-Key'), log: () => ctx.state.log };
-  sendAnswer(ctx, await server.answer(message, caller));
+  sendAnswer(ctx, await server.answer(message, caller, mirroredHeaders(ctx.req.headers)));
 }
