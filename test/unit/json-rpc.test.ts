@@ -152,7 +152,7 @@ describe('the core, with each variant', () => {
     expect(await answer(MCP_VARIANT, initialize)).toMatchObject({ json: { error: { code: -32602 } } });
     expect(await answer(UCP_VARIANT, initialize)).toMatchObject({
       status: 200,
-      json: { result: { protocolVersion: '2025-06-18', serverInfo: { name: 'test', version: '1' } } },
+      json: { result: { protocolVersion: '2025-11-25', serverInfo: { name: 'test', version: '1' } } },
     });
   });
 
