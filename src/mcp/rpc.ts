@@ -1,9 +1,11 @@
 // The one JSON-RPC core of the three MCP servers (/catalog/mcp, /checkout/mcp and UCP's /ucp/mcp): a tools-only
-// server, stateless, one JSON-RPC message in and at most one answer out. It classifies the message, dispatches
-// initialize, ping, tools/list and tools/call, and writes the JSON-RPC error objects; where the surfaces differ (which
+// server, stateless, one JSON-RPC message in and at most one answer out, in MCP 2026-07-28 (per-request _meta,
+// server/discover; see eraOf) or in a handshake revision, 2025-11-25 or 2025-06-18 (initialize, ping). It classifies
+// the message, picks its revision, dispatches, and writes the JSON-RPC error objects; where the surfaces differ (which
 // messages are invalid and how that is said, how a bad tools/call is refused, what HTTP status an error travels
 // with), a variant says so: MCP_VARIANT here, UCP's in src/mcp/ucp-server.ts. A server is built once per process
-// from its tools (initialize and tools/list results serialized once); nothing of a request outlives it.
+// from its tools (initialize, tools/list and server/discover results serialized once); nothing of a request outlives
+// it. docs/mcp.md names the specification sections this follows.
 // Hand-written rather than the SDK's Server and transport: those keep a connection per client and answer through it,
 // while these answer stateless JSON over HTTP, UCP's errors carry the REST status (which SDK tools cannot answer), and
 // a cached tool call is answered from stored bytes without parsing or serializing anything. The SDK's types are used.

@@ -1,7 +1,7 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP servers' JSON-RPC core
-// (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST status and UCP's error
-// body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
+// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP
+// servers' JSON-RPC core (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST
+// status and UCP's error body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
 // structuredContent is the REST body: the answer's bytes as sent and stored, never read back but for a stored error.
 import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
@@ -61,7 +61,7 @@ interface ToolDefinition {
   inputSchema: { type: 'object'; required: string[]; properties: Record<string, object> };
 }
 
-/** Not read-only, not a deletion; nothing outside this store is reached (the profile fetch aside, which is read-only). */
+/** Not read-only, not a deletion; the tools act on this store only (the platform profile is only read). */
 const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 
 const TOOLS: Record<string, ToolDefinition> = {
