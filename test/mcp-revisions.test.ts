@@ -224,12 +224,12 @@ describe.each(PATHS)('%s over raw HTTP', (path) => {
     expect([status, body.error.code]).toEqual([404, -32601]);
   });
 
-  it('gives every tool the four behaviour hints, and single-type input schemas', async () => {
+  it('gives every tool the four behaviour hints, and single-type schemas (a nullable value as anyOf)', async () => {
     const { body } = await post(path, toolsList);
     for (const tool of body.result.tools) {
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'])
         expect(typeof tool.annotations?.[hint], `${tool.name}.${hint}`).toBe('boolean');
-      expect(JSON.stringify(tool.inputSchema), tool.name).not.toMatch(/"type":\[/);
+      expect(JSON.stringify([tool.inputSchema, tool.outputSchema]), tool.name).not.toMatch(/"type":\[/);
     }
   });
 });
