@@ -436,10 +436,14 @@ export interface paths {
          *     `list_collections` may be up to 60 seconds old: each is kept in the process's read cache for 60 seconds from its
          *     query's start, per tool and arguments. Failures are never kept, and nothing of `/checkout/mcp` is cached.
          *
-         *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
-         *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
-         *     asking for any other protocol (newer, or 2025-03-26, which requires batches) is answered with `2025-06-18`; a
-         *     batch is refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
+         *     Transport: MCP Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18, stateless and zero-auth. One
+         *     JSON-RPC message per POST, answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is
+         *     never issued). `initialize` answers the client's revision when it is `2025-11-25` or `2025-06-18`, else
+         *     `2025-11-25`. A 2026-07-28 client skips `initialize`: each request names its revision and capabilities in
+         *     `params._meta` and mirrors the revision, method and tool name in `MCP-Protocol-Version`, `Mcp-Method` and
+         *     `Mcp-Name`; `server/discover` lists the revisions; results carry `resultType` and the server's identity, and
+         *     `tools/list` `ttlMs` and `cacheScope`. An unsupported `MCP-Protocol-Version` is `400` with `-32022`; a batch is
+         *     refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
          *     with `Allow: POST, OPTIONS`; every refusal, the rate limit's `429` included, is a JSON-RPC error. Browsers on the
          *     origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
          *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
@@ -479,10 +483,14 @@ export interface paths {
          *     Results carry the session, including `payment_provider.checkout_url`, and say in plain words that a human must pay
          *     there. No tool completes a payment; nothing is charged or reserved.
          *
-         *     Transport: MCP Streamable HTTP, protocol 2025-06-18, stateless and zero-auth. One JSON-RPC message per POST,
-         *     answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is never issued). An `initialize`
-         *     asking for any other protocol (newer, or 2025-03-26, which requires batches) is answered with `2025-06-18`; a
-         *     batch is refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
+         *     Transport: MCP Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18, stateless and zero-auth. One
+         *     JSON-RPC message per POST, answered with `application/json` (never a stream); no sessions (`Mcp-Session-Id` is
+         *     never issued). `initialize` answers the client's revision when it is `2025-11-25` or `2025-06-18`, else
+         *     `2025-11-25`. A 2026-07-28 client skips `initialize`: each request names its revision and capabilities in
+         *     `params._meta` and mirrors the revision, method and tool name in `MCP-Protocol-Version`, `Mcp-Method` and
+         *     `Mcp-Name`; `server/discover` lists the revisions; results carry `resultType` and the server's identity, and
+         *     `tools/list` `ttlMs` and `cacheScope`. An unsupported `MCP-Protocol-Version` is `400` with `-32022`; a batch is
+         *     refused (`400`, `-32600`). `GET` and `DELETE` (no server-initiated stream, no session to end) answer `405`
          *     with `Allow: POST, OPTIONS`; every refusal, the rate limit's `429` included, is a JSON-RPC error. Browsers on the
          *     origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
          *     The body limit is 100 kB. A client that sends no `Accept` (or `*\/*`) is served.
@@ -639,13 +647,17 @@ export interface paths {
         put?: never;
         /**
          * Call the UCP MCP binding
-         * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocol 2025-06-18, stateless, JSON responses): the tools
+         * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18 as on `/catalog/mcp`,
+         *     stateless, JSON responses): the tools
          *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
          *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
          *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
          *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
          *     and as text; protocol errors are JSON-RPC errors with the REST status, the rate limit's `429` included. Browsers on
-         *     the origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`).
+         *     the origins of `MCP_ALLOWED_ORIGINS` may call it (CORS; see `OPTIONS`). Each tool lists its arguments' schema
+         *     (the checkout request of its operation) and its result's (a UCP checkout or error response), and the behaviour
+         *     hints: `get_checkout` reads; the others write, `cancel_checkout` irreversibly; `complete_checkout` and
+         *     `cancel_checkout` are idempotent by their key.
          */
         post: operations["callUcpMcp"];
         delete?: never;
@@ -1817,24 +1829,59 @@ export interface components {
             /** @description Chosen by the client; echoed in the response. Absent on notifications. */
             id?: string | number;
             /**
-             * @description The MCP method, e.g. `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`.
+             * @description The MCP method: `initialize`, `notifications/initialized`, `ping` (2025-11-25 and 2025-06-18), `server/discover` (2026-07-28), `tools/list`, `tools/call`.
              * @example tools/call
              */
             method: string;
-            /** @description The method's parameters, as the MCP specification (2025-06-18) defines them. */
+            /** @description The method's parameters, as the MCP specification (2026-07-28, 2025-11-25 or 2025-06-18) defines them; a 2026-07-28 request carries `_meta` with `io.modelcontextprotocol/protocolVersion` and `io.modelcontextprotocol/clientCapabilities`. */
             params?: Record<string, never>;
         };
         /**
          * @description A JSON-RPC 2.0 success response. `result` is the MCP method's result: for `initialize` the negotiated
-         *     `protocolVersion` (always `2025-06-18` or an older version the client asked for), for `tools/list` the tools with
-         *     their input and output schemas, for `tools/call` a `CallToolResult` (`structuredContent` plus the same JSON as a
-         *     text block, or `isError: true` with a message naming the bad argument).
+         *     `protocolVersion` (the client's when it is `2025-11-25` or `2025-06-18`, else `2025-11-25`), for `tools/list` the
+         *     tools with their input and output schemas and annotations, for `tools/call` a `CallToolResult` (`structuredContent`
+         *     plus the same JSON as a text block, or `isError: true` with a message naming the bad argument). A 2026-07-28
+         *     request's result also carries `resultType: complete` and `_meta["io.modelcontextprotocol/serverInfo"]`; its
+         *     `tools/list` and `server/discover` results carry `ttlMs` and `cacheScope`, and `server/discover` answers
+         *     `supportedVersions`, `capabilities` and `instructions`.
          */
         JsonRpcResult: {
             /** @constant */
             jsonrpc: "2.0";
             id: string | number;
-            result: Record<string, never>;
+            /** @description The method's result; the fields below are typed when present, any other is the method's own. */
+            result: {
+                /**
+                 * @description MCP 2026-07-28 only; always `complete` (no request here needs more input).
+                 * @enum {string}
+                 */
+                resultType?: "complete";
+                /** @description MCP 2026-07-28 only; who answered. */
+                _meta?: {
+                    "io.modelcontextprotocol/serverInfo"?: {
+                        name: string;
+                        title?: string;
+                        version: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description MCP 2026-07-28 `tools/list` and `server/discover`; how long the result stays fresh. */
+                ttlMs?: number;
+                /**
+                 * @description MCP 2026-07-28 `tools/list` and `server/discover`; `public`, the same for every caller.
+                 * @enum {string}
+                 */
+                cacheScope?: "public" | "private";
+                /** @description MCP 2026-07-28 `server/discover`; the revisions spoken here, newest first. */
+                supportedVersions?: string[];
+                /** @description `initialize` only: the negotiated handshake revision. */
+                protocolVersion?: string;
+            } & {
+                [key: string]: unknown;
+            };
         };
         /** @description A JSON-RPC 2.0 error. */
         JsonRpcError: {
@@ -1842,7 +1889,8 @@ export interface components {
              * @description `-32700` the body is not JSON (or not a JSON-RPC message), `-32600` an invalid request (a batch, nesting
              *     deeper than 32 levels, or more than 4,096 objects and arrays), `-32601` an unknown method, `-32602` invalid params, `-32000` a transport refusal
              *     (Origin, protocol version, media type, body size, Accept, a method other than POST) or the rate limit (429, with
-             *     `data.retry_after`), `-32603` an unexpected failure.
+             *     `data.retry_after`), `-32603` an unexpected failure; MCP 2026-07-28's `-32022` an unsupported protocol version
+             *     (`data: {supported, requested}`) and `-32020` headers that do not mirror the body.
              * @example -32700
              */
             code: number;
@@ -3310,7 +3358,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The message cannot be served: the body is not JSON or not a JSON-RPC message (`-32700`), is a batch, nested deeper than 32 levels or holding more than 4,096 objects and arrays (`-32600`), or `MCP-Protocol-Version` names an unsupported version (`-32000`). Fix the request; do not retry it unchanged. */
+        /** @description The message cannot be served: the body is not JSON or not a JSON-RPC message (`-32700`), is a batch, nested deeper than 32 levels or holding more than 4,096 objects and arrays (`-32600`); `MCP-Protocol-Version` (or a 2026-07-28 request's `_meta` version) names a revision not spoken here (`-32022`, `data: {supported, requested}`); a 2026-07-28 request lacks `_meta["io.modelcontextprotocol/protocolVersion"]` or `_meta["io.modelcontextprotocol/clientCapabilities"]` (`-32602`), or its `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` header is missing or differs from its body (`-32020`). Fix the request; do not retry it unchanged (after `-32022`, retry with a version of `data.supported`). */
         McpBadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -3321,16 +3369,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "id": null,
-                 *       "error": {
-                 *         "code": -32700,
-                 *         "message": "Parse error: the body is not valid JSON."
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
@@ -3352,6 +3390,30 @@ export interface components {
                  *       "error": {
                  *         "code": -32000,
                  *         "message": "Origin https://evil.example is not allowed; set MCP_ALLOWED_ORIGINS to allow it."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcErrorResponse"];
+            };
+        };
+        /** @description MCP 2026-07-28: the request names a method this server does not serve in that revision (`-32601`). A 2026-07-28 server serves `server/discover`, `tools/list` and `tools/call`; `ping` and `initialize` are the handshake revisions'. A handshake-revision request for an unknown method gets the same error with `200` (or UCP's status on `/ucp/mcp`). */
+        McpMethodNotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "error": {
+                 *         "code": -32601,
+                 *         "message": "Method not found: ping."
                  *       }
                  *     }
                  */
@@ -4275,11 +4337,24 @@ export interface components {
         /** @description The checkout session id (the cart id), as returned at creation. */
         CheckoutSessionId: string;
         /**
-         * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
-         *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
-         *     Absent is allowed.
+         * @description The MCP revision of the request. `2025-11-25` and `2025-06-18` are the handshake revisions (negotiated by
+         *     `initialize`, which answers the client's revision when it is one of these, else `2025-11-25`; the header is then
+         *     sent on every later request, and absent is allowed). `2026-07-28` is stateless: no `initialize`, the request names
+         *     its revision in `params._meta["io.modelcontextprotocol/protocolVersion"]` too, and the header must equal it
+         *     (`400`, `-32020` otherwise). Any other value is `400` with `-32022` (`UnsupportedProtocolVersion`) and
+         *     `data: {supported, requested}`.
          */
         McpProtocolVersion: string;
+        /**
+         * @description MCP 2026-07-28: the request's JSON-RPC `method`, mirrored for intermediaries. Required on a 2026-07-28 request and
+         *     equal to the body's `method` (`400`, `-32020` otherwise); not read on a handshake-revision request.
+         */
+        McpMethod: string;
+        /**
+         * @description MCP 2026-07-28: a `tools/call`'s `params.name`, as is or Base64-wrapped (`=?base64?…?=`). Required on a 2026-07-28
+         *     `tools/call` and equal to the tool's name once unwrapped (`400`, `-32020` otherwise).
+         */
+        McpName: string;
         /**
          * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
          *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
@@ -5151,11 +5226,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
-                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
-                 *     Absent is allowed.
+                 * @description The MCP revision of the request. `2025-11-25` and `2025-06-18` are the handshake revisions (negotiated by
+                 *     `initialize`, which answers the client's revision when it is one of these, else `2025-11-25`; the header is then
+                 *     sent on every later request, and absent is allowed). `2026-07-28` is stateless: no `initialize`, the request names
+                 *     its revision in `params._meta["io.modelcontextprotocol/protocolVersion"]` too, and the header must equal it
+                 *     (`400`, `-32020` otherwise). Any other value is `400` with `-32022` (`UnsupportedProtocolVersion`) and
+                 *     `data: {supported, requested}`.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description MCP 2026-07-28: the request's JSON-RPC `method`, mirrored for intermediaries. Required on a 2026-07-28 request and
+                 *     equal to the body's `method` (`400`, `-32020` otherwise); not read on a handshake-revision request.
+                 */
+                "Mcp-Method"?: components["parameters"]["McpMethod"];
+                /**
+                 * @description MCP 2026-07-28: a `tools/call`'s `params.name`, as is or Base64-wrapped (`=?base64?…?=`). Required on a 2026-07-28
+                 *     `tools/call` and equal to the tool's name once unwrapped (`400`, `-32020` otherwise).
+                 */
+                "Mcp-Name"?: components["parameters"]["McpName"];
                 /**
                  * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
                  *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
@@ -5175,6 +5263,7 @@ export interface operations {
             202: components["responses"]["McpAccepted"];
             400: components["responses"]["McpBadRequest"];
             403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpMethodNotFound"];
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["McpPayloadTooLarge"];
             415: components["responses"]["McpUnsupportedMediaType"];
@@ -5209,11 +5298,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
-                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
-                 *     Absent is allowed.
+                 * @description The MCP revision of the request. `2025-11-25` and `2025-06-18` are the handshake revisions (negotiated by
+                 *     `initialize`, which answers the client's revision when it is one of these, else `2025-11-25`; the header is then
+                 *     sent on every later request, and absent is allowed). `2026-07-28` is stateless: no `initialize`, the request names
+                 *     its revision in `params._meta["io.modelcontextprotocol/protocolVersion"]` too, and the header must equal it
+                 *     (`400`, `-32020` otherwise). Any other value is `400` with `-32022` (`UnsupportedProtocolVersion`) and
+                 *     `data: {supported, requested}`.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description MCP 2026-07-28: the request's JSON-RPC `method`, mirrored for intermediaries. Required on a 2026-07-28 request and
+                 *     equal to the body's `method` (`400`, `-32020` otherwise); not read on a handshake-revision request.
+                 */
+                "Mcp-Method"?: components["parameters"]["McpMethod"];
+                /**
+                 * @description MCP 2026-07-28: a `tools/call`'s `params.name`, as is or Base64-wrapped (`=?base64?…?=`). Required on a 2026-07-28
+                 *     `tools/call` and equal to the tool's name once unwrapped (`400`, `-32020` otherwise).
+                 */
+                "Mcp-Name"?: components["parameters"]["McpName"];
                 /**
                  * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
                  *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
@@ -5233,6 +5335,7 @@ export interface operations {
             202: components["responses"]["McpAccepted"];
             400: components["responses"]["McpBadRequest"];
             403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpMethodNotFound"];
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["McpPayloadTooLarge"];
             415: components["responses"]["McpUnsupportedMediaType"];
@@ -5467,11 +5570,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
-                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
-                 *     Absent is allowed.
+                 * @description The MCP revision of the request. `2025-11-25` and `2025-06-18` are the handshake revisions (negotiated by
+                 *     `initialize`, which answers the client's revision when it is one of these, else `2025-11-25`; the header is then
+                 *     sent on every later request, and absent is allowed). `2026-07-28` is stateless: no `initialize`, the request names
+                 *     its revision in `params._meta["io.modelcontextprotocol/protocolVersion"]` too, and the header must equal it
+                 *     (`400`, `-32020` otherwise). Any other value is `400` with `-32022` (`UnsupportedProtocolVersion`) and
+                 *     `data: {supported, requested}`.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description MCP 2026-07-28: the request's JSON-RPC `method`, mirrored for intermediaries. Required on a 2026-07-28 request and
+                 *     equal to the body's `method` (`400`, `-32020` otherwise); not read on a handshake-revision request.
+                 */
+                "Mcp-Method"?: components["parameters"]["McpMethod"];
+                /**
+                 * @description MCP 2026-07-28: a `tools/call`'s `params.name`, as is or Base64-wrapped (`=?base64?…?=`). Required on a 2026-07-28
+                 *     `tools/call` and equal to the tool's name once unwrapped (`400`, `-32020` otherwise).
+                 */
+                "Mcp-Name"?: components["parameters"]["McpName"];
                 /**
                  * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
                  *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
@@ -5518,6 +5634,7 @@ export interface operations {
             202: components["responses"]["McpAccepted"];
             400: components["responses"]["UcpMcpError"];
             403: components["responses"]["McpForbidden"];
+            404: components["responses"]["McpMethodNotFound"];
             405: components["responses"]["UcpProtocolError"];
             409: components["responses"]["UcpMcpError"];
             413: components["responses"]["McpPayloadTooLarge"];
@@ -5999,9 +6116,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The protocol version negotiated by `initialize`, sent by clients on every later request. Only `2025-06-18` is
-                 *     spoken (an `initialize` asking for any other version is answered with `2025-06-18`); any other value is a 400.
-                 *     Absent is allowed.
+                 * @description The MCP revision of the request. `2025-11-25` and `2025-06-18` are the handshake revisions (negotiated by
+                 *     `initialize`, which answers the client's revision when it is one of these, else `2025-11-25`; the header is then
+                 *     sent on every later request, and absent is allowed). `2026-07-28` is stateless: no `initialize`, the request names
+                 *     its revision in `params._meta["io.modelcontextprotocol/protocolVersion"]` too, and the header must equal it
+                 *     (`400`, `-32020` otherwise). Any other value is `400` with `-32022` (`UnsupportedProtocolVersion`) and
+                 *     `data: {supported, requested}`.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
                 /**

@@ -364,7 +364,10 @@ describe('what is not answered from the cache, with search_products’ result in
       'a batch',
       post([SEARCH]),
       400,
-      rpcError(-32600, 'JSON-RPC batches are not supported in protocol 2025-06-18; send one message per request.'),
+      rpcError(
+        -32600,
+        'JSON-RPC batches are not supported (protocols 2026-07-28, 2025-11-25, 2025-06-18); send one message per request.',
+      ),
     ],
     [
       'a disallowed Origin',
@@ -376,7 +379,15 @@ describe('what is not answered from the cache, with search_products’ result in
       'a wrong protocol version',
       post(SEARCH, { 'MCP-Protocol-Version': '2024-11-05' }),
       400,
-      rpcError(-32000, 'Unsupported MCP-Protocol-Version 2024-11-05; supported: 2025-06-18.'),
+      {
+        jsonrpc: '2.0',
+        error: {
+          code: -32022,
+          message: 'Unsupported protocol version',
+          data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18'], requested: '2024-11-05' },
+        },
+        id: null,
+      },
     ],
     [
       'a Content-Type that is not JSON',
@@ -417,7 +428,8 @@ describe('what is not answered from the cache, with search_products’ result in
           vary: 'Origin',
           'access-control-allow-origin': ALLOWED_ORIGIN,
           'access-control-allow-methods': 'POST',
-          'access-control-allow-headers': 'Content-Type,Accept,MCP-Protocol-Version,Idempotency-Key,X-Request-Id',
+          'access-control-allow-headers':
+            'Content-Type,Accept,MCP-Protocol-Version,Mcp-Method,Mcp-Name,Idempotency-Key,X-Request-Id',
           'access-control-max-age': '600',
         },
       });

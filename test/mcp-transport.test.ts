@@ -1,4 +1,4 @@
-// The Streamable HTTP rules of both MCP endpoints (protocol 2025-06-18), checked with raw HTTP: POST only, Origin,
+// The Streamable HTTP rules of both MCP endpoints (the handshake revisions; 2026-07-28 in mcp-revisions.test.ts), checked with raw HTTP: POST only, Origin,
 // MCP-Protocol-Version, version negotiation, no batches, body size, media types, Accept, statelessness, rate limits.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,11 +79,11 @@ describe.each(PATHS)('%s', (path) => {
 
   describe('protocol version', () => {
     it.each([
-      ['2025-11-25', '2025-06-18'], // newer than we speak
-      ['2099-01-01', '2025-06-18'],
-      ['not-a-version', '2025-06-18'],
+      ['2025-11-25', '2025-11-25'],
+      ['2099-01-01', '2025-11-25'], // not spoken here: the newest handshake revision
+      ['not-a-version', '2025-11-25'],
       ['2025-06-18', '2025-06-18'],
-      ['2025-03-26', '2025-06-18'], // older: it requires batches, which these servers do not accept
+      ['2025-03-26', '2025-11-25'], // older: it requires batches, which these servers do not accept
     ])('answers initialize for %s with %s', async (asked, answered) => {
       const { status, body } = await post(path, initialize(asked));
       expect(status).toBe(200);
@@ -96,17 +96,14 @@ describe.each(PATHS)('%s', (path) => {
       expect(body.result.capabilities).toEqual({ tools: {} });
     });
 
-    it.each(['2025-11-25', '2025-03-26', '1999-01-01', 'garbage'])(
-      'rejects MCP-Protocol-Version %s with 400',
-      async (version) => {
-        const { status, body } = await post(path, toolsList(), { 'MCP-Protocol-Version': version });
-        expect(status).toBe(400);
-        expect(body.error.message).toContain(version);
-        expect(body.id).toBeNull();
-      },
-    );
+    it.each(['2025-03-26', '1999-01-01', 'garbage'])('rejects MCP-Protocol-Version %s with 400', async (version) => {
+      const { status, body } = await post(path, toolsList(), { 'MCP-Protocol-Version': version });
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({ code: -32022, data: { requested: version } });
+      expect(body.id).toBeNull();
+    });
 
-    it.each(['2025-06-18'])('accepts MCP-Protocol-Version %s', async (version) => {
+    it.each(['2025-11-25', '2025-06-18'])('accepts MCP-Protocol-Version %s', async (version) => {
       expect((await post(path, toolsList(), { 'MCP-Protocol-Version': version })).status).toBe(200);
     });
   });
@@ -371,7 +368,7 @@ describe('browsers (CORS)', () => {
       expect(response.headers.get('access-control-allow-origin')).toBe(ALLOWED);
       expect(response.headers.get('access-control-allow-methods')).toBe('POST');
       expect(response.headers.get('access-control-allow-headers')?.split(',')).toEqual(
-        expect.arrayContaining(['Content-Type', 'MCP-Protocol-Version']),
+        expect.arrayContaining(['Content-Type', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name']),
       );
       expect(response.headers.get('ratelimit-limit')).toBeNull();
     });
@@ -401,9 +398,9 @@ describe('browsers (CORS)', () => {
       expect(headers.get('access-control-allow-origin')).toBeNull();
     });
 
-    it('speaks 2025-06-18 only: an initialize for 2025-03-26 gets 2025-06-18, and a batch is refused', async () => {
+    it('an initialize for 2025-03-26 gets 2025-11-25, and a batch is refused', async () => {
       const { body } = await post(path, initialize('2025-03-26'), {}, browsers);
-      expect(body.result.protocolVersion).toBe('2025-06-18');
+      expect(body.result.protocolVersion).toBe('2025-11-25');
       const batch = await post(path, [toolsList(1), toolsList(2)], {}, browsers);
       expect([batch.status, batch.body.error.code]).toEqual([400, -32600]);
     });

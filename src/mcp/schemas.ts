@@ -116,3 +116,19 @@ export function argumentChecker<T>(
     return { ok: true, value: value as T };
   };
 }
+
+/**
+ * `schema` as listed to MCP clients: a `type` array (`["string", "null"]`, a nullable value) becomes `anyOf` branches
+ * of one `type` each, which accept the same values. Clients that map tool schemas onto a single-`type` dialect (Gemini
+ * function declarations; MCP Inspector's --strict check) take the `anyOf` form; the REST contract keeps its own.
+ */
+export function singleTyped<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((item: unknown) => singleTyped(item)) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const entries = Object.entries(schema).map(([key, value]) => [key, singleTyped(value)] as const);
+  const node = Object.fromEntries(entries) as Record<string, unknown>;
+  const { type } = node;
+  if (!Array.isArray(type) || 'anyOf' in node) return node as T;
+  const { type: _type, ...rest } = node;
+  return { ...rest, anyOf: type.map((one: unknown) => ({ type: one })) } as T;
+}

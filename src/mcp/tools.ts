@@ -13,7 +13,7 @@ import { unstorableTextAt } from '../domain/text.js';
 import type { ReadCache } from '../ports.js';
 import type { Logger } from '../log.js';
 import { canonicalize } from '../domain/canonical-json.js';
-import { argumentChecker, type ObjectSchema } from './schemas.js';
+import { argumentChecker, singleTyped, type ObjectSchema } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 
 export interface ToolDefinition<In, Out> {
@@ -186,7 +186,7 @@ export function defineTool<In, Out>(
 
   return {
     name,
-    listing: { name, title, description, annotations, inputSchema, outputSchema } as ToolListing,
+    listing: singleTyped({ name, title, description, annotations, inputSchema, outputSchema }) as ToolListing,
     async call(args, log) {
       const checked = checkArguments(args);
       if (!checked.ok) return JSON.stringify(checked.result);

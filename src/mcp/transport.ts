@@ -1,4 +1,4 @@
-// Streamable HTTP for the MCP servers, protocol 2025-06-18, stateless: Origin, POST only (and CORS preflights from
+// Streamable HTTP for the MCP servers, protocols 2026-07-28, 2025-11-25 and 2025-06-18, stateless: Origin, POST only (and CORS preflights from
 // the allowed origins), MCP-Protocol-Version, no batches, a 100 kB body, a lenient Accept; then the server
 // (src/mcp/rpc.ts) answers the one message with JSON, never a stream, and issues no session; a cached tool call is
 // answered from the bytes its result is kept as.
@@ -9,14 +9,15 @@ import type { Deps } from '../deps.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody, type BodyRead } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { MethodNotAllowed } from '../domain/errors.js';
-import { INVALID_REQUEST, NEGOTIATED_PROTOCOL_VERSION, PARSE_ERROR, type Answer, type McpServer } from './rpc.js';
-
-/**
- * What a client may have negotiated: this revision only. The older ones require what these servers do not offer
- * (2025-03-26 requires JSON-RPC batches), so an initialize asking for one is answered with ours and the client decides
- * whether it can speak it.
- */
-export const ACCEPTED_PROTOCOL_VERSIONS = [NEGOTIATED_PROTOCOL_VERSION];
+import {
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  unsupportedProtocolVersion,
+  type Answer,
+  type McpServer,
+  type MirroredHeaders,
+} from './rpc.js';
 
 /** JSON-RPC's code for server-defined errors; MCP's SDKs use it for transport refusals. */
 const TRANSPORT_ERROR = -32000;
@@ -33,12 +34,13 @@ interface Refusal {
   status: number;
   code: number;
   message: string;
+  data?: Record<string, unknown>;
 }
 
 /** Answers with a JSON-RPC error object and no id (none can be trusted before the body is understood). */
-function reject(ctx: AppContext, { status, code, message }: Refusal): void {
+function reject(ctx: AppContext, { status, code, message, data }: Refusal): void {
   ctx.status = status;
-  ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
+  ctx.body = { jsonrpc: '2.0', error: { code, message, ...(data && { data }) }, id: null };
 }
 
 /** DNS-rebinding guard: a browser page on another origin must not reach a server on localhost or an intranet. */
@@ -52,7 +54,15 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
 }
 
 /** What a browser client sends besides the CORS-safelisted headers (no Mcp-Session-Id: none is ever issued). */
-const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Idempotency-Key', 'X-Request-Id'];
+const ALLOWED_REQUEST_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'MCP-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
+  'Idempotency-Key',
+  'X-Request-Id',
+];
 /** What a browser client may read of an answer: the limits, the wait after a 429, the trace id. */
 const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id'];
 /** The methods of an MCP endpoint: POST for messages, OPTIONS for preflights. */
@@ -75,13 +85,13 @@ export function mcpCors(allowed: string[]): AppMiddleware {
 
 /** Why a POST's headers keep it from the server (its protocol version, then its Content-Type), if they do. */
 function headerRefusal(headers: IncomingHttpHeaders): Refusal | undefined {
+  // Any revision spoken here; another is 2026-07-28's UnsupportedProtocolVersionError, which a client of any revision
+  // reads as a 400 and a 2026-07-28 client retries from (transports/streamable-http.mdx, "Protocol Version Header").
   const version = headers['mcp-protocol-version'];
-  if (version && !ACCEPTED_PROTOCOL_VERSIONS.includes(version as string))
-    return {
-      status: 400,
-      code: TRANSPORT_ERROR,
-      message: `Unsupported MCP-Protocol-Version ${version}; supported: ${ACCEPTED_PROTOCOL_VERSIONS.join(', ')}.`,
-    };
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) {
+    const error = unsupportedProtocolVersion(version);
+    return { status: error.status, code: error.code, message: error.message, data: error.options.data };
+  }
   // Checked before the body is read, so the order of answers is fixed.
   if (!isJsonContentType(headers['content-type'] ?? ''))
     return { status: 415, code: TRANSPORT_ERROR, message: 'Content-Type must be application/json.' };
@@ -144,7 +154,7 @@ function parseMessage(body: BodyRead): { ok: true; message: object } | { ok: fal
     return refused(
       400,
       INVALID_REQUEST,
-      `JSON-RPC batches are not supported in protocol ${NEGOTIATED_PROTOCOL_VERSION}; send one message per request.`,
+      `JSON-RPC batches are not supported (protocols ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}); send one message per request.`,
     );
   if (typeof parsed.value !== 'object' || parsed.value === null || exceedsDepth(parsed.value))
     return refused(
@@ -178,6 +188,15 @@ export function sendAnswer(ctx: AppContext, answer: Answer): void {
   ctx.body = answer.json;
 }
 
+/** What a request's headers mirror of its body (2026-07-28): the server checks them against it. */
+export function mirroredHeaders(headers: IncomingHttpHeaders): MirroredHeaders {
+  const one = (name: string) => {
+    const value = headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return { protocolVersion: one('mcp-protocol-version'), method: one('mcp-method'), name: one('mcp-name') };
+}
+
 /** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */
 export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): Promise<void> {
   if (!admit(ctx, deps)) return;
@@ -186,7 +205,8 @@ export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): 
   const message = await readMessage(ctx);
   if (!message) return;
   // A cached tool's result is sent as the bytes kept, without running the tool or serialising it again.
-  const cached = server.cachedAnswer?.(message);
+  const headers = mirroredHeaders(ctx.req.headers);
+  const cached = server.cachedAnswer?.(message, headers);
   if (cached) {
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 200;
@@ -194,7 +214,7 @@ export async function serveMcp(ctx: AppContext, deps: Deps, server: McpServer): 
     ctx.body = Buffer.concat(cached.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
     return;
   }
-  const answer = await server.answer(message, () => ctx.state.log);
+  const answer = await server.answer(message, () => ctx.state.log, headers);
   if (answer.kind !== 'invalid') ctx.set('Cache-Control', 'no-store');
   sendAnswer(ctx, answer);
 }

@@ -1,13 +1,15 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// protocol 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP servers' JSON-RPC core
-// (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST status and UCP's error
-// body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the same executor), so
-// structuredContent is the REST body: the answer's bytes as sent and stored, never read back but for a stored error.
+// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP
+// servers' JSON-RPC core (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST
+// status and UCP's error body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the
+// same executor), so structuredContent is the REST body: the answer's bytes as sent and stored, never read back but
+// for a stored error.
 import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
+import type { Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
@@ -26,7 +28,8 @@ import {
   type RpcTool,
   type RpcVariant,
 } from './rpc.js';
-import { admit, readMessage, sendAnswer } from './transport.js';
+import { admit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
+import { ucpCheckoutResponseSchema, ucpRequestSchema } from './ucp-schemas.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
@@ -51,44 +54,58 @@ const meta = (required: string[]) => ({
   },
 });
 const id = { type: 'string', minLength: 1, maxLength: 200, description: 'The checkout id.' };
-const checkout = (description: string) => ({ type: 'object', description });
 
 interface ToolDefinition {
   op: UcpOperation;
   description: string;
+  /** The behaviour hints every MCP tool here carries (MCP ToolAnnotations). */
+  annotations: ToolAnnotations;
   inputSchema: { type: 'object'; required: string[]; properties: Record<string, object> };
 }
+
+/** Not read-only, not a deletion; the tools act on this store only (the platform profile is only read). */
+const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 
 const TOOLS: Record<string, ToolDefinition> = {
   create_checkout: {
     op: 'create',
     description:
       'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country and discounts.codes. Payment is a human hand-off at continue_url.',
+    annotations: { title: 'Create a checkout', ...WRITES, idempotentHint: false },
     inputSchema: {
       type: 'object',
       required: ['meta', 'checkout'],
       properties: {
         meta: meta(['ucp-agent']),
-        checkout: checkout('The create request (shopping/checkout.json, create fields).'),
+        checkout: ucpRequestSchema('create', 'The create request (shopping/checkout.json, create fields).'),
       },
     },
   },
   get_checkout: {
     op: 'get',
     description: 'Get a checkout, priced now.',
+    annotations: {
+      title: 'Get a checkout',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     inputSchema: { type: 'object', required: ['meta', 'id'], properties: { meta: meta(['ucp-agent']), id } },
   },
   update_checkout: {
     op: 'update',
     description:
       'Replace a checkout: line_items (known line ids are kept), buyer and discounts.codes; absent buyer or codes are cleared.',
+    // The same replacement twice leaves the checkout as once.
+    annotations: { title: 'Replace a checkout', ...WRITES, idempotentHint: true },
     inputSchema: {
       type: 'object',
       required: ['meta', 'id', 'checkout'],
       properties: {
         meta: meta(['ucp-agent']),
         id,
-        checkout: checkout('The update request; without an id (the id is the tool argument).'),
+        checkout: ucpRequestSchema('update', 'The update request; without an id (the id is the tool argument).'),
       },
     },
   },
@@ -96,19 +113,28 @@ const TOOLS: Record<string, ToolDefinition> = {
     op: 'complete',
     description:
       'Ask to complete a checkout. This store never takes payment through the API: the answer is the checkout, requires_escalation, with its continue_url.',
+    // meta["idempotency-key"] is required: a retry with the same key replays.
+    annotations: { title: 'Complete a checkout', ...WRITES, idempotentHint: true },
     inputSchema: {
       type: 'object',
       required: ['meta', 'id', 'checkout'],
       properties: {
         meta: meta(['ucp-agent', 'idempotency-key']),
         id,
-        checkout: checkout('The complete request, with payment.'),
+        checkout: ucpRequestSchema('complete', 'The complete request, with payment.'),
       },
     },
   },
   cancel_checkout: {
     op: 'cancel',
     description: 'Cancel a checkout (final).',
+    annotations: {
+      title: 'Cancel a checkout',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     inputSchema: {
       type: 'object',
       required: ['meta', 'id'],
@@ -117,11 +143,16 @@ const TOOLS: Record<string, ToolDefinition> = {
   },
 };
 
-const OUTPUT_SCHEMA = {
-  type: 'object' as const,
-  description:
-    "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers.",
-};
+/**
+ * What the arguments are checked against before the operation runs: the listed schema, but `checkout` only as an
+ * object; the operation checks the request itself, as on REST, so its problems name the same paths there and here.
+ */
+function argumentSchema(tool: ToolDefinition): object {
+  const { properties } = tool.inputSchema;
+  return properties.checkout
+    ? { ...tool.inputSchema, properties: { ...properties, checkout: { type: 'object' } } }
+    : tool.inputSchema;
+}
 
 /** What a UCP tool needs of its request besides the arguments. */
 export interface UcpCaller {
@@ -209,7 +240,7 @@ function checkedArguments(
       path,
     );
   }
-  const error = firstSchemaError(schemaByRef(validators, `ucp-mcp:${name}`, tool.inputSchema), args ?? {});
+  const error = firstSchemaError(schemaByRef(validators, `ucp-mcp:${name}`, argumentSchema(tool)), args ?? {});
   if (error) {
     const segments = error.instancePath.split('/').slice(1);
     const missing =
@@ -249,12 +280,14 @@ function errorBodyOf(answer: UcpAnswer): UcpErrorBody {
 function ucpTool(
   name: string,
   tool: ToolDefinition,
+  outputSchema: ToolListing['outputSchema'],
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
   validators: ValidatorRegistry,
 ): RpcTool<UcpCaller> {
+  const { description, annotations, inputSchema } = tool;
   return {
     name,
-    listing: { name, description: tool.description, inputSchema: tool.inputSchema, outputSchema: OUTPUT_SCHEMA },
+    listing: { name, title: annotations.title, description, annotations, inputSchema, outputSchema },
     async call(given, caller) {
       const args = checkedArguments(validators, caller, name, tool, given);
       const profileUrl = args.meta['ucp-agent'].profile;
@@ -285,11 +318,12 @@ export function createUcpMcpServer(
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
   validators: ValidatorRegistry,
 ): RpcServer<UcpCaller> {
+  const outputSchema = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
   return createRpcServer(
     {
       name: 'storefront-ucp',
       version: '2026-04-08',
-      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, execute, validators)),
+      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, outputSchema, execute, validators)),
     },
     UCP_VARIANT,
   );
@@ -315,5 +349,5 @@ export async function serveUcpMcp(ctx: AppContext, deps: Deps, server: RpcServer
   const message = await readMessage(ctx);
   if (!message) return;
   const caller: UcpCaller = { ip: ctx.ip, idempotencyKeyHeader: ctx.get('Idempotency-Key'), log: () => ctx.state.log };
-  sendAnswer(ctx, await server.answer(message, caller));
+  sendAnswer(ctx, await server.answer(message, caller, mirroredHeaders(ctx.req.headers)));
 }

@@ -152,7 +152,7 @@ describe('the core, with each variant', () => {
     expect(await answer(MCP_VARIANT, initialize)).toMatchObject({ json: { error: { code: -32602 } } });
     expect(await answer(UCP_VARIANT, initialize)).toMatchObject({
       status: 200,
-      json: { result: { protocolVersion: '2025-06-18', serverInfo: { name: 'test', version: '1' } } },
+      json: { result: { protocolVersion: '2025-11-25', serverInfo: { name: 'test', version: '1' } } },
     });
   });
 
@@ -173,5 +173,53 @@ describe('the core, with each variant', () => {
     });
     await expect(answer(MCP_VARIANT, call('fail'))).rejects.toBeInstanceOf(ProtocolError);
     expect(new RpcError(-32602, 'x').status).toBe(200);
+  });
+});
+
+describe('MCP 2026-07-28 in the core', () => {
+  const RESULT = { content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } };
+  const cachedTool: RpcTool<() => never> = {
+    name: 'kept',
+    listing: { name: 'kept', inputSchema: { type: 'object' } },
+    call: () => Promise.resolve(JSON.stringify(RESULT)),
+    cached: () => Buffer.from(JSON.stringify(RESULT)),
+  };
+  const server = createRpcServer({ name: 'test', version: '1', tools: [cachedTool] }, MCP_VARIANT);
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const message = request({ method: 'tools/call', params: { name: 'kept', arguments: {}, _meta: meta } });
+  const headers = { protocolVersion: '2026-07-28', method: 'tools/call', name: 'kept' };
+
+  it('answers a cached call from its bytes exactly as the call itself, with resultType and serverInfo first', async () => {
+    const parts = server.cachedAnswer!(message, headers)!;
+    const fromCache = Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
+    const called = await server.answer(message, () => undefined as never, headers);
+    expect(called.kind === 'response' && called.json).toBe(fromCache.toString());
+    expect(JSON.parse(fromCache.toString())).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'test', version: '1' } },
+        ...RESULT,
+      },
+    });
+  });
+
+  it('leaves a call whose headers do not mirror it to answer(), which refuses it', async () => {
+    const mismatched = { ...headers, name: 'other' };
+    expect(server.cachedAnswer!(message, mismatched)).toBeUndefined();
+    const refused = await server.answer(message, () => undefined as never, mismatched);
+    expect(refused).toMatchObject({ status: 400 });
+    expect(refused.kind === 'response' && JSON.parse(refused.json).error.code).toBe(-32020);
+  });
+
+  it('answers a legacy call (no _meta, no modern header) from the cache as before', () => {
+    const legacy = request({ method: 'tools/call', params: { name: 'kept', arguments: {} } });
+    const parts = server.cachedAnswer!(legacy)!;
+    const text = parts.map((part) => part.toString()).join('');
+    expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: 1, result: RESULT });
   });
 });
