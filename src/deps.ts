@@ -4,6 +4,7 @@ import type { Db } from './db/knex.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
 import type { EarlierReads, LimitCounter } from './ports.js';
+import type { Tracing } from './tracing.js';
 
 /**
  * What services are built from: nothing in it is HTTP. The web layer's own parts (the request rate limiter, the read
@@ -23,4 +24,6 @@ export interface Deps {
   earlierReads: EarlierReads;
   /** The Stripe client, when Stripe takes payment (PAYMENTS_MODE). */
   stripe: Stripe | undefined;
+  /** The tracer, when an OTLP endpoint is set (src/tracing.ts); undefined: nothing is traced. */
+  tracing: Tracing | undefined;
 }

@@ -19,7 +19,8 @@ import { readKeys } from './http/read-keys.js';
 import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
-import { createLogger, type Logger } from './log.js';
+import { correlateLogs, createLogger, type Logger } from './log.js';
+import { tracingEnabled, type Tracing } from './tracing.js';
 import { createEarlierReads } from './services/earlier-reads.js';
 import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
@@ -44,7 +45,32 @@ export interface ServiceOptions {
   deprecations?: Deprecation[];
 }
 
-async function connectRedis(config: Config, log: Logger): Promise<Redis> {
+/** Each Redis command a span, child of the active one (a request's), when tracing is on. */
+function traceCommands(redis: Redis, tracing: Tracing): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, ...rest) => {
+    const operation = command.name.toUpperCase();
+    const span = tracing.startSpan(operation, {
+      kind: 'client',
+      attributes: { 'db.system.name': 'redis', 'db.operation.name': operation },
+    });
+    if (span)
+      command.promise.then(
+        () => span.end(),
+        (error: unknown) => span.end(error),
+      );
+    return send(command, ...rest);
+  };
+}
+
+/** The tracer the `OTEL_*` variables describe, or undefined (no SDK loaded) when they name no endpoint. */
+async function startTracing(otel: Config['otel']): Promise<Tracing | undefined> {
+  if (!tracingEnabled(otel)) return undefined;
+  const { createTracing } = await import('./tracing-sdk.js');
+  return createTracing(otel);
+}
+
+async function connectRedis(config: Config, log: Logger, tracing: Tracing | undefined): Promise<Redis> {
   // Loaded only when REDIS_URL is set: the client costs a tenth of a second and ~10 MB to load, which a start without
   // Redis (the embedded default) would pay for nothing.
   const { Redis } = await import('ioredis');
@@ -56,6 +82,7 @@ async function connectRedis(config: Config, log: Logger): Promise<Redis> {
     commandTimeout: config.redisCommandTimeoutMs,
     lazyConnect: false,
   });
+  if (tracing) traceCommands(redis, tracing);
   let reported = false;
   redis.on('error', (error) => {
     if (!reported) log.warn({ err: error }, 'Redis unreachable; rate limits fall back to in-memory counting');
@@ -92,11 +119,16 @@ async function redisSettled(redis: Redis): Promise<void> {
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
-  // What the process keeps for the database (statement batchers, prepared statements): one object, closed with it.
-  const store = new Store();
+  // The tracer, when an OTLP endpoint is set (the SDK is not loaded otherwise): every log line written while a traced
+  // request is served carries its trace and span ids.
+  const tracing = await startTracing(config.otel);
+  if (tracing) correlateLogs(log, tracing.logFields);
+  // What the process keeps for the database (statement batchers, prepared statements, the tracer its statements are
+  // traced by): one object, closed with it.
+  const store = new Store(tracing);
   const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
-  const redis = config.redisUrl ? await connectRedis(config, log) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config, log, tracing) : undefined;
   if (redis) await redisSettled(redis);
   // What the services are built from; the web layer's parts are added to it below, where only the web sees them.
   const services: Deps = {
@@ -115,7 +147,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ),
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
-    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
+    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments, tracing) : undefined,
+    tracing,
   };
   const deps: WebDeps = {
     ...services,
@@ -204,6 +237,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await db.destroy();
       store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
+      // Exports the spans still buffered.
+      await tracing?.shutdown();
     },
   };
 }

@@ -12,6 +12,7 @@ import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './ba
 import { migrationSource } from './migrations/index.js';
 import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
+import { tracedClient } from './statement-spans.js';
 import { Store, storeOf, type StoreParams } from './store.js';
 
 export type Db = Knex;
@@ -218,6 +219,14 @@ export async function createDatabase(options: DatabaseOptions, log: Logger, stor
   };
   // Knex keeps `userParams` in its client's configuration, which every transaction's client shares (its typings omit it).
   const userParams: StoreParams = { store };
+  // With tracing on, each statement is a span (src/db/statement-spans.ts).
+  if (store.tracing) {
+    const base =
+      config.client === 'pg'
+        ? (await import('knex/lib/dialects/postgres/index.js')).default
+        : (config.client as typeof Knex.Client);
+    config.client = tracedClient(base, store.tracing);
+  }
   return knexFactory({ ...config, log: knexLog, userParams } as Knex.Config);
 }
 

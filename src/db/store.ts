@@ -5,6 +5,7 @@
 // so no module keeps state of its own.
 import type { PGlite } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
+import type { Tracing } from '../tracing.js';
 
 /** A statement parsed under its name in one PGlite's session: its text, and the types Postgres gave its parameters. */
 export interface PreparedStatement {
@@ -18,6 +19,9 @@ export class Store {
   /** Per PGlite session: the statements it holds under their names. */
   readonly #prepared = new Map<PGlite, Map<string, PreparedStatement>>();
   #closed = false;
+
+  /** `tracing`: the tracer each statement is a span of (src/db/knex.ts), when tracing is on. */
+  constructor(readonly tracing?: Tracing) {}
 
   /** The batcher of statement `kind`, built by `build` the first time it is asked for. */
   batcher<Batcher>(kind: object, build: () => Batcher): Batcher {

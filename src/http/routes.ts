@@ -7,7 +7,7 @@
 // names no route.
 import FindMyWay from 'find-my-way';
 import compose from 'koa-compose';
-import type { AppContext, AppMiddleware } from './context.js';
+import type { AppContext, AppMiddleware, MatchedRoute } from './context.js';
 import { MethodNotAllowed, UnknownEndpoint } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { operationStep, type Contract } from './openapi.js';
@@ -75,15 +75,24 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
   };
 }
 
-/** The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. */
-function compile(surface: Surface, spec: RouteSpec, last: AppMiddleware): Pipeline {
+/**
+ * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. The
+ * pipeline names its route on the request's state first (its template; none for a path no route serves), for the
+ * request's span.
+ */
+function compile(surface: Surface, spec: RouteSpec, last: AppMiddleware, routed = true): Pipeline {
   const steps: AppMiddleware[] = [surface.errors];
   for (const step of surface.steps) {
     const middleware = step(spec);
     if (middleware) steps.push(middleware);
   }
   steps.push(last);
-  return compose(steps) as Pipeline;
+  const run = compose(steps) as Pipeline;
+  const route: MatchedRoute = { template: routed ? spec.path : undefined, operationId: spec.operation?.operationId };
+  return (ctx) => {
+    ctx.state.route = route;
+    return run(ctx);
+  };
 }
 
 /** GET answers HEAD too (RFC 9110); the methods an Allow header names. */
@@ -118,7 +127,7 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
     let routes = paths.get(path);
     if (!routes) {
       const miss = { method: undefined, path, readsBody: false };
-      const notFound = compile(misses, miss, unknownEndpoint);
+      const notFound = compile(misses, miss, unknownEndpoint, false);
       routes = { methods: new Map(), notAllowed: notFound, notFound, misses };
       paths.set(path, routes);
     }
@@ -183,7 +192,12 @@ export function compileRoutes(parts: RouteParts): RouteRequest {
 
   const router = FindMyWay({ maxParamLength: 65_536 });
   for (const [path, routes] of paths) router.on('GET', path.replace(/\{([^}]+)\}/g, ':$1'), () => {}, routes);
-  const everywhereElse = compile(table.reads, { method: undefined, path: '/', readsBody: false }, unknownEndpoint);
+  const everywhereElse = compile(
+    table.reads,
+    { method: undefined, path: '/', readsBody: false },
+    unknownEndpoint,
+    false,
+  );
 
   return (ctx) => {
     const path = withoutTrailingSlashes(ctx.path);

@@ -195,6 +195,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     egressAllowedHosts: deps.config.egressAllowedHosts,
     fetchBudget: deps.profileFetchLimiter,
     log: deps.log,
+    tracing: deps.tracing,
   });
   const { baseUrl } = deps.config;
   return async ({ profileUrl, address, op, id, body, idempotency }) => {

@@ -65,11 +65,34 @@ export interface WebhookDelivery {
 
 export function createWebhookDelivery(deps: Deps): WebhookDelivery {
   const { agentWebhookKey: key, webhookTimeoutMs, egressAllowedHosts } = deps.config;
-  const egress = createEgress(egressAllowedHosts);
+  const { tracing } = deps;
+  const egress = createEgress(egressAllowedHosts, undefined, tracing);
   // A claim is held for two deliveries' time (one waiting for a slot, then its own) and a margin: never taken over.
   const leaseSeconds = Math.ceil((2 * webhookTimeoutMs) / 1000) + 50;
   const endpoints = new Map<string, EndpointLoad>();
   const running = new Set<Promise<void>>();
+
+  /**
+   * A delivery, with tracing on: a span of its own (the root of a trace: it runs in the background, not in a request),
+   * parent of the call out, which carries its traceparent, and of its statements.
+   */
+  function traced(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
+    const span = tracing?.startSpan('deliver order webhook', {
+      kind: 'internal',
+      root: true,
+      attributes: { 'storefront.webhook_delivery_id': delivery.id, 'storefront.webhook_attempt': delivery.attempts },
+    });
+    if (!span) return deliver(delivery, signingKey);
+    return tracing!
+      .within(span, () => deliver(delivery, signingKey))
+      .then(
+        () => span.end(),
+        (error: unknown) => {
+          span.end(error);
+          throw error;
+        },
+      );
+  }
 
   async function deliver(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
     const body = JSON.stringify(delivery.payload);
@@ -106,7 +129,7 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
     while (load.sending < DELIVERIES_PER_ENDPOINT && load.waiting.length > 0) {
       const delivery = load.waiting.shift()!;
       load.sending += 1;
-      const sent: Promise<void> = deliver(delivery, signingKey)
+      const sent: Promise<void> = traced(delivery, signingKey)
         .catch((error: unknown) => deps.log.warn({ err: error, delivery: delivery.id }, 'order webhook failed'))
         .finally(() => {
           running.delete(sent);

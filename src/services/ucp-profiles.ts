@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
 import { createEgress, type Egress } from './egress.js';
+import type { Tracing } from '../tracing.js';
 
 const FETCH_TIMEOUT_MS = 5_000;
 /**
@@ -159,6 +160,8 @@ export interface ProfileResolverParts {
   /** Profile fetches per address (UCP_PROFILE_FETCHES_PER_MINUTE), shared by the instances through Redis. */
   fetchBudget: LimitCounter;
   log: Logger;
+  /** The tracer, when tracing is on: each fetch is a span and carries the request's traceparent. */
+  tracing?: Tracing;
 }
 
 /** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version, negotiation. */
@@ -167,8 +170,9 @@ export function createProfileResolver({
   egressAllowedHosts,
   fetchBudget,
   log,
+  tracing,
 }: ProfileResolverParts): ProfileResolver {
-  const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts]);
+  const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts], undefined, tracing);
   // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
   // load would otherwise fetch one profile once per connection); the request that starts it is the one charged.
   const cache = new LRUCache<string, ProfileResult, FetchContext>({

@@ -1,0 +1,175 @@
+// Traces over real HTTP, received by an OTLP/HTTP receiver as a collector would: each request's server span named by
+// its route template and child of the caller's traceparent, its statements as its children, its log lines carrying
+// its trace and span ids, and its trace id handed back as the request id.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { tracingEnabled } from '../src/tracing.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { startTestService, type TestService } from './support/service.js';
+
+const SERVER = 2;
+const CLIENT = 3;
+
+let receiver: OtlpReceiver;
+let api: TestService;
+const logLines: Array<Record<string, unknown>> = [];
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+      done();
+    },
+  });
+  api = await startTestService({
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'storefront-under-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+    },
+    log: createLogger('info', sink),
+  });
+});
+afterAll(async () => {
+  await api?.close();
+  await receiver?.close();
+});
+
+/** A traceparent as a caller's tracer would send it: a new trace, its span, sampled. */
+function inboundTrace() {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
+}
+
+async function flushed(): Promise<void> {
+  await api.service.deps.tracing!.forceFlush();
+}
+
+const inTrace = (traceId: string) => (span: ReceivedSpan) => span.traceId === traceId;
+
+describe('tracing', () => {
+  it('is off, loading no SDK, unless an OTLP endpoint is named', () => {
+    expect(tracingEnabled({})).toBe(false);
+    expect(tracingEnabled({ OTEL_SERVICE_NAME: 'x' })).toBe(false);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBe(
+      false,
+    );
+  });
+
+  it('traces a checkout create: the server span under the caller, its statements, its logs, its id returned', async () => {
+    const inbound = inboundTrace();
+    const response = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', traceparent: inbound.traceparent, tracestate: 'vendor=1' },
+      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+    });
+    expect(response.status).toBe(201);
+    const session = (await response.json()) as { id: string };
+    // The trace id is handed back as the request id.
+    expect(response.headers.get('x-request-id')).toBe(inbound.traceId);
+    await flushed();
+
+    const server = await receiver.waitForSpan((span) => span.traceId === inbound.traceId && span.kind === SERVER);
+    expect(server.name).toBe('POST /checkout_sessions');
+    expect(server.parentSpanId).toBe(inbound.spanId);
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/checkout_sessions',
+      'http.response.status_code': 201,
+      'url.path': '/checkout_sessions',
+      'storefront.operation_id': 'createCheckoutSessionAlias',
+    });
+    expect(server.resource).toMatchObject({
+      'service.name': 'storefront-under-test',
+      'deployment.environment.name': 'test',
+    });
+    // No id in any span's name.
+    for (const span of receiver.spans.filter(inTrace(inbound.traceId))) expect(span.name).not.toContain(session.id);
+
+    // Its statements: the read (region, variants, promotions) and the insert, each a client span under it, named by
+    // the statement's name.
+    const statements = receiver.spans.filter(
+      (span) => span.traceId === inbound.traceId && span.attributes['db.system.name'] === 'postgresql',
+    );
+    expect(statements).toHaveLength(2);
+    for (const statement of statements) {
+      expect(statement.kind).toBe(CLIENT);
+      expect(statement.parentSpanId).toBe(server.spanId);
+      expect(statement.attributes['db.query.text']).toEqual(expect.any(String));
+      expect(statement.name).toBe(
+        statement.attributes['db.query.summary'] ?? statement.attributes['db.operation.name'],
+      );
+    }
+
+    // Its log line carries its trace and span, and its request id.
+    const line = logLines.find((entry) => entry.msg === 'request' && entry.requestId === inbound.traceId);
+    expect(line).toMatchObject({ trace_id: inbound.traceId, span_id: server.spanId, status: 201 });
+  });
+
+  it('names a read by its template, never its path, and a path no route serves by its method alone', async () => {
+    const inbound = inboundTrace();
+    const created = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const read = await api.http(`/checkout_sessions/${id}`, { headers: { traceparent: inbound.traceparent } });
+    expect(read.status).toBe(200);
+    const other = inboundTrace();
+    const missing = await api.http('/no/such/path', { headers: { traceparent: other.traceparent } });
+    expect(missing.status).toBe(404);
+    await flushed();
+
+    const server = await receiver.waitForSpan((span) => span.traceId === inbound.traceId && span.kind === SERVER);
+    expect(server.name).toBe('GET /checkout_sessions/{id}');
+    expect(server.attributes['http.route']).toBe('/checkout_sessions/{id}');
+    const unknown = await receiver.waitForSpan((span) => span.traceId === other.traceId && span.kind === SERVER);
+    expect(unknown.name).toBe('GET');
+    expect(unknown.attributes['http.route']).toBeUndefined();
+    expect(unknown.attributes['http.response.status_code']).toBe(404);
+  });
+
+  it('marks a replayed create', async () => {
+    const key = `trace-${randomBytes(6).toString('hex')}`;
+    const send = async () => {
+      const inbound = inboundTrace();
+      const response = await api.http('/checkout_sessions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key, traceparent: inbound.traceparent },
+        body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+      });
+      expect(response.status).toBe(201);
+      return inbound.traceId;
+    };
+    const first = await send();
+    const second = await send();
+    await flushed();
+    const firstSpan = await receiver.waitForSpan((span) => span.traceId === first && span.kind === SERVER);
+    const secondSpan = await receiver.waitForSpan((span) => span.traceId === second && span.kind === SERVER);
+    expect(firstSpan.attributes['storefront.idempotent_replay']).toBeUndefined();
+    expect(secondSpan.attributes['storefront.idempotent_replay']).toBe(true);
+  });
+
+  it('starts a trace of its own for a request without traceparent, and keeps a caller-given request id', async () => {
+    const response = await api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': 'caller-chosen-id' },
+      body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+    });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-request-id')).toBe('caller-chosen-id');
+    const line = logLines.find((entry) => entry.msg === 'request' && entry.requestId === 'caller-chosen-id');
+    expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
+    await flushed();
+    const server = await receiver.waitForSpan((span) => span.traceId === line!.trace_id && span.kind === SERVER);
+    expect(server.parentSpanId).toBe('');
+    expect(server.name).toBe('POST /checkout_sessions');
+  });
+});
