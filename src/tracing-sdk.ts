@@ -161,7 +161,7 @@ export function createTracing(otel: Otel): Tracing {
       return active.run(trace.setSpan(current(), (span as Handle).span), fn);
     },
     startSpan(name: string, options: SpanOptions): TraceSpan | undefined {
-      const parent = current();
+      const parent = options.root ? ROOT_CONTEXT : current();
       if (!options.root && trace.getSpan(parent) === undefined) return undefined;
       const span = tracer.startSpan(
         name,

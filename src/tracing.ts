@@ -46,7 +46,10 @@ export interface SpanOptions {
   attributes?: Record<string, string | number | boolean>;
   /** The spans this one serves (a batched statement: every request it carries). */
   links?: SpanLink[];
-  /** Started even when no span is active, as the root of a trace of its own (background work). */
+  /**
+   * The root of a trace of its own, whatever span is active: background work, or a statement that serves several
+   * requests (linked to each). Otherwise the span is the active span's child, and is not started when none is active.
+   */
   root?: boolean;
 }
 
@@ -55,7 +58,7 @@ export interface Tracing {
   startRequest(method: string, headers: IncomingHttpHeaders): RequestSpan;
   /** Runs `fn` with `span` active: the spans started meanwhile (statements, calls out) are its children. */
   within<T>(span: TraceSpan, fn: () => T): T;
-  /** A child of the active span; undefined when none is active and the span is not a root. */
+  /** A child of the active span, or a root (`options.root`); undefined when no span is active and it is no root. */
   startSpan(name: string, options: SpanOptions): TraceSpan | undefined;
   /** The active span, to link to later; undefined when none. */
   activeLink(): SpanLink | undefined;

@@ -417,7 +417,8 @@ describe('what is not answered from the cache, with search_products’ result in
           vary: 'Origin',
           'access-control-allow-origin': ALLOWED_ORIGIN,
           'access-control-allow-methods': 'POST',
-          'access-control-allow-headers': 'Content-Type,Accept,MCP-Protocol-Version,Idempotency-Key,X-Request-Id',
+          'access-control-allow-headers':
+            'Content-Type,Accept,MCP-Protocol-Version,Idempotency-Key,X-Request-Id,traceparent,tracestate',
           'access-control-max-age': '600',
         },
       });

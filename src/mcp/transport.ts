@@ -52,7 +52,15 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
 }
 
 /** What a browser client sends besides the CORS-safelisted headers (no Mcp-Session-Id: none is ever issued). */
-const ALLOWED_REQUEST_HEADERS = ['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Idempotency-Key', 'X-Request-Id'];
+const ALLOWED_REQUEST_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'MCP-Protocol-Version',
+  'Idempotency-Key',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+];
 /** What a browser client may read of an answer: the limits, the wait after a 429, the trace id. */
 const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id'];
 /** The methods of an MCP endpoint: POST for messages, OPTIONS for preflights. */
