@@ -4,13 +4,18 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
 import { createLogger } from '../src/log.js';
 import { tracingEnabled } from '../src/tracing.js';
+import { serverUrl } from './support/database.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { holdTable, pause } from './support/statements.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const SERVER = 2;
 const CLIENT = 3;
+
+const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
 let receiver: OtlpReceiver;
 let api: TestService;
@@ -29,6 +34,8 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: 'storefront-under-test',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+      // With Redis, the rate limiter's commands are spans of the request too.
+      ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     },
     log: createLogger('info', sink),
   });
@@ -107,6 +114,15 @@ describe('tracing', () => {
       );
     }
 
+    // With Redis, the limiter's count is a command under it.
+    if (redisUrl) {
+      const commands = receiver.spans.filter(
+        (span) => span.parentSpanId === server.spanId && span.attributes['db.system.name'] === 'redis',
+      );
+      expect(commands.length).toBeGreaterThan(0);
+      for (const command of commands) expect(command.kind).toBe(CLIENT);
+    }
+
     // Its log line carries its trace and span, and its request id.
     const line = logLines.find((entry) => entry.msg === 'request' && entry.requestId === inbound.traceId);
     expect(line).toMatchObject({ trace_id: inbound.traceId, span_id: server.spanId, status: 201 });
@@ -171,5 +187,51 @@ describe('tracing', () => {
     const server = await receiver.waitForSpan((span) => span.traceId === line!.trace_id && span.kind === SERVER);
     expect(server.parentSpanId).toBe('');
     expect(server.name).toBe('POST /checkout_sessions');
+  });
+
+  // Inserts into carts are held behind a table lock (PostgreSQL), so that the creates pile up into one group commit.
+  it.skipIf(!serverUrl)('links a group commit to every request it stores', async () => {
+    const count = 6;
+    let answered = 0;
+    const countReads = (_response: unknown, query: { sql?: string; bindings?: unknown[][] }) => {
+      if (query.sql === NEW_CART_READS) answered += query.bindings![0]!.length;
+    };
+    const { db, earlierReads } = api.service.deps;
+    // Each create reads (none is priced from an earlier one's read), so that all of them are seen to wait.
+    earlierReads.creates.clear();
+    db.on('query-response', countReads);
+    const held = await holdTable(api.database, 'carts', 'exclusive');
+    const traces = Array.from({ length: count }, inboundTrace);
+    const pending = Promise.all(
+      traces.map(({ traceparent }) =>
+        api.http('/checkout_sessions', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', traceparent },
+          body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+        }),
+      ),
+    );
+    while (answered < count) await pause(5);
+    await held.release();
+    const responses = await pending;
+    db.off('query-response', countReads);
+    expect(responses.map((response) => response.status)).toEqual(traces.map(() => 201));
+    await flushed();
+
+    const servers = await Promise.all(
+      traces.map(({ traceId }) => receiver.waitForSpan((span) => span.traceId === traceId && span.kind === SERVER)),
+    );
+    const serverOf = new Map(servers.map((span) => [span.spanId, span]));
+    const batches = receiver.spans.filter(
+      (span) => span.name === 'batched statement' && span.links.some((link) => serverOf.has(link.spanId)),
+    );
+    // The first insert may carry one create alone (in its request's trace); those held behind it share one.
+    const shared = batches.find((span) => span.links.length > 1);
+    expect(shared, 'a statement carrying several creates').toBeDefined();
+    expect(shared!.parentSpanId).toBe('');
+    expect(shared!.attributes['storefront.batch_size']).toBe(shared!.links.length);
+    for (const link of shared!.links) expect(serverOf.get(link.spanId)?.traceId).toBe(link.traceId);
+    const insert = receiver.spans.find((span) => span.parentSpanId === shared!.spanId && span.kind === CLIENT);
+    expect(insert?.attributes['db.system.name']).toBe('postgresql');
   });
 });
