@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
 import { createLogger } from '../src/log.js';
 import { tracingEnabled } from '../src/tracing.js';
+import { bearer, registerClient, requestToken } from './support/agent.js';
 import { serverUrl } from './support/database.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { holdTable, pause } from './support/statements.js';
+import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
+import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -233,5 +236,47 @@ describe('tracing', () => {
     for (const link of shared!.links) expect(serverOf.get(link.spanId)?.traceId).toBe(link.traceId);
     const insert = receiver.spans.find((span) => span.parentSpanId === shared!.spanId && span.kind === CLIENT);
     expect(insert?.attributes['db.system.name']).toBe('postgresql');
+  });
+
+  it('follows an agent checkout to its order webhook, which carries the traceparent of its delivery', async () => {
+    const webhooks = await startWebhookReceiver();
+    try {
+      const client = await registerClient(api, { scope: 'cart:write orders:read', webhook_url: webhooks.url });
+      webhooks.secret = (client as typeof client & { webhook_secret: string }).webhook_secret;
+      const token = await requestToken(api, client);
+      const inbound = inboundTrace();
+      const agentCall = async (path: string, body?: unknown) => {
+        const response = await api.http(path, {
+          method: 'POST',
+          headers: { ...bearer(token), 'Content-Type': 'application/json', traceparent: inbound.traceparent },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        expect(response.status).toBe(201);
+        return (await response.json()) as { id: string };
+      };
+      const cart = await agentCall('/agent/carts', { items: [{ id: 'variant_01tongue2pack' }] });
+      await agentCall(`/agent/carts/${cart.id}/checkout-session`);
+      await payWithTestProcessor(api, cart.id);
+      const [delivered] = await webhooks.waitFor(1);
+      expect(delivered).toMatchObject({ type: 'order.created', signatureValid: true });
+      const traceparent = String(delivered!.headers.traceparent);
+      const [, traceId, parentId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(traceparent) ?? [];
+      expect(traceId, traceparent).toBeDefined();
+      await flushed();
+
+      // The agent's requests, named by their templates, in the agent's trace.
+      const agentSpans = receiver.spans.filter((span) => span.traceId === inbound.traceId && span.kind === SERVER);
+      expect(agentSpans.map((span) => span.name).sort()).toEqual(
+        ['POST /agent/carts', 'POST /agent/carts/{id}/checkout-session'].sort(),
+      );
+      // The webhook's POST is the client span the traceparent names, under its delivery's span.
+      const post = await receiver.waitForSpan((span) => span.spanId === parentId);
+      expect(post).toMatchObject({ traceId, kind: CLIENT, name: 'POST' });
+      expect(post.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 204 });
+      const delivery = await receiver.waitForSpan((span) => span.spanId === post.parentSpanId);
+      expect(delivery).toMatchObject({ traceId, name: 'deliver order webhook', parentSpanId: '' });
+    } finally {
+      await webhooks.close();
+    }
   });
 });
