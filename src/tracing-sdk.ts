@@ -181,6 +181,13 @@ export function createTracing(otel: Otel): Tracing {
       links.set(link, { context: span.spanContext() });
       return link;
     },
+    linkTo(traceparent: string): SpanLink | undefined {
+      const span = trace.getSpan(propagator.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter));
+      if (!span) return undefined;
+      const link = {} as SpanLink;
+      links.set(link, { context: span.spanContext() });
+      return link;
+    },
     outboundHeaders(): Record<string, string> {
       const headers: Record<string, string> = {};
       propagator.inject(current(), headers, defaultTextMapSetter);

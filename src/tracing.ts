@@ -62,6 +62,8 @@ export interface Tracing {
   startSpan(name: string, options: SpanOptions): TraceSpan | undefined;
   /** The active span, to link to later; undefined when none. */
   activeLink(): SpanLink | undefined;
+  /** The span a W3C `traceparent` names (one this service sent and stored), to link to; undefined when invalid. */
+  linkTo(traceparent: string): SpanLink | undefined;
   /** `traceparent` and `tracestate` of the active span, for a call out; empty when none is active. */
   outboundHeaders(): Record<string, string>;
   /** `trace_id` and `span_id` of the active span, for the log line being written. */

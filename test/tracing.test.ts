@@ -238,7 +238,7 @@ describe('tracing', () => {
     expect(insert?.attributes['db.system.name']).toBe('postgresql');
   });
 
-  it('follows an agent checkout to its order webhook, which carries the traceparent of its delivery', async () => {
+  it('follows an agent checkout to its order webhook, linked to the payment and carrying its traceparent', async () => {
     const webhooks = await startWebhookReceiver();
     try {
       const client = await registerClient(api, { scope: 'cart:write orders:read', webhook_url: webhooks.url });
@@ -275,6 +275,10 @@ describe('tracing', () => {
       expect(post.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 204 });
       const delivery = await receiver.waitForSpan((span) => span.spanId === post.parentSpanId);
       expect(delivery).toMatchObject({ traceId, name: 'deliver order webhook', parentSpanId: '' });
+      // The delivery links to the request that wrote the event: the payment, on the pay page.
+      expect(delivery.links).toHaveLength(1);
+      const payment = await receiver.waitForSpan((span) => span.spanId === delivery.links[0]!.spanId);
+      expect(payment).toMatchObject({ kind: SERVER, name: 'POST /pay/{id}', traceId: delivery.links[0]!.traceId });
     } finally {
       await webhooks.close();
     }

@@ -42,6 +42,7 @@ export async function enqueueOrderEvent(
     payload: { id, type, created_at: at.toISOString(), data: { order } },
     next_attempt_at: at,
     created_at: at,
+    traceparent: deps.tracing?.outboundHeaders().traceparent ?? null,
   });
 }
 
@@ -74,13 +75,16 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
 
   /**
    * A delivery, with tracing on: a span of its own (the root of a trace: it runs in the background, not in a request),
-   * parent of the call out, which carries its traceparent, and of its statements.
+   * linked to the request that wrote the event, parent of the call out (which carries its traceparent) and of its
+   * statements.
    */
   function traced(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
+    const cause = delivery.traceparent ? tracing?.linkTo(delivery.traceparent) : undefined;
     const span = tracing?.startSpan('deliver order webhook', {
       kind: 'internal',
       root: true,
       attributes: { 'storefront.webhook_delivery_id': delivery.id, 'storefront.webhook_attempt': delivery.attempts },
+      links: cause ? [cause] : [],
     });
     if (!span) return deliver(delivery, signingKey);
     return tracing!
