@@ -12,6 +12,7 @@ import { serverUrl } from './support/database.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { holdTable, pause } from './support/statements.js';
 import { payWithTestProcessor } from './support/payments.js';
+import { startFakeStripe } from './support/stripe.js';
 import { startTestService, type TestService } from './support/service.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
@@ -281,6 +282,41 @@ describe('tracing', () => {
       expect(payment).toMatchObject({ kind: SERVER, name: 'POST /pay/{id}', traceId: delivery.links[0]!.traceId });
     } finally {
       await webhooks.close();
+    }
+  });
+
+  it("sends the pay page's request's traceparent to Stripe, from a client span under it", async () => {
+    const stripe = await startFakeStripe();
+    const withStripe = await startTestService({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, BASE_URL: 'https://store.example', ...stripe.env },
+    });
+    try {
+      const created = await withStripe.http('/checkout_sessions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      const inbound = inboundTrace();
+      const page = await withStripe.http(`/pay/${id}`, {
+        redirect: 'manual',
+        headers: { traceparent: inbound.traceparent },
+      });
+      expect(page.status).toBe(303);
+      await withStripe.service.deps.tracing!.forceFlush();
+
+      const call = stripe.calls.find(
+        (entry) => entry.method === 'POST' && entry.path.startsWith('/v1/checkout/sessions'),
+      );
+      const [, traceId, parentId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(call?.traceparent ?? '') ?? [];
+      expect(traceId, JSON.stringify(call)).toBe(inbound.traceId);
+      const client = await receiver.waitForSpan((span) => span.spanId === parentId);
+      expect(client).toMatchObject({ kind: CLIENT, name: 'POST', traceId: inbound.traceId });
+      const server = await receiver.waitForSpan((span) => span.spanId === client.parentSpanId);
+      expect(server).toMatchObject({ kind: SERVER, name: 'GET /pay/{id}', parentSpanId: inbound.spanId });
+    } finally {
+      await withStripe.close();
+      await stripe.close();
     }
   });
 });
