@@ -156,6 +156,25 @@ describe('tracing', () => {
     expect(unknown.attributes['http.response.status_code']).toBe(404);
   });
 
+  it("joins the caller's trace on the MCP endpoints too, named by the endpoint", async () => {
+    const inbound = inboundTrace();
+    const response = await api.http('/catalog/mcp', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        traceparent: inbound.traceparent,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    await flushed();
+    const server = await receiver.waitForSpan((span) => span.traceId === inbound.traceId && span.kind === SERVER);
+    expect(server).toMatchObject({ name: 'POST /catalog/mcp', parentSpanId: inbound.spanId });
+    expect(server.attributes['http.route']).toBe('/catalog/mcp');
+  });
+
   it('marks a replayed create', async () => {
     const key = `trace-${randomBytes(6).toString('hex')}`;
     const send = async () => {
