@@ -3520,7 +3520,7 @@ export interface components {
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
-        /** @description A CORS preflight (`Origin` of `MCP_ALLOWED_ORIGINS` and `Access-Control-Request-Method`) is granted: `POST` with `Content-Type`, `Accept`, `MCP-Protocol-Version`, `Idempotency-Key` and `X-Request-Id`, for 600 s; answers then expose `Retry-After`, the `RateLimit-*` headers and `X-Request-Id`. A plain `OPTIONS` (no preflight) answers with `Allow: POST, OPTIONS`. No body. Preflights are not counted by the rate limit. */
+        /** @description A CORS preflight (`Origin` of `MCP_ALLOWED_ORIGINS` and `Access-Control-Request-Method`) is granted: `POST` with `Content-Type`, `Accept`, `MCP-Protocol-Version`, `Idempotency-Key`, `X-Request-Id`, `traceparent` and `tracestate`, for 600 s; answers then expose `Retry-After`, the `RateLimit-*` headers and `X-Request-Id`. A plain `OPTIONS` (no preflight) answers with `Allow: POST, OPTIONS`. No body. Preflights are not counted by the rate limit. */
         McpPreflight: {
             headers: {
                 /** @description The request's `Origin`, on a preflight; never `*`. */
@@ -4425,7 +4425,7 @@ export interface components {
         "RateLimit-Remaining": number;
         /** @description Seconds until the current window resets (an integer). */
         "RateLimit-Reset": number;
-        /** @description Identifier of this request, echoed from the `X-Request-Id` request header when it is a safe token, generated otherwise. Quote it when reporting a problem. */
+        /** @description Identifier of this request, echoed from the `X-Request-Id` request header when it is a safe token, generated otherwise. When the service traces (OpenTelemetry, on when the operator sets an OTLP endpoint) and the request sends no `X-Request-Id`, it is the request's W3C trace id (32 lowercase hex digits), the trace the caller's `traceparent` named if it sent a valid one. Quote it when reporting a problem. */
         "X-Request-Id": string;
         /** @description Seconds since the representation was read from the database (RFC 9111 section 5.1); sent by the operations marked `x-cacheable`, whose answers may come from the service's own 60-second cache. */
         "Age-Optional": number;

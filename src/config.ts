@@ -9,6 +9,11 @@ export interface Config {
   databaseUrl: string | undefined;
   pgliteDir: string;
   redisUrl: string | undefined;
+  /**
+   * The OpenTelemetry variables (`OTEL_*`) as set, for the tracer (src/tracing.ts): tracing is on when an OTLP endpoint
+   * is named.
+   */
+  otel: Readonly<Record<string, string>>;
   rateLimitPerMinute: number;
   registrationsPerHour: number;
   /** Refused requests to the processor's webhook per address per minute (signed events are never counted). */
@@ -314,6 +319,12 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: read(env, 'DATABASE_URL'),
     pgliteDir: read(env, 'PGLITE_DIR') ?? './.data',
     redisUrl: read(env, 'REDIS_URL'),
+    otel: Object.fromEntries(
+      Object.keys(env).flatMap((name) => {
+        const value = name.startsWith('OTEL_') ? read(env, name) : undefined;
+        return value === undefined ? [] : [[name, value]];
+      }),
+    ),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
     registrationsPerHour: integer(env, 'REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
     webhookRefusalsPerMinute: integer(env, 'WEBHOOK_REFUSALS_PER_MINUTE', 120, 1, 1_000_000),

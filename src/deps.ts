@@ -5,6 +5,7 @@ import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import type { CallsInProgress, EarlierReads, LimitCounter } from './ports.js';
+import type { Tracing } from './tracing.js';
 import type { ValidatorRegistry } from './validators.js';
 
 /**
@@ -31,4 +32,6 @@ export interface Deps {
   validators: ValidatorRegistry;
   /** Where the process's metrics are recorded, when they are kept (METRICS_PORT; src/metrics.ts). */
   metrics: Metrics | undefined;
+  /** The tracer, when an OTLP endpoint is set (src/tracing.ts); undefined: nothing is traced. */
+  tracing: Tracing | undefined;
 }

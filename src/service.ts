@@ -21,7 +21,8 @@ import { readKeys } from './http/read-keys.js';
 import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
 import { checkNoticePeriods, DEPRECATIONS, type Deprecation } from './domain/versioning.js';
-import { createLogger, type Logger } from './log.js';
+import { correlateLogs, createLogger, type Logger } from './log.js';
+import { tracingEnabled, type Tracing } from './tracing.js';
 import { createEarlierReads } from './services/earlier-reads.js';
 import { createCallsInProgress } from './services/calls-in-progress.js';
 import { startRetentionSweeps } from './services/retention.js';
@@ -50,7 +51,32 @@ export interface ServiceOptions {
   deprecations?: Deprecation[];
 }
 
-async function connectRedis(config: Config, log: Logger): Promise<Redis> {
+/** Each Redis command a span, child of the active one (a request's), when tracing is on. */
+function traceCommands(redis: Redis, tracing: Tracing): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, ...rest) => {
+    const operation = command.name.toUpperCase();
+    const span = tracing.startSpan(operation, {
+      kind: 'client',
+      attributes: { 'db.system.name': 'redis', 'db.operation.name': operation },
+    });
+    if (span)
+      command.promise.then(
+        () => span.end(),
+        (error: unknown) => span.end(error),
+      );
+    return send(command, ...rest);
+  };
+}
+
+/** The tracer the `OTEL_*` variables describe, or undefined (no SDK loaded) when they name no endpoint. */
+async function startTracing(otel: Config['otel']): Promise<Tracing | undefined> {
+  if (!tracingEnabled(otel)) return undefined;
+  const { createTracing } = await import('./tracing-sdk.js');
+  return createTracing(otel);
+}
+
+async function connectRedis(config: Config, log: Logger, tracing: Tracing | undefined): Promise<Redis> {
   // Loaded only when REDIS_URL is set: the client costs a tenth of a second and ~10 MB to load, which a start without
   // Redis (the embedded default) would pay for nothing.
   const { Redis } = await import('ioredis');
@@ -62,6 +88,7 @@ async function connectRedis(config: Config, log: Logger): Promise<Redis> {
     commandTimeout: config.redisCommandTimeoutMs,
     lazyConnect: false,
   });
+  if (tracing) traceCommands(redis, tracing);
   let reported = false;
   redis.on('error', (error) => {
     if (!reported) log.warn({ err: error }, 'Redis unreachable; rate limits fall back to in-memory counting');
@@ -125,12 +152,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metricsModule = config.metrics ? await import('./metrics.js') : undefined;
   const metrics =
     metricsModule && new metricsModule.Metrics({ dbSystem: config.databaseUrl ? 'postgresql' : 'pglite' });
-  // What the process keeps for the database (statement batchers, prepared statements, where statements are recorded):
-  // one object, closed with it.
-  const store = new Store(metrics);
+  // The tracer, when an OTLP endpoint is set (the SDK is not loaded otherwise): every log line written while a traced
+  // request is served carries its trace and span ids.
+  const tracing = await startTracing(config.otel);
+  if (tracing) correlateLogs(log, tracing.logFields);
+  // What the process keeps for the database (statement batchers, prepared statements, where statements are recorded
+  // and the tracer they are traced by): one object, closed with it.
+  const store = new Store(metrics, tracing);
   const db = await createDatabase(config, log, store);
   await prepareDatabase(db);
-  const redis = config.redisUrl ? await connectRedis(config, log) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config, log, tracing) : undefined;
   if (redis) await redisSettled(redis);
   // What the services are built from; the web layer's parts are added to it below, where only the web sees them.
   const services: Deps = {
@@ -151,9 +182,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     deprecations: checkNoticePeriods([...DEPRECATIONS, ...(options.deprecations ?? [])]),
     earlierReads: createEarlierReads(),
     callsInProgress: createCallsInProgress(),
-    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments) : undefined,
     validators: protocolValidators(),
     metrics,
+    stripe: config.payments.mode === 'stripe' ? await createStripeClient(config.payments, tracing) : undefined,
+    tracing,
   };
   metrics?.collectFrom(
     { pool: () => poolCounts(db), counts: () => readStatusCounts(db, SCRAPE_QUERY_TIMEOUT_MS) },
@@ -264,6 +296,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await db.destroy();
       store.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
+      // Exports the spans still buffered.
+      await tracing?.shutdown();
     },
   };
 }

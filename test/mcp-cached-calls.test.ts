@@ -429,7 +429,7 @@ describe('what is not answered from the cache, with search_products’ result in
           'access-control-allow-origin': ALLOWED_ORIGIN,
           'access-control-allow-methods': 'POST',
           'access-control-allow-headers':
-            'Content-Type,Accept,MCP-Protocol-Version,Mcp-Method,Mcp-Name,Idempotency-Key,X-Request-Id',
+            'Content-Type,Accept,MCP-Protocol-Version,Mcp-Method,Mcp-Name,Idempotency-Key,X-Request-Id,traceparent,tracestate',
           'access-control-max-age': '600',
         },
       });

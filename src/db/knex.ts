@@ -12,6 +12,8 @@ import { batchedStatements, BatchQueueTimeout, type BatchingOptions } from './ba
 import { migrationSource } from './migrations/index.js';
 import { PglitePreparedClient } from './pglite-client.js';
 import { seedStore } from './seed.js';
+import { tracedClient } from './statement-spans.js';
+import type { SpanLink, Tracing } from '../tracing.js';
 import { Store, storeOf, storeOfClient, type StoreParams } from './store.js';
 
 export type Db = Knex;
@@ -60,6 +62,43 @@ export function numberedPlaceholders(sql: string): string {
 }
 
 /**
+ * Batched statements, traced: each item remembers the span it was asked for in (its request's); a statement that
+ * carries several items is a span of its own, the root of a trace, linked to each of them, and its SQL statements are
+ * its children. A lone item's statement stays in its request's trace.
+ */
+function tracedBatches<Item, Result>(
+  statement: BatchingOptions<Item, Result>,
+  tracing: Tracing,
+): (item: Item) => Promise<Result> {
+  type Traced = { item: Item; link: SpanLink | undefined };
+  const run = batchedStatements<Traced, Result>({
+    ...statement,
+    one: ({ item }) => statement.one(item),
+    many: (entries) => {
+      const span = tracing.startSpan('batched statement', {
+        kind: 'internal',
+        root: true,
+        attributes: { 'storefront.batch_size': entries.length },
+        links: entries.flatMap(({ link }) => link ?? []),
+      })!;
+      return tracing
+        .within(span, () => statement.many(entries.map(({ item }) => item)))
+        .then(
+          (results) => {
+            span.end();
+            return results;
+          },
+          (error: unknown) => {
+            span.end(error);
+            throw error;
+          },
+        );
+    },
+  });
+  return (item) => run({ item, link: tracing.activeLink() });
+}
+
+/**
  * A kind of statement batched per database (src/db/batching.ts), run on the pool, never inside a transaction: an item
  * waits at most FAIL_FAST_MS for its place, as a query waits for a connection, and a failure that is the database's
  * (isDatabaseUnavailable) reaches every member of a batch as it would reach each alone. What this returns holds no
@@ -73,15 +112,18 @@ export function batchedPerDatabase<Item, Result>(
   ) => Pick<BatchingOptions<Item, Result>, 'one' | 'many' | 'maxBatch' | 'maxInFlight' | 'eagerInFlight'>,
 ): (db: Db) => (item: Item) => Promise<Result> {
   const kind = {};
-  const build = (db: Db) =>
-    batchedStatements({
+  const build = (db: Db) => {
+    const batching = {
       ...options(db),
       queueTimeoutMs: FAIL_FAST_MS,
       onBatch: storeOf(db).metrics?.batch(statement),
       // A batch rolled back as a deadlock's victim or a serialization failure is retried member by member, as any
       // failure the members may not share; only a database out of reach fails them all.
-      sharedFailure: (error) => isDatabaseUnavailable(error) && !isRolledBack(error),
-    });
+      sharedFailure: (error: unknown) => isDatabaseUnavailable(error) && !isRolledBack(error),
+    };
+    const { tracing } = storeOf(db);
+    return tracing ? tracedBatches(batching, tracing) : batchedStatements(batching);
+  };
   return (db) => {
     // Its statements would run on the transaction's connection, for every later caller too.
     if (db.isTransaction) throw new Error('A batched statement runs on the pool, not inside a transaction');
@@ -251,6 +293,14 @@ export async function createDatabase(options: DatabaseOptions, log: Logger, stor
   };
   // Knex keeps `userParams` in its client's configuration, which every transaction's client shares (its typings omit it).
   const userParams: StoreParams = { store };
+  // With tracing on, each statement is a span (src/db/statement-spans.ts).
+  if (store.tracing) {
+    const base =
+      config.client === 'pg'
+        ? (await import('knex/lib/dialects/postgres/index.js')).default
+        : (config.client as typeof Knex.Client);
+    config.client = tracedClient(base, store.tracing);
+  }
   return knexFactory({ ...config, log: knexLog, userParams } as Knex.Config);
 }
 

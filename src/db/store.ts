@@ -7,6 +7,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
 import type { Metrics } from '../metrics.js';
+import type { Tracing } from '../tracing.js';
 
 /** A statement parsed under its name in one PGlite's session: its text, and the types Postgres gave its parameters. */
 export interface PreparedStatement {
@@ -21,8 +22,14 @@ export class Store {
   readonly #prepared = new Map<PGlite, Map<string, PreparedStatement>>();
   #closed = false;
 
-  /** `metrics`: where statements and batches are recorded, when metrics are kept (METRICS_PORT). */
-  constructor(readonly metrics?: Metrics) {}
+  /**
+   * `metrics`: where statements and batches are recorded, when metrics are kept (METRICS_PORT); `tracing`: the
+   * tracer each statement is a span of (src/db/knex.ts), when tracing is on.
+   */
+  constructor(
+    readonly metrics?: Metrics,
+    readonly tracing?: Tracing,
+  ) {}
 
   /** The batcher of statement `kind`, built by `build` the first time it is asked for. */
   batcher<Batcher>(kind: object, build: () => Batcher): Batcher {

@@ -10,10 +10,18 @@ export interface AppState {
   grant?: Grant;
   /** Why the bearer token could not be looked up; reported once routing found a protected operation. */
   bearerFailure?: unknown;
+  /** The route that answers the request, as compiled (src/http/routes.ts): for its span and its log. */
+  route?: MatchedRoute;
   /** The route's path parameters, percent-decoded (src/http/routes.ts). */
   params?: Record<string, string>;
   /** Why the body could not be read (too large, malformed, too deep), reported after routing and authentication. */
   bodyError?: unknown;
+}
+
+/** A compiled route: its path template (undefined for a path no route serves) and its operation, if it has one. */
+export interface MatchedRoute {
+  template: string | undefined;
+  operationId: string | undefined;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState>;

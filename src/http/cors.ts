@@ -16,7 +16,16 @@ const EXPOSED = [
   'Sunset',
   'Link',
 ];
-const ALLOWED = ['Content-Type', 'Idempotency-Key', 'API-Version', 'If-None-Match', 'X-Request-Id'];
+// W3C Trace Context too, so that a traced browser client's requests join its trace.
+const ALLOWED = [
+  'Content-Type',
+  'Idempotency-Key',
+  'API-Version',
+  'If-None-Match',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+];
 
 export function publicCors(): AppMiddleware {
   const preflights = cors({

@@ -5,9 +5,9 @@ import type { AppState } from './context.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The caller's X-Request-Id when it is safe to log and echo, else a new one. */
-export function requestIdOf(incoming: string | undefined): string {
-  return incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+/** The caller's X-Request-Id when it is safe to log and echo, else the request's trace id when traced, else a new one. */
+export function requestIdOf(incoming: string | undefined, traceId?: string): string {
+  return incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : (traceId ?? randomUUID());
 }
 
 /** The one line each request is logged with. The path only: query strings and headers may carry credentials. */

@@ -7,7 +7,7 @@
 // names no route.
 import FindMyWay from 'find-my-way';
 import compose from 'koa-compose';
-import type { AppContext, AppMiddleware } from './context.js';
+import type { AppContext, AppMiddleware, MatchedRoute } from './context.js';
 import { MethodNotAllowed, UnknownEndpoint } from '../domain/errors.js';
 import { isDecodable } from './errors.js';
 import { operationStep, type Contract } from './openapi.js';
@@ -80,7 +80,8 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
 /**
  * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering; when
  * metrics are kept, the request metrics step first (src/http/metrics.ts), labelled with the route's template, or
- * `unmatched` (`matched` false: a path no route serves).
+ * `unmatched` (`matched` false: a path no route serves). The pipeline names its route on the request's state first
+ * (its template; none for a path no route serves), for the request's span.
  */
 function compileWith(
   metrics: Metrics | undefined,
@@ -100,7 +101,12 @@ function compileWith(
     if (middleware) steps.push(middleware);
   }
   steps.push(last);
-  return compose(steps) as Pipeline;
+  const run = compose(steps) as Pipeline;
+  const route: MatchedRoute = { template: matched ? spec.path : undefined, operationId: spec.operation?.operationId };
+  return (ctx) => {
+    ctx.state.route = route;
+    return run(ctx);
+  };
 }
 
 /** GET answers HEAD too (RFC 9110); the methods an Allow header names. */

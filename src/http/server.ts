@@ -4,10 +4,11 @@
 // Nothing is answered before or beside it.
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
-import type { AppState } from './context.js';
+import type { AppContext, AppState } from './context.js';
 import { logRequest, RequestState, requestIdOf } from './request-context.js';
 import { compileRoutes, type RouteParts } from './routes.js';
 import { SECURITY_HEADERS } from './security-headers.js';
+import type { RequestSpan } from '../tracing.js';
 
 function createApp(parts: RouteParts): Koa<AppState> {
   const { deps } = parts;
@@ -18,21 +19,43 @@ function createApp(parts: RouteParts): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by each surface's error step
   const route = compileRoutes(parts);
-  app.use(async (ctx) => {
+  // With tracing on, the request runs inside its server span (child of the caller's traceparent), named by its route
+  // template once it is answered; its id is the request id when the caller sent none.
+  const { tracing } = deps;
+  const serve = async (ctx: AppContext, span?: RequestSpan) => {
     const started = performance.now();
-    const requestId = requestIdOf(ctx.get('X-Request-Id'));
+    const requestId = requestIdOf(ctx.get('X-Request-Id'), span?.traceId);
     ctx.state = new RequestState(log, requestId);
     const { res } = ctx;
     res.setHeader('X-Request-Id', requestId);
     for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
     res.setHeader('Cache-Control', 'no-store');
+    let error: unknown;
     try {
       await route(ctx);
+    } catch (thrown) {
+      error = thrown;
+      throw thrown;
     } finally {
       // Set last, after any error rendering, so every response of the drain carries it.
       if (lifecycle.draining) ctx.set('Connection', 'close');
       logRequest(log, requestId, ctx.method, ctx.path, ctx.status, started);
+      span?.finish({
+        route: ctx.state.route?.template,
+        operationId: ctx.state.route?.operationId,
+        path: ctx.path,
+        status: error === undefined ? ctx.status : 500,
+        rateLimited: ctx.status === 429,
+        replayed: ctx.response.get('Idempotent-Replayed') === 'true',
+        drained: lifecycle.draining,
+        error,
+      });
     }
+  };
+  app.use((ctx) => {
+    if (!tracing) return serve(ctx);
+    const span = tracing.startRequest(ctx.method, ctx.req.headers);
+    return tracing.within(span, () => serve(ctx, span));
   });
   return app;
 }

@@ -196,6 +196,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     fetchBudget: deps.profileFetchLimiter,
     log: deps.log,
     validators: deps.validators,
+    tracing: deps.tracing,
   });
   const { baseUrl } = deps.config;
   return async ({ profileUrl, address, op, id, body, idempotency }) => {

@@ -62,6 +62,8 @@ const ALLOWED_REQUEST_HEADERS = [
   'Mcp-Name',
   'Idempotency-Key',
   'X-Request-Id',
+  'traceparent',
+  'tracestate',
 ];
 /** What a browser client may read of an answer: the limits, the wait after a 429, the trace id. */
 const EXPOSED_HEADERS = ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id'];

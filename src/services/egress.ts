@@ -10,6 +10,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isPublicAddress, isRefusedHost, type AllowedHosts } from '../domain/egress.js';
+import type { Tracing } from '../tracing.js';
 
 /** Why a request did not get an answer: for logs, never for the client. */
 export type EgressFailure = 'refused' | 'unreachable' | 'timeout' | 'too_large';
@@ -42,8 +43,15 @@ export interface Egress {
   send(url: string, request: EgressRequest): Promise<EgressOutcome>;
 }
 
-/** The egress guard; `allowedHosts` may resolve to non-public addresses (src/config.ts normalises them). */
-export function createEgress(allowedHosts: Iterable<string>, resolve: Resolver = systemResolver): Egress {
+/**
+ * The egress guard; `allowedHosts` may resolve to non-public addresses (src/config.ts normalises them). With `tracing`,
+ * each exchange is a client span, child of the active one, and carries its `traceparent` (and `tracestate`).
+ */
+export function createEgress(
+  allowedHosts: Iterable<string>,
+  resolve: Resolver = systemResolver,
+  tracing?: Tracing,
+): Egress {
   const allowed: AllowedHosts = new Set(allowedHosts);
 
   /** Node's lookup for one connection: the resolved addresses, checked, are the ones the socket connects to. */
@@ -73,14 +81,28 @@ export function createEgress(allowedHosts: Iterable<string>, resolve: Resolver =
       return Promise.resolve({ ok: false, failure: 'refused', detail: `scheme ${url.protocol}` });
     if (isRefusedHost(url, allowed))
       return Promise.resolve({ ok: false, failure: 'refused', detail: `${url.hostname} is not a public address` });
-    const { method, headers, body, timeoutMs, maxResponseBytes } = request;
+    const { method, body, timeoutMs, maxResponseBytes } = request;
     const transport = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const span = tracing?.startSpan(method, {
+      kind: 'client',
+      attributes: {
+        'http.request.method': method,
+        'server.address': url.hostname,
+        'url.scheme': url.protocol.slice(0, -1),
+        'url.path': url.pathname,
+      },
+    });
+    const headers = span
+      ? { ...request.headers, ...tracing!.within(span, () => tracing!.outboundHeaders()) }
+      : request.headers;
     return new Promise<EgressOutcome>((settle) => {
       let settled = false;
       const finish = (outcome: EgressOutcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
+        if (outcome.ok) span?.setAttribute('http.response.status_code', outcome.status);
+        span?.end(outcome.ok ? undefined : Object.assign(new Error(outcome.detail), { name: outcome.failure }));
         settle(outcome);
       };
       const fail = (failure: EgressFailure, detail: string) => {

@@ -42,6 +42,7 @@ export async function enqueueOrderEvent(
     payload: { id, type, created_at: at.toISOString(), data: { order } },
     next_attempt_at: at,
     created_at: at,
+    traceparent: deps.tracing?.outboundHeaders().traceparent ?? null,
   });
 }
 
@@ -65,11 +66,37 @@ export interface WebhookDelivery {
 
 export function createWebhookDelivery(deps: Deps): WebhookDelivery {
   const { agentWebhookKey: key, webhookTimeoutMs, egressAllowedHosts } = deps.config;
-  const egress = createEgress(egressAllowedHosts);
+  const { tracing } = deps;
+  const egress = createEgress(egressAllowedHosts, undefined, tracing);
   // A claim is held for two deliveries' time (one waiting for a slot, then its own) and a margin: never taken over.
   const leaseSeconds = Math.ceil((2 * webhookTimeoutMs) / 1000) + 50;
   const endpoints = new Map<string, EndpointLoad>();
   const running = new Set<Promise<void>>();
+
+  /**
+   * A delivery, with tracing on: a span of its own (the root of a trace: it runs in the background, not in a request),
+   * linked to the request that wrote the event, parent of the call out (which carries its traceparent) and of its
+   * statements.
+   */
+  function traced(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
+    const cause = delivery.traceparent ? tracing?.linkTo(delivery.traceparent) : undefined;
+    const span = tracing?.startSpan('deliver order webhook', {
+      kind: 'internal',
+      root: true,
+      attributes: { 'storefront.webhook_delivery_id': delivery.id, 'storefront.webhook_attempt': delivery.attempts },
+      links: cause ? [cause] : [],
+    });
+    if (!span) return deliver(delivery, signingKey);
+    return tracing!
+      .within(span, () => deliver(delivery, signingKey))
+      .then(
+        () => span.end(),
+        (error: unknown) => {
+          span.end(error);
+          throw error;
+        },
+      );
+  }
 
   async function deliver(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
     const body = JSON.stringify(delivery.payload);
@@ -109,7 +136,7 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
     while (load.sending < DELIVERIES_PER_ENDPOINT && load.waiting.length > 0) {
       const delivery = load.waiting.shift()!;
       load.sending += 1;
-      const sent: Promise<void> = deliver(delivery, signingKey)
+      const sent: Promise<void> = traced(delivery, signingKey)
         .catch((error: unknown) => {
           deps.metrics?.webhookDeliveries.labels('error').inc();
           deps.log.warn({ err: error, delivery: delivery.id }, 'order webhook failed');

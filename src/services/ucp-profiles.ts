@@ -14,6 +14,7 @@ import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { createEgress, type Egress } from './egress.js';
+import type { Tracing } from '../tracing.js';
 
 const FETCH_TIMEOUT_MS = 5_000;
 /**
@@ -174,6 +175,8 @@ export interface ProfileResolverParts {
   log: Logger;
   /** Checks the profiles against the UCP schema. */
   validators: ValidatorRegistry;
+  /** The tracer, when tracing is on: each fetch is a span and carries the request's traceparent. */
+  tracing?: Tracing;
 }
 
 /** Fetches (or recalls) and checks a platform profile: URL rules, reachability, schema, version, negotiation. */
@@ -183,8 +186,9 @@ export function createProfileResolver({
   fetchBudget,
   log,
   validators,
+  tracing,
 }: ProfileResolverParts): ProfileResolver {
-  const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts]);
+  const egress = createEgress([...egressAllowedHosts, ...config.insecureProfileHosts], undefined, tracing);
   // Requests naming a profile not yet cached share one fetch of it, rather than each fetching it (a cold start under
   // load would otherwise fetch one profile once per connection); the request that starts it is the one charged.
   const cache = new LRUCache<string, ProfileResult, FetchContext>({

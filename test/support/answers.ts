@@ -96,7 +96,8 @@ export const PUBLIC_PREFLIGHT = {
   vary: 'Origin',
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET,HEAD,POST',
-  'access-control-allow-headers': 'Content-Type,Idempotency-Key,API-Version,If-None-Match,X-Request-Id',
+  'access-control-allow-headers':
+    'Content-Type,Idempotency-Key,API-Version,If-None-Match,X-Request-Id,traceparent,tracestate',
   'access-control-max-age': '600',
 };
 

@@ -22,8 +22,8 @@ export interface FakeStripe {
   env: Record<string, string>;
   /** Every Checkout Session created, in order (idempotent repeats are not new ones). */
   created: CreatedCheckout[];
-  /** Calls received, including idempotent repeats. */
-  calls: Array<{ method: string; path: string }>;
+  /** Calls received, including idempotent repeats, with the W3C traceparent they carried (when the service traces). */
+  calls: Array<{ method: string; path: string; traceparent?: string }>;
   /** Every refund made, in order (idempotent repeats are not new ones). */
   refunds: Array<{ id: string; paymentIntent: string; idempotencyKey: string | undefined }>;
   /** While set, every API call answers this status. */
@@ -63,7 +63,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   };
   const server: Server = createServer(async (request, response) => {
     const path = new URL(request.url!, 'http://fake').pathname;
-    fake.calls.push({ method: request.method!, path });
+    const traceparent = request.headers.traceparent as string | undefined;
+    fake.calls.push({ method: request.method!, path, ...(traceparent ? { traceparent } : {}) });
     const params = new URLSearchParams(await readBody(request));
     const send = (status: number, body: unknown) => {
       response.writeHead(status, { 'Content-Type': 'application/json' });

@@ -13,6 +13,8 @@ export interface DeliveryRow {
   failed_at: Date | null;
   last_error: string | null;
   created_at: Date;
+  /** The W3C traceparent of the request that wrote the event, when it was traced (its delivery links to it). */
+  traceparent: string | null;
 }
 
 export type ClaimedDelivery = DeliveryRow & { webhook_url: string };

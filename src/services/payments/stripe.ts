@@ -11,6 +11,7 @@ import { quoteHash, type Quote } from '../../domain/orders.js';
 import { BadRequest, ProcessorUnavailable } from '../../domain/errors.js';
 import { recordPayment, recordRefund, type PaymentOutcome, type RefundOutcome } from '../orders.js';
 import { expireStripeCheckout } from './expiry.js';
+import type { Tracing } from '../../tracing.js';
 
 type StripeConfig = Extract<PaymentsConfig, { mode: 'stripe' }>;
 
@@ -40,13 +41,46 @@ async function stripeSdk(): Promise<typeof Stripe> {
   return (await import('stripe')).default;
 }
 
-export async function createStripeClient(config: StripeConfig): Promise<Stripe> {
+/**
+ * The SDK's own Node HTTP client, with the active span's `traceparent` and `tracestate` on every call when tracing is
+ * on (so the processor's side, or a stand-in's, can join the trace).
+ */
+function httpClient(StripeSdk: typeof Stripe, tracing: Tracing | undefined): Stripe.HttpClient | undefined {
+  if (!tracing) return undefined;
+  const client = StripeSdk.createNodeHttpClient();
+  const makeRequest = client.makeRequest.bind(client);
+  client.makeRequest = (host, port, path, method, headers, ...rest) => {
+    const span = tracing.startSpan(method, {
+      kind: 'client',
+      attributes: { 'http.request.method': method, 'server.address': host, 'url.path': path.split('?')[0]! },
+    });
+    if (!span) return makeRequest(host, port, path, method, headers, ...rest);
+    return tracing
+      .within(span, () => makeRequest(host, port, path, method, { ...headers, ...tracing.outboundHeaders() }, ...rest))
+      .then(
+        (response) => {
+          span.setAttribute('http.response.status_code', response.getStatusCode());
+          span.end();
+          return response;
+        },
+        (error: unknown) => {
+          span.end(error);
+          throw error;
+        },
+      );
+  };
+  return client;
+}
+
+export async function createStripeClient(config: StripeConfig, tracing?: Tracing): Promise<Stripe> {
   const api = config.apiUrl ? new URL(config.apiUrl) : undefined;
   const StripeSdk = await stripeSdk();
+  const traced = httpClient(StripeSdk, tracing);
   return new StripeSdk(config.secretKey, {
     timeout: CALL_TIMEOUT_MS,
     maxNetworkRetries: 1,
     telemetry: false,
+    ...(traced ? { httpClient: traced } : {}),
     ...(api
       ? {
           host: api.hostname,
