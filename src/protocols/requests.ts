@@ -42,6 +42,44 @@ const ucpCheckoutRequest = {
   },
 };
 
+/**
+ * UCP 2026-08-25's `item.quantity_unit` (common/types/quantity_unit.json: a unit descriptor, `unit` and `display_text`
+ * required, `scale` 0–15, `C62` only at scale 0, plus `increment`), bounded in length. 2026-04-08 has no such field, so
+ * its requests ignore it like any other unknown field.
+ */
+const quantityUnit = {
+  type: 'object',
+  required: ['unit', 'display_text'],
+  properties: {
+    unit: { type: 'string', minLength: 1, maxLength: 64 },
+    scale: { type: 'integer', minimum: 0, maximum: 15 },
+    display_text: { type: 'string', maxLength: 200 },
+    increment: { type: 'integer', minimum: 1 },
+  },
+  if: { properties: { unit: { const: 'C62' } }, required: ['unit'] },
+  then: { properties: { scale: { const: 0 } } },
+};
+
+const ucpCheckoutRequest20260825 = {
+  ...ucpCheckoutRequest,
+  properties: {
+    ...ucpCheckoutRequest.properties,
+    line_items: {
+      ...ucpLines,
+      items: {
+        ...ucpLines.items,
+        properties: {
+          ...ucpLines.items.properties,
+          item: {
+            ...ucpLines.items.properties.item,
+            properties: { ...ucpLines.items.properties.item.properties, quantity_unit: quantityUnit },
+          },
+        },
+      },
+    },
+  },
+};
+
 const ACP_DEFS = `${ACP_SCHEMA_ID}#/$defs/`;
 
 const acpLine = {
@@ -69,6 +107,8 @@ function acpRequest(name: string, required: string[] = []) {
 export const REQUEST_SCHEMAS = {
   'ucp.create': ucpCheckoutRequest,
   'ucp.update': ucpCheckoutRequest,
+  'ucp@2026-08-25.create': ucpCheckoutRequest20260825,
+  'ucp@2026-08-25.update': ucpCheckoutRequest20260825,
   'ucp.complete': { type: 'object', required: ['payment'], properties: { payment: { type: 'object', properties: { instruments: { type: 'array' } } } } },
   'acp.create': acpRequest('CheckoutSessionCreateRequest', ['line_items', 'currency', 'capabilities']),
   'acp.update': acpRequest('CheckoutSessionUpdateRequest'),
@@ -146,7 +186,11 @@ export function requestProblem(name: RequestSchemaName, body: unknown): RequestP
 
 /** The UCP create and update requests, as `ucpCheckoutRequest` describes them. */
 export interface UcpCheckoutRequest {
-  line_items: Array<{ id?: string; item: { id: string }; quantity: number }>;
+  line_items: Array<{
+    id?: string;
+    item: { id: string; quantity_unit?: { unit: string; scale?: number; display_text: string } };
+    quantity: number;
+  }>;
   buyer?: BuyerDetails;
   context?: { address_country?: string };
   discounts?: { codes?: string[] };
@@ -169,6 +213,8 @@ export interface AcpSessionRequest {
 interface RequestTypes {
   'ucp.create': UcpCheckoutRequest;
   'ucp.update': UcpCheckoutRequest;
+  'ucp@2026-08-25.create': UcpCheckoutRequest;
+  'ucp@2026-08-25.update': UcpCheckoutRequest;
   'ucp.complete': unknown;
   'acp.create': AcpSessionRequest;
   'acp.update': AcpSessionRequest;

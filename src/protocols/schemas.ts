@@ -9,6 +9,8 @@ import { mostSpecificError } from '../http/validation-errors.js';
 import { projectPath } from '../paths.js';
 
 const UCP_SCHEMAS = projectPath('protocols', 'ucp-2026-04-08', 'source', 'schemas');
+/** UCP 2026-08-25: the same `$id`s as 2026-04-08 (https://ucp.dev/schemas/…), so it is compiled by Ajv instances of its own. */
+const UCP_2026_08_25_SCHEMAS = projectPath('protocols', 'ucp-2026-08-25', 'source', 'schemas');
 const ACP_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-17', 'json-schema', 'schema.agentic_checkout.json');
 
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
@@ -33,11 +35,11 @@ export function acpDefinition(name: string): Record<string, any> {
  * error of a failing array costs more than quadratic time in its length (36 kB of `[{}, {}, …]` held the event loop
  * for seconds), while stopping at the first keeps validation linear in the input's size.
  */
-function createAjv(allErrors: boolean): Ajv2020 {
+function createAjv(allErrors: boolean, ucpSchemas = UCP_SCHEMAS): Ajv2020 {
   // strict: false — the protocols annotate their schemas with keywords of their own (`ucp_request`, `name`, …).
   const ajv = new Ajv2020({ strict: false, allErrors, validateFormats: true });
   addFormats.default(ajv);
-  for (const file of jsonFiles(UCP_SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
+  for (const file of jsonFiles(ucpSchemas)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
   ajv.addSchema(acpBundle);
   return ajv;
 }
@@ -46,16 +48,21 @@ interface Validators {
   ajv: Ajv2020 | undefined;
   readonly allErrors: boolean;
   readonly compiled: Map<string, ValidateFunction>;
+  /** The UCP version whose schemas this instance holds (beside ACP's). */
+  readonly ucpSchemas?: string;
 }
 
 /** Answers (tests, conformance runner): every problem. Untrusted input: the first only. Each built when first used. */
 const forAnswers: Validators = { ajv: undefined, allErrors: true, compiled: new Map() };
 const forInput: Validators = { ajv: undefined, allErrors: false, compiled: new Map() };
+/** The same two for UCP 2026-08-25's schemas (the names starting `ucp@2026-08-25.`). */
+const forAnswers20260825: Validators = { ajv: undefined, allErrors: true, compiled: new Map(), ucpSchemas: UCP_2026_08_25_SCHEMAS };
+const forInput20260825: Validators = { ajv: undefined, allErrors: false, compiled: new Map(), ucpSchemas: UCP_2026_08_25_SCHEMAS };
 
 function validatorFor(validators: Validators, schema: object, key: string): ValidateFunction {
   let validate = validators.compiled.get(key);
   if (!validate) {
-    validators.ajv ??= createAjv(validators.allErrors);
+    validators.ajv ??= createAjv(validators.allErrors, validators.ucpSchemas);
     validate = validators.ajv.compile(schema);
     validators.compiled.set(key, validate);
   }
@@ -74,6 +81,13 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.error_response': ucp('shopping/types/error_response.json'),
   'ucp.business_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/business_schema') } },
   'ucp.platform_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/platform_schema') } },
+  // UCP 2026-08-25 (shared types under common/types/, the profile's entry point profile.json).
+  'ucp@2026-08-25.checkout_response': { oneOf: [ucp('shopping/checkout.json'), ucp('common/types/error_response.json')] },
+  'ucp@2026-08-25.checkout': ucp('shopping/checkout.json'),
+  'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
+  'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
+  'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),
   'acp.CheckoutSession': acp('CheckoutSession'),
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
@@ -83,7 +97,9 @@ export const PROTOCOL_SCHEMAS = {
 export type ProtocolSchemaName = keyof typeof PROTOCOL_SCHEMAS;
 
 /** The yardsticks that check what a client sends rather than what this service answers: validated as input. */
-const CLIENT_DOCUMENTS: ReadonlySet<ProtocolSchemaName> = new Set(['ucp.platform_profile']);
+const CLIENT_DOCUMENTS: ReadonlySet<ProtocolSchemaName> = new Set(['ucp.platform_profile', 'ucp@2026-08-25.platform_profile']);
+
+const isUcp20260825 = (name: string) => name.startsWith('ucp@2026-08-25.');
 
 export interface SchemaProblem {
   path: string;
@@ -99,7 +115,8 @@ function problemsOf(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
  * gets its first problem only (see createAjv), an answer of this service every problem.
  */
 export function protocolSchemaProblems(name: ProtocolSchemaName, value: unknown): SchemaProblem[] {
-  const validators = CLIENT_DOCUMENTS.has(name) ? forInput : forAnswers;
+  const input = CLIENT_DOCUMENTS.has(name);
+  const validators = isUcp20260825(name) ? (input ? forInput20260825 : forAnswers20260825) : input ? forInput : forAnswers;
   const validate = validatorFor(validators, PROTOCOL_SCHEMAS[name], name);
   return validate(value) ? [] : problemsOf(validate.errors);
 }
