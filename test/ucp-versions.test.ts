@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformProfile, serveProfiles, type ProfileServer } from '../src/conformance/profile.js';
+import { protocolBodyProblems } from '../src/protocols/responses.js';
 import { startTestService, type TestService } from './support/service.js';
 import { cartCount, PROTOCOL_ENV, protocolFetch, ucpHeaders } from './support/protocols.js';
 
@@ -233,6 +234,49 @@ describe.each(VERSIONS)('UCP %s checkout', (version) => {
     expect(info.content).toContain("$.ucp.capabilities['dev.ucp.shopping.checkout'][0].spec");
   });
 });
+
+/** A tools/call on /ucp/mcp; a result's checkout is validated against the schemas of the version it says it is in. */
+async function mcpCall(name: string, args: Record<string, unknown>) {
+  const response = await api.http('/ucp/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const body = (await response.json()) as any;
+  const checkout = body.result?.structuredContent;
+  if (checkout) expect(protocolBodyProblems('/ucp/checkout-sessions', 200, checkout)).toEqual([]);
+  return checkout;
+}
+
+describe.each(VERSIONS)(
+  'UCP %s over MCP, with the managed-shaped profile (MCP only, as @shopify/ucp-cli)',
+  (version) => {
+    it('create, get, update, complete and cancel are answered in the version of meta["ucp-agent"]\'s profile', async () => {
+      const meta = (extra: Record<string, unknown> = {}) => ({
+        'ucp-agent': { profile: url(`/managed-${version}.json`) },
+        ...extra,
+      });
+      const keyed = () => meta({ 'idempotency-key': randomUUID() });
+      const created = await mcpCall('create_checkout', {
+        meta: keyed(),
+        checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 1 }] },
+      });
+      expect([created.ucp.version, created.status]).toEqual([version, 'requires_escalation']);
+      const { id } = created;
+      expect((await mcpCall('get_checkout', { meta: meta(), id })).ucp.version).toBe(version);
+      const updated = await mcpCall('update_checkout', {
+        meta: keyed(),
+        id,
+        checkout: { line_items: [{ item: { id: TWO_PACK }, quantity: 2 }] },
+      });
+      expect([updated.ucp.version, updated.line_items[0].quantity]).toEqual([version, 2]);
+      const completed = await mcpCall('complete_checkout', { meta: keyed(), id, checkout: { payment: {} } });
+      expect(completed.ucp.version).toBe(version);
+      const canceled = await mcpCall('cancel_checkout', { meta: keyed(), id });
+      expect([canceled.ucp.version, canceled.status]).toEqual([version, 'canceled']);
+    });
+  },
+);
 
 describe('UCP negotiation across versions', () => {
   it('a version this business does not serve is 422 version_unsupported naming the versions it does', async () => {
