@@ -518,12 +518,37 @@ export interface paths {
         };
         /**
          * Get the UCP business profile
-         * @description The UCP 2026-04-08 business profile: the REST endpoint (`{base_url}/ucp`) and the MCP endpoint
-         *     (`{base_url}/ucp/mcp`), the checkout and discount capabilities, and the informational `{namespace}.human_handoff`
-         *     payment handler. Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served only when the UCP
-         *     binding is on (a business namespace and https URLs; see the README).
+         * @description The UCP 2026-08-25 business profile (the newest version served), whose `supported_versions` names the complete
+         *     2026-04-08 profile (`/ucp/profiles/2026-04-08`); each request is answered in the version its platform profile
+         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout and
+         *     discount capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
+         *     2026-08-25's grammar, hyphens kept). Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served
+         *     only when the UCP binding is on (a business namespace and https URLs; see the README).
          */
         get: operations["getUcpProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/profiles/2026-04-08": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the UCP 2026-04-08 business profile
+         * @description The complete UCP 2026-04-08 business profile, named in `/.well-known/ucp`'s `supported_versions`: the same REST and
+         *     MCP endpoints, checkout and discount capabilities and informational `{namespace}.human_handoff` payment handler at
+         *     2026-04-08 (the namespace in 2026-04-08's grammar: `-` written `_`). Never negotiates. Served only when the UCP
+         *     binding is on (a business namespace and https URLs; see the README).
+         */
+        get: operations["getUcpVersionedProfile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1910,14 +1935,20 @@ export interface components {
         JsonRpcResponse: components["schemas"]["JsonRpcResult"] | components["schemas"]["JsonRpcErrorResponse"];
         /**
          * UcpBusinessProfile
-         * @description The UCP 2026-04-08 business profile. Valid against `{ucp: ucp.json#/$defs/business_schema}` of the protocol's own
-         *     schemas (copied in `protocols/ucp-2026-04-08/`), which are the normative definition; this schema names the parts
-         *     this business always sends.
+         * @description A UCP business profile, of 2026-08-25 (at `/.well-known/ucp`, with `supported_versions` naming the 2026-04-08 profile)
+         *     or 2026-04-08 (at `/ucp/profiles/2026-04-08`). Valid against that version's own schemas (copied in
+         *     `protocols/ucp-2026-08-25/`: `profile.json#/$defs/business_schema`; `protocols/ucp-2026-04-08/`:
+         *     `{ucp: ucp.json#/$defs/business_schema}`), which are the normative definition; this schema names the parts this
+         *     business always sends. Nothing is signed, so no `keys` are published.
          */
         UcpBusinessProfile: {
             ucp: {
-                /** @constant */
-                version: "2026-04-08";
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @description The older versions served (2026-08-25's profile only), each with the URL of its complete profile. */
+                supported_versions?: {
+                    [key: string]: string;
+                };
                 services: {
                     [key: string]: {
                         version: string;
@@ -1983,16 +2014,17 @@ export interface components {
         };
         /**
          * UcpCheckout
-         * @description A UCP 2026-04-08 checkout (`shopping/checkout.json`, plus `discount.json` when the discount capability is
-         *     negotiated). The protocol's own schemas, copied in `protocols/ucp-2026-04-08/`, are normative; every response is
+         * @description A UCP checkout in the version the platform profile declares, 2026-08-25 or 2026-04-08 (`shopping/checkout.json`,
+         *     plus `discount.json` when the discount capability is negotiated). The protocol's own schemas of that version, copied
+         *     in `protocols/ucp-2026-08-25/` and `protocols/ucp-2026-04-08/`, are normative; every response is
          *     tested against them. Amounts are integer minor units. A checkout that needs payment is `requires_escalation` with
          *     `continue_url` (the store's payment page) and a `payment_handoff_required` message; a paid one is `completed` with
          *     its `order`.
          */
         UcpCheckout: {
             ucp: {
-                /** @constant */
-                version: "2026-04-08";
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
                 /** @constant */
                 status: "success";
                 capabilities: Record<string, never>;
@@ -2053,8 +2085,8 @@ export interface components {
          */
         UcpErrorResponse: {
             ucp: {
-                /** @constant */
-                version: "2026-04-08";
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
                 /** @constant */
                 status: "error";
                 capabilities?: Record<string, never>;
@@ -4363,7 +4395,11 @@ export interface components {
         /**
          * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
          *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-         *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+         *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+         *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+         *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+         *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+         *     first field to fix; a profile it
          *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
          *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
          *     Other members and parameters (including `version`) are ignored.
@@ -5393,6 +5429,34 @@ export interface operations {
             500: components["responses"]["UcpProtocolError"];
         };
     };
+    getUcpVersionedProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The business profile. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-Ucp-Profile"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpBusinessProfile"];
+                };
+            };
+            405: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+        };
+    };
     getHumanHandoffSpec: {
         parameters: {
             query?: never;
@@ -5524,7 +5588,11 @@ export interface operations {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
                  *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
                  *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
                  *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
                  *     Other members and parameters (including `version`) are ignored.
@@ -5676,7 +5744,11 @@ export interface operations {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
                  *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
                  *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
                  *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
                  *     Other members and parameters (including `version`) are ignored.
@@ -5710,7 +5782,11 @@ export interface operations {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
                  *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
                  *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
                  *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
                  *     Other members and parameters (including `version`) are ignored.
@@ -5760,7 +5836,11 @@ export interface operations {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
                  *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
                  *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
                  *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
                  *     Other members and parameters (including `version`) are ignored.
@@ -5813,7 +5893,11 @@ export interface operations {
                 /**
                  * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
                  *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
-                 *     a public address, 5 s, no redirects, at most 32 KiB), checks its version and intersects capabilities; a profile it
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
                  *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
                  *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
                  *     Other members and parameters (including `version`) are ignored.

@@ -66,8 +66,16 @@ export interface RetentionConfig {
 
 /** The ACP and UCP bindings (see docs/protocols.md). */
 export interface ProtocolConfig {
-  /** The business's reverse-DNS namespace (`UCP_NAMESPACE`, or BASE_URL's host reversed); without one, both bindings are off. */
+  /**
+   * The business's reverse-DNS namespace in UCP 2026-04-08's grammar (`UCP_NAMESPACE`, or BASE_URL's host reversed, `-`
+   * written `_`), which ACP uses too; without one, both bindings are off.
+   */
   namespace: string | undefined;
+  /**
+   * The same namespace in UCP 2026-08-25's grammar, which allows hyphens and leading digits: the host reversed as it is
+   * (`my-shop.example.com` → `com.example.my-shop`), so that a handler's name matches its schema's host.
+   */
+  namespace20260825: string | undefined;
   /** Why the UCP binding is off, when it is (logged at start). */
   ucpDisabledReason: string | undefined;
   /** `strict` negotiates from the platform profile; `lenient` proceeds when the profile cannot be used (official suite). */
@@ -181,24 +189,36 @@ function origins(env: Env, defaults: string[]): string[] {
   ];
 }
 
+/** UCP 2026-04-08's reverse-DNS grammar (shopping/types/reverse_domain_name.json). */
 const NAMESPACE_PATTERN = /^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)+$/;
+/** UCP 2026-08-25's (common/types/reverse_domain_name.json): hyphens inside segments, leading digits, punycode. */
+const NAMESPACE_PATTERN_20260825 = /^[a-z](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9_-]*[a-z0-9_])?)+$/;
 
-/** `shop.example.com` → `com.example.shop` (`-` → `_`); none for an IP address or a single-label host such as localhost. */
-function namespaceOf(env: Env, baseUrl: string): string | undefined {
+/**
+ * `my-shop.example.com` → `com.example.my-shop` (UCP 2026-08-25) and `com.example.my_shop` (2026-04-08, ACP); none for
+ * an IP address or a single-label host such as localhost. An explicit UCP_NAMESPACE in the newer grammar is written
+ * with `_` for `-` in the older one, which it must then satisfy.
+ */
+function namespacesOf(env: Env, baseUrl: string): { namespace?: string; namespace20260825?: string } {
   const explicit = read(env, 'UCP_NAMESPACE');
+  const older = (name: string) => name.replaceAll('-', '_');
   if (explicit !== undefined) {
-    if (!NAMESPACE_PATTERN.test(explicit))
+    if (!NAMESPACE_PATTERN_20260825.test(explicit) || !NAMESPACE_PATTERN.test(older(explicit)))
       throw new ConfigError(`UCP_NAMESPACE must be a reverse-DNS name such as com.example.shop, got "${explicit}"`);
-    return explicit;
+    return { namespace: older(explicit), namespace20260825: explicit };
   }
   const host = new URL(baseUrl).hostname;
-  if (/^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[')) return undefined;
-  const derived = host.split('.').reverse().join('.').replaceAll('-', '_');
-  return NAMESPACE_PATTERN.test(derived) ? derived : undefined;
+  if (/^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[')) return {};
+  const derived = host.split('.').reverse().join('.');
+  if (!NAMESPACE_PATTERN.test(older(derived))) return {};
+  return {
+    namespace: older(derived),
+    namespace20260825: NAMESPACE_PATTERN_20260825.test(derived) ? derived : older(derived),
+  };
 }
 
 function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): ProtocolConfig {
-  const namespace = namespaceOf(env, baseUrl);
+  const { namespace, namespace20260825 } = namespacesOf(env, baseUrl);
   const policy = read(env, 'UCP_PLATFORM_PROFILE_POLICY') ?? 'strict';
   if (policy !== 'strict' && policy !== 'lenient')
     throw new ConfigError(`UCP_PLATFORM_PROFILE_POLICY must be strict or lenient, got "${policy}"`);
@@ -220,6 +240,7 @@ function protocolConfig(env: Env, baseUrl: string, checkoutTemplate: string): Pr
   const optionalUrl = (name: string) => (read(env, name) === undefined ? undefined : absoluteUrl(env, name, ''));
   return {
     namespace,
+    namespace20260825,
     ucpDisabledReason,
     profilePolicy: policy,
     insecureProfileHosts: hosts(env, 'UCP_INSECURE_PROFILE_HOSTS'),

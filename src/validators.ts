@@ -12,9 +12,10 @@
 // - `coercing`: path, query and header values, which arrive as text (`limit=012` is 12), first error only.
 // - `everyError`: the yardstick of this service's own answers (tests, conformance), which reports every problem.
 //
-// Schemas that others refer to by `$id` (the protocols' documents) come in named sets, loaded into a variant's Ajv when
-// a validator first needs them: reading and adding the protocols' ~80 files costs about 0.1 s, which a start should
-// not pay for a surface that may never be called.
+// Schemas that others refer to by `$id` (the protocols' documents) come in named sets, loaded when a validator first
+// needs them: reading and adding the protocols' ~80 files costs about 0.1 s, which a start should not pay for a surface
+// that may never be called. Each set has an Ajv of its own per variant, because two versions of one protocol publish
+// their schemas under the same `$id`s (UCP 2026-04-08 and 2026-08-25).
 import { Ajv2020, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
@@ -34,24 +35,28 @@ export interface ValidatorRegistry {
   ajv(variant: AjvVariant): Ajv2020;
   /**
    * `schema` compiled by the variant, once per `key` and kept for the process; `documents` names the set of schemas
-   * it refers to, added to that Ajv first.
+   * it refers to, compiled by that set's own Ajv of the variant.
    */
   validator(variant: AjvVariant, key: string, schema: object, documents?: string): ValidateFunction;
 }
 
 export function createValidatorRegistry(documents: SchemaDocuments = {}): ValidatorRegistry {
-  const instances = new Map<
-    AjvVariant,
-    { ajv: Ajv2020; loaded: Set<string>; compiled: Map<string, ValidateFunction> }
-  >();
+  /** By variant and document set ('' for none): each with its compiled validators. */
+  const instances = new Map<string, { ajv: Ajv2020; compiled: Map<string, ValidateFunction> }>();
 
-  function instance(variant: AjvVariant) {
-    let built = instances.get(variant);
+  function instance(variant: AjvVariant, set = '') {
+    const name = `${variant}|${set}`;
+    let built = instances.get(name);
     if (!built) {
       const ajv = new Ajv2020({ ...VARIANT_OPTIONS[variant], strict: false, validateFormats: true });
       addFormats.default(ajv);
-      built = { ajv, loaded: new Set(), compiled: new Map() };
-      instances.set(variant, built);
+      if (set) {
+        const load = documents[set];
+        if (!load) throw new Error(`No schema documents named ${set}`);
+        for (const document of load()) ajv.addSchema(document);
+      }
+      built = { ajv, compiled: new Map() };
+      instances.set(name, built);
     }
     return built;
   }
@@ -59,15 +64,9 @@ export function createValidatorRegistry(documents: SchemaDocuments = {}): Valida
   return {
     ajv: (variant) => instance(variant).ajv,
     validator(variant, key, schema, set) {
-      const built = instance(variant);
+      const built = instance(variant, set);
       let validate = built.compiled.get(key);
       if (!validate) {
-        if (set !== undefined && !built.loaded.has(set)) {
-          const load = documents[set];
-          if (!load) throw new Error(`No schema documents named ${set}`);
-          for (const document of load()) built.ajv.addSchema(document);
-          built.loaded.add(set);
-        }
         validate = built.ajv.compile(schema);
         built.compiled.set(key, validate);
       }

@@ -158,7 +158,7 @@ describe('a merchant lacking a protocol, a credential or a known version', () =>
       log: (line) => lines.push(line),
     });
     expect(lines.slice(1, 3)).toEqual([
-      'UCP: merchant advertises 2026-01-11; this runner has schemas for 2026-04-08; not tested: version mismatch: the merchant speaks 2026-01-11, this runner knows 2026-04-08',
+      'UCP: merchant advertises 2026-01-11; this runner has schemas for 2026-08-25, 2026-04-08; not tested: version mismatch: the merchant speaks 2026-01-11, this runner knows 2026-08-25, 2026-04-08',
       'ACP: merchant advertises 2025-09-29; this runner has schemas for 2026-04-17; not tested: version mismatch: the merchant speaks 2025-09-29, this runner knows 2026-04-17',
     ]);
     expect(report.summary).toMatchObject({ pass: 0, fail: 0 });
@@ -236,7 +236,7 @@ describe('the storefront-conformance bin', () => {
       join(dir, 'report.xml'),
     ]);
     expect(stdout).toContain(
-      'UCP: merchant advertises 2026-04-08, 2026-01-11; this runner has schemas for 2026-04-08; testing 2026-04-08',
+      'UCP: merchant advertises 2026-04-08, 2026-01-11; this runner has schemas for 2026-08-25, 2026-04-08; testing 2026-04-08',
     );
     expect(stdout).toMatch(/\n\d+ pass \/ 0 fail \/ 0 skip \(of \d+\); \d+ responses, 0 schema errors\n$/);
     expect(code).toBe(0);

@@ -55,7 +55,7 @@ it('passes every protocol check and every store-specific figure with zero schema
   });
   expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
   expect(report.plans.map((plan) => [plan.protocol, plan.tested])).toEqual([
-    ['ucp', '2026-04-08'],
+    ['ucp', '2026-08-25'],
     ['acp', '2026-04-17'],
   ]);
   // Every protocol check ran (both UCP transports, ACP, both discount capabilities); the one skip is the store's U-N5.

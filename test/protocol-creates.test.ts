@@ -282,7 +282,7 @@ describe('UCP: POST /ucp/checkout-sessions', () => {
             type: 'error',
             code: 'capabilities_incompatible',
             severity: 'unrecoverable',
-            content: `This business offers dev.ucp.shopping.checkout ${UCP_VERSION}; the platform profile does not.`,
+            content: `This business offers dev.ucp.shopping.checkout ${UCP_VERSION} over rest and mcp; the platform profile does not (declare the capability at ucp.version, and a dev.ucp.shopping service at that version with transport rest or mcp).`,
             content_type: 'plain',
           },
         ],
@@ -355,7 +355,7 @@ describe('UCP: POST /ucp/checkout-sessions', () => {
       422,
       ucpError(
         'version_unsupported',
-        `The platform profile declares UCP 2026-01-23; this business supports ${UCP_VERSION} only.`,
+        'The platform profile declares UCP 2026-01-23; this business supports 2026-08-25 and 2026-04-08: declare one of them as ucp.version.',
       ),
       true,
     ],

@@ -75,7 +75,15 @@ describe('UCP discovery', () => {
     const { response, body, text } = await protocolFetch(api, '/.well-known/ucp');
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');
-    expect(body.ucp.version).toBe('2026-04-08');
+    expect(body.ucp.version).toBe('2026-08-25');
+    expect(body.ucp.supported_versions).toEqual({ '2026-04-08': `${PROTOCOL_BASE_URL}/ucp/profiles/2026-04-08` });
+    const older = await protocolFetch(api, '/ucp/profiles/2026-04-08');
+    expect([older.response.status, older.body.ucp.version, older.body.ucp.supported_versions]).toEqual([
+      200,
+      '2026-04-08',
+      undefined,
+    ]);
+    expect(older.response.headers.get('cache-control')).toBe('public, max-age=300');
     expect(body.ucp.services['dev.ucp.shopping'].map((service: any) => [service.transport, service.endpoint])).toEqual([
       ['rest', `${PROTOCOL_BASE_URL}/ucp`],
       ['mcp', `${PROTOCOL_BASE_URL}/ucp/mcp`],

@@ -57,20 +57,24 @@ export interface SchemaSet {
   problems(name: string, value: unknown): SchemaProblem[];
 }
 
-const ucpSchemas = {
+/**
+ * The named UCP schemas of a version whose error_response is at `errorResponse` (`shopping/types/` up to 2026-04-08,
+ * `common/types/` since 2026-08-25).
+ */
+const ucpSchemas = (errorResponse: string) => ({
   checkout: { $ref: `${UCP_BASE}shopping/checkout.json` },
   checkout_response: {
-    oneOf: [{ $ref: `${UCP_BASE}shopping/checkout.json` }, { $ref: `${UCP_BASE}shopping/types/error_response.json` }],
+    oneOf: [{ $ref: `${UCP_BASE}shopping/checkout.json` }, { $ref: `${UCP_BASE}${errorResponse}` }],
   },
   checkout_with_discount: { $ref: `${UCP_BASE}shopping/discount.json#/$defs/dev.ucp.shopping.checkout` },
-  error_response: { $ref: `${UCP_BASE}shopping/types/error_response.json` },
+  error_response: { $ref: `${UCP_BASE}${errorResponse}` },
   business_profile: {
     type: 'object',
     required: ['ucp'],
     properties: { ucp: { $ref: `${UCP_BASE}ucp.json#/$defs/business_schema` } },
   },
   catalog_search_response: { $ref: `${UCP_BASE}shopping/catalog_search.json#/$defs/search_response` },
-};
+});
 
 const sets = new Map<string, SchemaSet>();
 
@@ -84,9 +88,12 @@ function build(protocol: Protocol, version: string): SchemaSet {
   const documents: object[] = [];
   const named = new Map<string, object>();
   if (protocol === 'ucp') {
-    for (const file of jsonFiles(join(PROTOCOLS, `ucp-${version}`, 'source', 'schemas')))
-      documents.push(JSON.parse(readFileSync(file, 'utf8')) as object);
-    for (const [name, schema] of Object.entries(ucpSchemas)) named.set(name, schema);
+    const dir = join(PROTOCOLS, `ucp-${version}`, 'source', 'schemas');
+    for (const file of jsonFiles(dir)) documents.push(JSON.parse(readFileSync(file, 'utf8')) as object);
+    const errorResponse = ['shopping/types/error_response.json', 'common/types/error_response.json'].find((path) =>
+      existsSync(join(dir, path)),
+    )!;
+    for (const [name, schema] of Object.entries(ucpSchemas(errorResponse))) named.set(name, schema);
   } else {
     const dir = join(PROTOCOLS, `acp-${version}`, 'spec', version, 'json-schema');
     const bundle = JSON.parse(readFileSync(join(dir, 'schema.agentic_checkout.json'), 'utf8')) as {

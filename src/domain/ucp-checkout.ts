@@ -1,9 +1,29 @@
-// A session rendered as a UCP 2026-04-08 checkout (shopping/checkout.json, with discount.json when negotiated), and
-// UCP's error_response. Pure. Field by field as in A.5–A.7 of the design; amounts are integer minor units, discounts
+// A session rendered as a UCP checkout (shopping/checkout.json, with discount.json when negotiated) of the version the
+// request negotiated (2026-08-25 or 2026-04-08: the same shape for what this store fills), and UCP's error_response. Pure. Field by field as in A.5–A.7 of the design; amounts are integer minor units, discounts
 // negative, a zero discount omitted (the schema's exclusiveMaximum: 0).
 import { discountTitle, HANDOFF_CONTENT, type ProtocolSession } from './protocol-session.js';
 
-export const UCP_VERSION = '2026-04-08';
+/** The UCP versions served, newest first: the business profile at /.well-known/ucp is the newest's. */
+export const UCP_VERSIONS = ['2026-08-25', '2026-04-08'] as const;
+export type UcpVersion = (typeof UCP_VERSIONS)[number];
+export const UCP_LATEST: UcpVersion = UCP_VERSIONS[0];
+/** The older version, still served (its profile named in the newest's `supported_versions`). */
+export const UCP_VERSION: UcpVersion = '2026-04-08';
+
+export function isUcpVersion(value: unknown): value is UcpVersion {
+  return (UCP_VERSIONS as readonly unknown[]).includes(value);
+}
+
+/**
+ * The sale basis of every item of this store (UCP 2026-08-25 `item.quantity_unit`): whole items, UN/CEFACT `C62` at
+ * scale 0, which a response encodes by leaving `quantity_unit` out.
+ */
+export const EACH_UNIT = { unit: 'C62', scale: 0 } as const;
+
+/** Whether a requested `quantity_unit` (unit, effective scale; display text and increment ignored) is `each`. */
+export function isEachUnit(requested: { unit: string; scale?: number }): boolean {
+  return requested.unit === EACH_UNIT.unit && (requested.scale ?? 0) === EACH_UNIT.scale;
+}
 export const UCP_CHECKOUT = 'dev.ucp.shopping.checkout';
 export const UCP_DISCOUNT = 'dev.ucp.shopping.discount';
 
@@ -30,6 +50,9 @@ export interface UcpLink {
 
 /** What the rendering needs from configuration and negotiation. */
 export interface UcpRendering {
+  /** The negotiated version: the envelope's and every entity's. */
+  version: UcpVersion;
+  /** The namespace in that version's grammar. */
   namespace: string;
   baseUrl: string;
   links: UcpLink[];
@@ -42,18 +65,19 @@ export type UcpCheckout = Record<string, unknown> & { id: string; status: string
 
 export function ucpEnvelope(
   status: 'success' | 'error',
-  rendering: Pick<UcpRendering, 'namespace' | 'discountNegotiated'>,
+  rendering: Pick<UcpRendering, 'version' | 'namespace' | 'discountNegotiated'>,
 ) {
+  const { version } = rendering;
   return {
-    version: UCP_VERSION,
+    version,
     status,
     capabilities: {
-      [UCP_CHECKOUT]: [{ version: UCP_VERSION }],
-      ...(rendering.discountNegotiated ? { [UCP_DISCOUNT]: [{ version: UCP_VERSION }] } : {}),
+      [UCP_CHECKOUT]: [{ version }],
+      ...(rendering.discountNegotiated ? { [UCP_DISCOUNT]: [{ version }] } : {}),
     },
     payment_handlers: {
       [`${rendering.namespace}.human_handoff`]: [
-        { id: 'human_handoff', version: UCP_VERSION, available_instruments: [{ type: 'hosted_checkout' }] },
+        { id: 'human_handoff', version, available_instruments: [{ type: 'hosted_checkout' }] },
       ],
     },
   };
@@ -217,10 +241,11 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
 export function ucpErrorResponse(
   messages: UcpMessage[],
   baseUrl: string,
+  version: UcpVersion,
   options: { emptyCapabilities?: boolean } = {},
 ) {
   return {
-    ucp: { version: UCP_VERSION, status: 'error' as const, ...(options.emptyCapabilities ? { capabilities: {} } : {}) },
+    ucp: { version, status: 'error' as const, ...(options.emptyCapabilities ? { capabilities: {} } : {}) },
     messages,
     continue_url: `${baseUrl}/`,
   };

@@ -69,7 +69,9 @@ function depthError(parsed: unknown): BadRequest | undefined {
   return new BadRequest('invalid_body', `The body must be JSON ${BODY_SHAPE_LIMITS}.`, { param: 'body' });
 }
 
-export type BodyRead = { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string };
+/** A body read: its text, and the exact bytes it was decoded from (UCP 2026-08-25 fingerprints those). */
+export type BodyRead =
+  { outcome: 'too_large' } | { outcome: 'aborted' } | { outcome: 'read'; text: string; bytes: Buffer };
 
 /**
  * The one reader of request bodies (the contract's operations, the protocol bindings, the MCP endpoints): at most
@@ -93,7 +95,8 @@ export function readBody(req: Readable & { headers?: IncomingHttpHeaders }, limi
       req.pause();
     }
     function onEnd() {
-      settle({ outcome: 'read', text: Buffer.concat(chunks, size).toString(ENCODING) });
+      const bytes = Buffer.concat(chunks, size);
+      settle({ outcome: 'read', text: bytes.toString(ENCODING), bytes });
     }
     function onAborted() {
       settle({ outcome: 'aborted' });

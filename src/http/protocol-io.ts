@@ -90,7 +90,8 @@ export function isJsonMediaType(contentType: string): boolean {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase() === 'application/json';
 }
 
-export type JsonBody = { kind: 'absent' } | { kind: 'json'; value: unknown };
+/** A JSON body, with the exact bytes it was read from (`raw`: UCP 2026-08-25's idempotency fingerprint). */
+export type JsonBody = { kind: 'absent'; raw?: Buffer } | { kind: 'json'; value: unknown; raw: Buffer };
 
 /** Reads a JSON body (100 kB, 32 levels, 4,096 objects and arrays); the errors are ApiErrors the binding renders in its own shape. */
 export async function readJsonBody(
@@ -114,12 +115,12 @@ export async function readJsonBody(
   }
   if (read.outcome === 'aborted')
     throw new ProtocolError(400, codes.invalidJson, 'The body could not be read.', { param: '$' });
-  if (read.text.trim() === '') return { kind: 'absent' };
+  if (read.text.trim() === '') return { kind: 'absent', raw: read.bytes };
   const parsed = parseJson(read.text);
   if (!parsed.ok) throw new ProtocolError(400, codes.invalidJson, 'The body is not valid JSON.', { param: '$' });
   if (exceedsDepth(parsed.value))
     throw new ProtocolError(400, codes.invalidJson, `The body must be JSON ${BODY_SHAPE_LIMITS}.`, { param: '$' });
-  return { kind: 'json', value: parsed.value };
+  return { kind: 'json', value: parsed.value, raw: read.bytes };
 }
 
 /** A JSON answer, serialised once: these exact bytes are sent, and stored for replays. */
@@ -195,9 +196,13 @@ function answering<Answer>(operation: () => Answer, render: ErrorRenderer): Answ
   }
 }
 
-/** A create as the bindings plan it, its protocol errors answered in the binding's shape. */
-function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolCreate {
+/**
+ * A create as the bindings plan it (or refuse it with an answer of their own before anything is read), its protocol
+ * errors answered in the binding's shape.
+ */
+function plannedCreate(plan: () => ProtocolCreate, render: ErrorRenderer): ProtocolCreate {
   const planned = answering(plan, render);
+  if ('refused' in planned) return { refused: planned.refused };
   if (!('input' in planned)) return { refused: planned };
   return {
     input: planned.input,
@@ -210,7 +215,8 @@ function plannedCreate(plan: () => CreatePlan, render: ErrorRenderer): ProtocolC
  * transaction: checking a body may take as long as the body is large) into what runs in the transaction that records
  * its answer.
  */
-export type ProtocolOperation = { create: () => CreatePlan } | { prepare: () => (db: Db) => Promise<ProtocolResponse> };
+export type ProtocolOperation =
+  { create: () => ProtocolCreate } | { prepare: () => (db: Db) => Promise<ProtocolResponse> };
 
 /**
  * A create by a client whose access token was read earlier, not read again (createProtocolSessionUnderGrant: `grant`

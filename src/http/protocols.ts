@@ -8,6 +8,7 @@ import { ucpBinding } from './ucp.js';
 /** The contract documents these operations, but they are served here, never by the contract dispatcher. */
 export type ProtocolOperationId =
   | 'getUcpProfile'
+  | 'getUcpVersionedProfile'
   | 'createUcpCheckout'
   | 'getUcpCheckout'
   | 'updateUcpCheckout'

@@ -1,4 +1,6 @@
-// The UCP 2026-04-08 REST binding at /ucp and its business profile at /.well-known/ucp (3.A of the design). The checks
+// The UCP REST binding at /ucp, in 2026-08-25 and 2026-04-08, and its business profiles: /.well-known/ucp at the newest
+// version naming the older one's profile in `supported_versions` (3.A of the design). Each request is answered in the
+// version its platform profile declares. The checks
 // run in the protocol's fixed order: route, UCP-Agent, Request-Id, Idempotency-Key, body, platform profile, capability
 // intersection, then the idempotency claim, after which every answer below 500 is stored under the key.
 import type { Deps } from '../deps.js';
@@ -8,11 +10,14 @@ import {
   ucpMessage,
   UCP_CHECKOUT,
   UCP_DISCOUNT,
-  UCP_VERSION,
+  UCP_LATEST,
+  UCP_VERSIONS,
   type UcpMessage,
+  type UcpVersion,
 } from '../domain/ucp-checkout.js';
 import {
   createUcpOperations,
+  ucpNamespace,
   type UcpAnswer,
   type UcpCall,
   type UcpErrorBody,
@@ -22,7 +27,7 @@ import {
 import { mcpCors } from '../mcp/transport.js';
 import { createUcpMcpServer, serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
-import { protocolKeys } from '../services/idempotency/index.js';
+import { protocolKeys, RawBody } from '../services/idempotency/index.js';
 import {
   createProfileResolver,
   createProfileUrlReader,
@@ -47,6 +52,8 @@ import {
 } from './protocol-io.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
+/** Where each older version's complete profile is served (named in the newest's `supported_versions`). */
+export const UCP_VERSIONED_PROFILE_PATH = '/ucp/profiles/{version}';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
 
 /** The checkout operations by path and method. */
@@ -57,19 +64,30 @@ const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'PO
   { path: '/ucp/checkout-sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
 
-/** The business profile (A.1): what this business offers, on which endpoints. */
-export function businessProfile(deps: Deps) {
-  const { baseUrl, protocols } = deps.config;
+/**
+ * The business profile of a version (A.1): what this business offers, on which endpoints. The newest's names the older
+ * versions' profiles in `supported_versions`. Nothing is signed, so no keys are published (`keys[]` in 2026-08-25).
+ */
+export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
+  const { baseUrl } = deps.config;
   const service = (transport: 'rest' | 'mcp', endpoint: string, schema: string) => ({
-    version: UCP_VERSION,
-    spec: `https://ucp.dev/${UCP_VERSION}/specification/overview`,
+    version,
+    spec: `https://ucp.dev/${version}/specification/overview`,
     transport,
     endpoint,
-    schema: `https://ucp.dev/${UCP_VERSION}/services/shopping/${schema}`,
+    schema: `https://ucp.dev/${version}/services/shopping/${schema}`,
   });
+  const older = version === UCP_LATEST ? UCP_VERSIONS.filter((other) => other !== UCP_LATEST) : [];
   return {
     ucp: {
-      version: UCP_VERSION,
+      version,
+      ...(older.length
+        ? {
+            supported_versions: Object.fromEntries(
+              older.map((other) => [other, `${baseUrl}${UCP_VERSIONED_PROFILE_PATH.replace('{version}', other)}`]),
+            ),
+          }
+        : {}),
       services: {
         'dev.ucp.shopping': [
           service('rest', `${baseUrl}/ucp`, 'rest.openapi.json'),
@@ -79,25 +97,25 @@ export function businessProfile(deps: Deps) {
       capabilities: {
         [UCP_CHECKOUT]: [
           {
-            version: UCP_VERSION,
-            spec: `https://ucp.dev/${UCP_VERSION}/specification/checkout`,
-            schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/checkout.json`,
+            version,
+            spec: `https://ucp.dev/${version}/specification/checkout`,
+            schema: `https://ucp.dev/${version}/schemas/shopping/checkout.json`,
           },
         ],
         [UCP_DISCOUNT]: [
           {
-            version: UCP_VERSION,
-            spec: `https://ucp.dev/${UCP_VERSION}/specification/discount`,
-            schema: `https://ucp.dev/${UCP_VERSION}/schemas/shopping/discount.json`,
+            version,
+            spec: `https://ucp.dev/${version}/specification/discount`,
+            schema: `https://ucp.dev/${version}/schemas/shopping/discount.json`,
             extends: UCP_CHECKOUT,
           },
         ],
       },
       payment_handlers: {
-        [`${protocols.namespace}.human_handoff`]: [
+        [`${ucpNamespace(deps, version)}.human_handoff`]: [
           {
             id: 'human_handoff',
-            version: UCP_VERSION,
+            version,
             spec: `${baseUrl}/docs/payment-handlers/human-handoff`,
             schema: `${baseUrl}/schemas/payment-handlers/human-handoff.json`,
             available_instruments: [{ type: 'hosted_checkout' }],
@@ -124,15 +142,15 @@ function renderError(error: ProtocolError, baseUrl: string, body = ucpErrorBody(
   return jsonResponse(error.status, body, { ...error.options.headers });
 }
 
-/** The 200 error_response when the platform cannot do checkout with this business. */
-function incompatible(baseUrl: string): ProtocolResponse {
+/** The 200 error_response when the platform cannot do checkout with this business (in the profile's version). */
+function incompatible(baseUrl: string, version: UcpVersion): ProtocolResponse {
   const message = ucpMessage({
     type: 'error',
     code: 'capabilities_incompatible',
     severity: 'unrecoverable',
-    content: `This business offers ${UCP_CHECKOUT} ${UCP_VERSION}; the platform profile does not.`,
+    content: `This business offers ${UCP_CHECKOUT} ${version} over rest and mcp; the platform profile does not (declare the capability at ucp.version, and a dev.ucp.shopping service at that version with transport rest or mcp).`,
   });
-  return jsonResponse(200, ucpErrorResponse([message], baseUrl, { emptyCapabilities: true }));
+  return jsonResponse(200, ucpErrorResponse([message], baseUrl, version, { emptyCapabilities: true }));
 }
 
 const NOT_NEGOTIATED = ucpMessage({
@@ -168,12 +186,13 @@ async function negotiateWith(
     if (result.problem === 'invalid_profile_url' || !lenient) {
       throw new ProtocolError(PROFILE_PROBLEM_STATUS[result.problem], result.problem, result.content);
     }
-    return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
+    return { negotiated: { version: UCP_LATEST, checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
   }
-  const { negotiated } = result;
-  if (negotiated.checkout) return { negotiated, notes: [] };
-  if (lenient) return { negotiated: { checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
-  return incompatible(deps.config.baseUrl);
+  const { negotiated, notes } = result;
+  if (negotiated.checkout) return { negotiated, notes };
+  if (lenient)
+    return { negotiated: { ...negotiated, checkout: true, discount: true }, notes: [...notes, NOT_NEGOTIATED] };
+  return incompatible(deps.config.baseUrl, negotiated.version);
 }
 
 function requiredUuidHeader(
@@ -211,7 +230,13 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     const negotiation = await negotiateWith(deps, profiles, profileUrl, address);
     if ('status' in negotiation) return { response: negotiation, replayed: false };
     const call: UcpCall = { op, id, body, ...negotiation };
-    const scope = idempotency && { scope: idempotency.scope, key: idempotency.key, body: idempotency.hashed };
+    // 2026-08-25 fingerprints a key's request by its exact bytes; 2026-04-08 (and MCP's arguments) by RFC 8785 JSON.
+    const raw = negotiation.negotiated.version === '2026-08-25' ? idempotency?.raw : undefined;
+    const scope = idempotency && {
+      scope: idempotency.scope,
+      key: idempotency.key,
+      body: raw ? new RawBody(raw) : idempotency.hashed,
+    };
     const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
@@ -277,7 +302,12 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
     const idempotency =
       key === undefined
         ? undefined
-        : { key, scope: protocolKeys.scope.ucp(profileUrl, exchange.method, exchange.path), hashed: body };
+        : {
+            key,
+            scope: protocolKeys.scope.ucp(profileUrl, exchange.method, exchange.path),
+            hashed: body,
+            raw: read.raw ?? Buffer.alloc(0),
+          };
     const answer = await execute({ profileUrl, address: exchange.ip, op: route.op, id: route.id, body, idempotency });
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
@@ -291,14 +321,20 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
     return async (ctx, { id }) =>
       sendProtocolResponse(ctx, await serveCheckout(ctx, { op, ...(id === undefined ? {} : { id }) }));
   };
-  const profile: BindingAnswer = async (ctx) => {
-    const response = jsonResponse(200, businessProfile(deps));
-    sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': PROFILE_CACHE_CONTROL } });
-  };
+  const profile =
+    (version: UcpVersion): BindingAnswer =>
+    async (ctx) => {
+      const response = jsonResponse(200, businessProfile(deps, version));
+      sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': PROFILE_CACHE_CONTROL } });
+    };
   return {
     paths: ['/ucp', '/ucp/*', UCP_PROFILE_PATH],
     routes: [
-      { path: UCP_PROFILE_PATH, methods: { GET: profile } },
+      { path: UCP_PROFILE_PATH, methods: { GET: profile(UCP_LATEST) } },
+      ...UCP_VERSIONS.filter((version) => version !== UCP_LATEST).map((version) => ({
+        path: UCP_VERSIONED_PROFILE_PATH.replace('{version}', version),
+        methods: { GET: profile(version) },
+      })),
       // The MCP binding counts the request itself, so that a 429 there is a JSON-RPC error.
       {
         path: UCP_MCP_PATH,

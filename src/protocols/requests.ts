@@ -28,7 +28,11 @@ const ucpLines = {
   items: {
     type: 'object',
     required: ['item', 'quantity'],
-    properties: { id: { type: 'string' }, item: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } }, quantity },
+    properties: {
+      id: { type: 'string' },
+      item: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } },
+      quantity,
+    },
   },
 };
 
@@ -43,16 +47,67 @@ const ucpCheckoutRequest = {
   },
 };
 
+/**
+ * UCP 2026-08-25's `item.quantity_unit` (common/types/quantity_unit.json: a unit descriptor, `unit` and `display_text`
+ * required, `scale` 0–15, `C62` only at scale 0, plus `increment`), bounded in length. 2026-04-08 has no such field, so
+ * its requests ignore it like any other unknown field.
+ */
+const quantityUnit = {
+  type: 'object',
+  required: ['unit', 'display_text'],
+  properties: {
+    unit: { type: 'string', minLength: 1, maxLength: 64 },
+    scale: { type: 'integer', minimum: 0, maximum: 15 },
+    display_text: { type: 'string', maxLength: 200 },
+    increment: { type: 'integer', minimum: 1 },
+  },
+  if: { properties: { unit: { const: 'C62' } }, required: ['unit'] },
+  then: { properties: { scale: { const: 0 } } },
+};
+
+const ucpCheckoutRequest20260825 = {
+  ...ucpCheckoutRequest,
+  properties: {
+    ...ucpCheckoutRequest.properties,
+    line_items: {
+      ...ucpLines,
+      items: {
+        ...ucpLines.items,
+        properties: {
+          ...ucpLines.items.properties,
+          item: {
+            ...ucpLines.items.properties.item,
+            properties: { ...ucpLines.items.properties.item.properties, quantity_unit: quantityUnit },
+          },
+        },
+      },
+    },
+  },
+};
+
 const ACP_DEFS = `${ACP_SCHEMA_ID}#/$defs/`;
 
 const acpLine = {
   oneOf: [
-    { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 }, quantity } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id'],
+      properties: { id: { type: 'string', minLength: 1, maxLength: 200 }, quantity },
+    },
     {
       type: 'object',
       additionalProperties: false,
       required: ['item', 'quantity'],
-      properties: { item: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } }, quantity },
+      properties: {
+        item: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id'],
+          properties: { id: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
+        quantity,
+      },
     },
   ],
 };
@@ -70,7 +125,13 @@ function acpRequest(name: string, required: string[] = []) {
 export const REQUEST_SCHEMAS = {
   'ucp.create': ucpCheckoutRequest,
   'ucp.update': ucpCheckoutRequest,
-  'ucp.complete': { type: 'object', required: ['payment'], properties: { payment: { type: 'object', properties: { instruments: { type: 'array' } } } } },
+  'ucp@2026-08-25.create': ucpCheckoutRequest20260825,
+  'ucp@2026-08-25.update': ucpCheckoutRequest20260825,
+  'ucp.complete': {
+    type: 'object',
+    required: ['payment'],
+    properties: { payment: { type: 'object', properties: { instruments: { type: 'array' } } } },
+  },
   'acp.create': acpRequest('CheckoutSessionCreateRequest', ['line_items', 'currency', 'capabilities']),
   'acp.update': acpRequest('CheckoutSessionUpdateRequest'),
   'acp.complete': { $ref: `${ACP_DEFS}CheckoutSessionCompleteRequest` },
@@ -106,12 +167,17 @@ function describe(error: ErrorObject): RequestProblem {
     return { kind: 'unknown', path, message: `${path} is not a field of this request.` };
   }
   const path = jsonPath(segments);
-  if (error.keyword === 'oneOf' || error.keyword === 'anyOf') return { kind: 'invalid', path, message: `${path} matches none of the accepted forms.` };
+  if (error.keyword === 'oneOf' || error.keyword === 'anyOf')
+    return { kind: 'invalid', path, message: `${path} matches none of the accepted forms.` };
   return { kind: 'invalid', path, message: `${path} ${error.message ?? 'is invalid'}.` };
 }
 
 /** The top-level fields of a closed request schema (its own, or the ACP definition it refers to); undefined if open. */
-function closedFields(schema: { $ref?: string; additionalProperties?: unknown; properties?: object }): Set<string> | undefined {
+function closedFields(schema: {
+  $ref?: string;
+  additionalProperties?: unknown;
+  properties?: object;
+}): Set<string> | undefined {
   const own = schema.$ref?.startsWith(ACP_DEFS) ? acpDefinition(schema.$ref.slice(ACP_DEFS.length)) : schema;
   return own.additionalProperties === false ? new Set(Object.keys(own.properties ?? {})) : undefined;
 }
@@ -137,7 +203,11 @@ export function requestProblem(
   const unstorable = unstorableTextAt(body);
   if (unstorable) {
     const path = jsonPath(unstorable);
-    return { kind: 'invalid', path, message: `${path} must not contain a NUL character (U+0000) or an unpaired surrogate.` };
+    return {
+      kind: 'invalid',
+      path,
+      message: `${path} must not contain a NUL character (U+0000) or an unpaired surrogate.`,
+    };
   }
   // A field the request may not have explains a missing one better (`items` sent for `line_items`): looked for first.
   const unknown = unknownTopLevelField(name, body);
@@ -151,7 +221,11 @@ export function requestProblem(
 
 /** The UCP create and update requests, as `ucpCheckoutRequest` describes them. */
 export interface UcpCheckoutRequest {
-  line_items: Array<{ id?: string; item: { id: string }; quantity: number }>;
+  line_items: Array<{
+    id?: string;
+    item: { id: string; quantity_unit?: { unit: string; scale?: number; display_text: string } };
+    quantity: number;
+  }>;
   buyer?: BuyerDetails;
   context?: { address_country?: string };
   discounts?: { codes?: string[] };
@@ -174,6 +248,8 @@ export interface AcpSessionRequest {
 interface RequestTypes {
   'ucp.create': UcpCheckoutRequest;
   'ucp.update': UcpCheckoutRequest;
+  'ucp@2026-08-25.create': UcpCheckoutRequest;
+  'ucp@2026-08-25.update': UcpCheckoutRequest;
   'ucp.complete': unknown;
   'acp.create': AcpSessionRequest;
   'acp.update': AcpSessionRequest;
@@ -182,8 +258,7 @@ interface RequestTypes {
 }
 
 export type CheckedRequest<Name extends RequestSchemaName> =
-  | { problem: RequestProblem }
-  | { problem?: undefined; request: RequestTypes[Name] };
+  { problem: RequestProblem } | { problem?: undefined; request: RequestTypes[Name] };
 
 /** A body (an absent one is `{}`) checked against its schema: its first problem, or the body as the schema's type. */
 export function checkRequest<Name extends RequestSchemaName>(

@@ -6,12 +6,17 @@ import type { ValidatorRegistry } from '../validators.js';
 /** The schemas a body must pass; none for answers whose shape the protocol defines only in prose (UCP protocol errors). */
 export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
   const object = (body ?? {}) as Record<string, any>;
-  if (path === '/.well-known/ucp') return status === 200 ? ['ucp.business_profile'] : [];
+  // UCP bodies by the version they say they are in (2026-08-25's schemas, or 2026-04-08's).
+  const ucp = (name: 'checkout_response' | 'checkout_with_discount' | 'business_profile'): ProtocolSchemaName =>
+    object.ucp?.version === '2026-08-25' ? `ucp@2026-08-25.${name}` : `ucp.${name}`;
+  if (path === '/.well-known/ucp' || path.startsWith('/ucp/profiles/'))
+    return status === 200 ? [ucp('business_profile')] : [];
   if (path === '/.well-known/acp.json') return status === 200 ? ['acp.DiscoveryResponse'] : ['acp.Error'];
   if (/^\/ucp\/checkout-sessions(\/|$)/.test(path)) {
     if (status !== 200 && status !== 201) return [];
-    const discount = Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']) && object.ucp?.status === 'success';
-    return discount ? ['ucp.checkout_response', 'ucp.checkout_with_discount'] : ['ucp.checkout_response'];
+    const discount =
+      Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']) && object.ucp?.status === 'success';
+    return discount ? [ucp('checkout_response'), ucp('checkout_with_discount')] : [ucp('checkout_response')];
   }
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];
@@ -22,6 +27,13 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
 }
 
 /** Every problem of a body against its protocol schemas, each prefixed with the schema's name. */
-export function protocolBodyProblems(validators: ValidatorRegistry, path: string, status: number, body: unknown): SchemaProblem[] {
-  return protocolSchemasFor(path, status, body).flatMap((name) => protocolSchemaProblems(validators, name, body).map((problem) => ({ ...problem, path: `${name} ${problem.path}` })));
+export function protocolBodyProblems(
+  validators: ValidatorRegistry,
+  path: string,
+  status: number,
+  body: unknown,
+): SchemaProblem[] {
+  return protocolSchemasFor(path, status, body).flatMap((name) =>
+    protocolSchemaProblems(validators, name, body).map((problem) => ({ ...problem, path: `${name} ${problem.path}` })),
+  );
 }

@@ -9,16 +9,36 @@ import { mostSpecificError } from '../http/validation-errors.js';
 import { projectPath } from '../paths.js';
 
 const UCP_SCHEMAS = projectPath('protocols', 'ucp-2026-04-08', 'source', 'schemas');
-const ACP_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-17', 'json-schema', 'schema.agentic_checkout.json');
+/** UCP 2026-08-25: the same `$id`s as 2026-04-08 (https://ucp.dev/schemas/…), so a document set of its own. */
+const UCP_2026_08_25_SCHEMAS = projectPath('protocols', 'ucp-2026-08-25', 'source', 'schemas');
+const ACP_SCHEMA = projectPath(
+  'protocols',
+  'acp-2026-04-17',
+  'spec',
+  '2026-04-17',
+  'json-schema',
+  'schema.agentic_checkout.json',
+);
 
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
 export const ACP_SCHEMA_ID = 'https://example.com/schemas/agentic-checkout/bundle.schema.json';
-const ACP_FEED_SCHEMA = projectPath('protocols', 'acp-2026-04-17', 'spec', '2026-04-17', 'json-schema', 'schema.feed.json');
+const ACP_FEED_SCHEMA = projectPath(
+  'protocols',
+  'acp-2026-04-17',
+  'spec',
+  '2026-04-17',
+  'json-schema',
+  'schema.feed.json',
+);
 const ACP_FEED_SCHEMA_ID = 'https://example.com/schemas/feed/bundle.schema.json';
 
 function jsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? jsonFiles(join(dir, entry.name)) : entry.name.endsWith('.json') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? jsonFiles(join(dir, entry.name))
+      : entry.name.endsWith('.json')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -26,24 +46,34 @@ const acpBundle = JSON.parse(readFileSync(ACP_SCHEMA, 'utf8')) as { $defs: Recor
 
 /** A definition of the ACP bundle as a standalone schema (its `#/$defs/…` references made absolute), to adapt. */
 export function acpDefinition(name: string): Record<string, any> {
-  return JSON.parse(JSON.stringify(acpBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`)) as Record<string, any>;
+  return JSON.parse(
+    JSON.stringify(acpBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`),
+  ) as Record<string, any>;
 }
 
-/** The set of protocol schemas in the validator registry (src/validators.ts), for the validators that refer to them. */
+/** The sets of protocol schemas in the validator registry (src/validators.ts), for the validators that refer to them. */
 export const PROTOCOL_DOCUMENTS = 'protocols';
+/** UCP 2026-08-25's schemas (beside ACP's): the names starting `ucp@2026-08-25.` are compiled with these. */
+export const UCP_2026_08_25_DOCUMENTS = 'protocols@2026-08-25';
 
-/** Every protocol schema that others refer to by `$id`: the UCP files and the ACP bundle (read when first needed). */
+const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as object;
+
+/** Every protocol schema that others refer to by `$id`: the UCP 2026-04-08 files and ACP's bundles. */
 export function protocolDocuments(): object[] {
-  return [
-    ...jsonFiles(UCP_SCHEMAS).map((file) => JSON.parse(readFileSync(file, 'utf8')) as object),
-    acpBundle,
-    JSON.parse(readFileSync(ACP_FEED_SCHEMA, 'utf8')) as object,
-  ];
+  return [...jsonFiles(UCP_SCHEMAS).map(readJson), acpBundle, readJson(ACP_FEED_SCHEMA)];
+}
+
+/** The same with UCP 2026-08-25's files in place of 2026-04-08's. */
+export function protocolDocuments20260825(): object[] {
+  return [...jsonFiles(UCP_2026_08_25_SCHEMAS).map(readJson), acpBundle, readJson(ACP_FEED_SCHEMA)];
 }
 
 /** The registry of this service (src/service.ts builds one), or one of a test's or tool's own. */
 export function protocolValidators(): ValidatorRegistry {
-  return createValidatorRegistry({ [PROTOCOL_DOCUMENTS]: protocolDocuments });
+  return createValidatorRegistry({
+    [PROTOCOL_DOCUMENTS]: protocolDocuments,
+    [UCP_2026_08_25_DOCUMENTS]: protocolDocuments20260825,
+  });
 }
 
 const ucp = (ref: string) => ({ $ref: `${UCP_SCHEMA_BASE}${ref}` });
@@ -56,8 +86,25 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.checkout': ucp('shopping/checkout.json'),
   'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.error_response': ucp('shopping/types/error_response.json'),
-  'ucp.business_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/business_schema') } },
-  'ucp.platform_profile': { type: 'object', required: ['ucp'], properties: { ucp: ucp('ucp.json#/$defs/platform_schema') } },
+  'ucp.business_profile': {
+    type: 'object',
+    required: ['ucp'],
+    properties: { ucp: ucp('ucp.json#/$defs/business_schema') },
+  },
+  'ucp.platform_profile': {
+    type: 'object',
+    required: ['ucp'],
+    properties: { ucp: ucp('ucp.json#/$defs/platform_schema') },
+  },
+  // UCP 2026-08-25 (shared types under common/types/, the profile's entry point profile.json).
+  'ucp@2026-08-25.checkout_response': {
+    oneOf: [ucp('shopping/checkout.json'), ucp('common/types/error_response.json')],
+  },
+  'ucp@2026-08-25.checkout': ucp('shopping/checkout.json'),
+  'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
+  'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
+  'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),
   'acp.CheckoutSession': acp('CheckoutSession'),
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
@@ -70,7 +117,14 @@ export const PROTOCOL_SCHEMAS = {
 export type ProtocolSchemaName = keyof typeof PROTOCOL_SCHEMAS;
 
 /** The yardsticks that check what a client sends rather than what this service answers: validated as input. */
-const CLIENT_DOCUMENTS: ReadonlySet<ProtocolSchemaName> = new Set(['ucp.platform_profile']);
+const CLIENT_DOCUMENTS: ReadonlySet<ProtocolSchemaName> = new Set([
+  'ucp.platform_profile',
+  'ucp@2026-08-25.platform_profile',
+]);
+
+/** The document set a yardstick is compiled with. */
+const documentsOf = (name: ProtocolSchemaName) =>
+  name.startsWith('ucp@2026-08-25.') ? UCP_2026_08_25_DOCUMENTS : PROTOCOL_DOCUMENTS;
 
 export interface SchemaProblem {
   path: string;
@@ -78,7 +132,10 @@ export interface SchemaProblem {
 }
 
 function problemsOf(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
-  return (errors ?? []).map((error) => ({ path: error.instancePath || '/', message: `${error.message ?? 'invalid'}${error.params ? ` ${JSON.stringify(error.params)}` : ''}` }));
+  return (errors ?? []).map((error) => ({
+    path: error.instancePath || '/',
+    message: `${error.message ?? 'invalid'}${error.params ? ` ${JSON.stringify(error.params)}` : ''}`,
+  }));
 }
 
 /**
@@ -91,7 +148,7 @@ export function protocolSchemaProblems(
   value: unknown,
 ): SchemaProblem[] {
   const variant = CLIENT_DOCUMENTS.has(name) ? 'firstError' : 'everyError';
-  const validate = validators.validator(variant, `protocol:${name}`, PROTOCOL_SCHEMAS[name], PROTOCOL_DOCUMENTS);
+  const validate = validators.validator(variant, `protocol:${name}`, PROTOCOL_SCHEMAS[name], documentsOf(name));
   return validate(value) ? [] : problemsOf(validate.errors);
 }
 
@@ -121,7 +178,12 @@ function withoutAnnotations(schema: unknown): unknown {
     Object.entries(schema).flatMap(([keyword, value]) => {
       if (ANNOTATIONS.has(keyword)) return [];
       if (SCHEMA_MAPS.has(keyword) && typeof value === 'object' && value !== null)
-        return [[keyword, Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, withoutAnnotations(inner)]))]];
+        return [
+          [
+            keyword,
+            Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, withoutAnnotations(inner)])),
+          ],
+        ];
       return [[keyword, withoutAnnotations(value)]];
     }),
   );

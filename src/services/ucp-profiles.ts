@@ -1,6 +1,9 @@
 // UCP platform profiles: the platform names its profile in `UCP-Agent`; the business fetches it through the egress
 // guard (src/services/egress.ts: public addresses only, https, 5 s, no redirects, at most 32 KiB), validates it against
-// UCP's platform_schema, checks the version and intersects the capabilities (A.2 of the design). Only the outcome is
+// UCP's platform_schema of the version it declares (2026-08-25 or 2026-04-08), checks the version and intersects the
+// capabilities (A.2 of the design). Strict negotiation checks what negotiation reads (the version, the capabilities'
+// names and versions, the transports): a profile whose entries lack only the informative `spec` / `schema` URLs is used,
+// with an info message saying so; a profile that is still invalid is refused, naming the first thing to fix. Only the outcome is
 // kept, in an LRU bounded in bytes (TTL from Cache-Control, 60 s to 1 h; failures 10 s), and each fetch is counted
 // against the address whose request caused it, so no client can make the business fetch, or remember, without bound.
 // A profile that cannot be fetched is told to the client in one message whatever went wrong (the logs say what).
@@ -8,7 +11,16 @@ import { LRUCache } from 'lru-cache';
 import { parseDictionary } from 'structured-headers';
 import type { ProtocolConfig } from '../config.js';
 import { RateLimited } from '../domain/errors.js';
-import { UCP_CHECKOUT, UCP_DISCOUNT, UCP_VERSION } from '../domain/ucp-checkout.js';
+import {
+  isUcpVersion,
+  ucpMessage,
+  UCP_CHECKOUT,
+  UCP_DISCOUNT,
+  UCP_VERSIONS,
+  type UcpMessage,
+  type UcpVersion,
+} from '../domain/ucp-checkout.js';
+import { jsonPath } from '../domain/protocol-session.js';
 import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
@@ -36,6 +48,12 @@ const ENTRY_BYTES = 256;
 
 const UNREACHABLE = `The platform profile could not be fetched: serve it with 200 at a public https address, without redirects, within ${FETCH_TIMEOUT_MS / 1000} s and ${MAX_PROFILE_BYTES / 1024} KiB.`;
 const MALFORMED = "The platform profile is not a valid UCP platform profile (JSON valid against UCP's profile schema).";
+const SERVED = UCP_VERSIONS.join(' and ');
+/** The transports this business serves `dev.ucp.shopping` on; a platform must declare one of them. */
+const TRANSPORTS = ['rest', 'mcp'];
+/** The fields of a profile's entries that only inform (where to read about it); negotiation never reads them. */
+const INFORMATIVE_FIELDS = ['spec', 'schema'] as const;
+const INFORMATIVE_PLACEHOLDER = 'https://ucp.dev/';
 
 /**
  * Why a profile cannot be used: its URL is not https (`invalid_profile_url`), it cannot be fetched
@@ -47,17 +65,26 @@ export type ProfileProblem =
 
 /** What negotiation reads of a profile; nothing else of it is kept. */
 export interface PlatformProfile {
-  ucp: { version: string; capabilities?: Record<string, Array<{ version: string }>> };
+  ucp: {
+    version: string;
+    services?: Record<string, Array<{ version: string; transport?: string }>>;
+    capabilities?: Record<string, Array<{ version: string }>>;
+  };
 }
 
 export interface Negotiated {
+  /** The version every answer to this platform is given in: its profile's. */
+  version: UcpVersion;
   checkout: boolean;
   discount: boolean;
 }
 
-/** A profile's outcome: what it negotiates, or the problem to answer. */
+/**
+ * A profile's outcome: what it negotiates (with info messages about the profile, such as informative fields it
+ * lacks), or the problem to answer.
+ */
 export type ProfileResult =
-  { ok: true; negotiated: Negotiated } | { ok: false; problem: ProfileProblem; content: string };
+  { ok: true; negotiated: Negotiated; notes: UcpMessage[] } | { ok: false; problem: ProfileProblem; content: string };
 
 /** The bytes of parsed `UCP-Agent` headers kept (a platform sends the same one every time), headers included. */
 const PARSED_HEADER_BYTES = 1024 * 1024;
@@ -104,12 +131,90 @@ function ttlOf(cacheControl: string | string[] | undefined): number {
   return Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, maxAge ? Number(maxAge) * 1000 : 0));
 }
 
-/** UCP's intersection: common capability names at an exact common version; extensions only with their parent. */
-export function negotiate(profile: PlatformProfile): Negotiated {
+/**
+ * UCP's intersection at the profile's version: common capability names at that exact version (extensions only with
+ * their parent), over a common transport of `dev.ucp.shopping`.
+ */
+export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersion } }): Negotiated {
+  const { version } = profile.ucp;
   const offers = (name: string) =>
-    (profile.ucp.capabilities?.[name] ?? []).some((capability) => capability.version === UCP_VERSION);
-  const checkout = offers(UCP_CHECKOUT);
-  return { checkout, discount: checkout && offers(UCP_DISCOUNT) };
+    (profile.ucp.capabilities?.[name] ?? []).some((capability) => capability.version === version);
+  const transport = (profile.ucp.services?.['dev.ucp.shopping'] ?? []).some(
+    (service) => service.version === version && TRANSPORTS.includes(service.transport ?? ''),
+  );
+  const checkout = transport && offers(UCP_CHECKOUT);
+  return { version, checkout, discount: checkout && offers(UCP_DISCOUNT) };
+}
+
+/**
+ * The profile with every informative field its registries' entries lack filled with a placeholder, and the JSONPaths
+ * of those it filled: what strict negotiation tolerates (a platform such as @shopify/ucp-cli 0.9.0's managed profile
+ * declares its capabilities by name and version only).
+ */
+export function withInformativeFields(profile: unknown): { profile: unknown; filled: string[] } {
+  const ucp = (profile as { ucp?: unknown } | null)?.ucp;
+  if (typeof ucp !== 'object' || ucp === null) return { profile, filled: [] };
+  const filled: string[] = [];
+  const registries: Record<string, unknown> = {};
+  for (const registry of ['services', 'capabilities', 'payment_handlers'] as const) {
+    const entries = (ucp as Record<string, unknown>)[registry];
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) continue;
+    registries[registry] = Object.fromEntries(
+      Object.entries(entries).map(([name, list]) => [
+        name,
+        Array.isArray(list)
+          ? list.map((entry: unknown, index) => {
+              if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
+              const missing = INFORMATIVE_FIELDS.filter((field) => !(field in entry));
+              for (const field of missing) filled.push(jsonPath(['ucp', registry, name, index, field]));
+              return { ...Object.fromEntries(missing.map((field) => [field, INFORMATIVE_PLACEHOLDER])), ...entry };
+            })
+          : list,
+      ]),
+    );
+  }
+  return { profile: { ...(profile as object), ucp: { ...ucp, ...registries } }, filled };
+}
+
+/** The info message of a profile used without the informative fields it lacks. */
+function informativeNote(filled: string[]): UcpMessage {
+  const listed = filled.slice(0, 5).join(', ') + (filled.length > 5 ? ` and ${filled.length - 5} more` : '');
+  return ucpMessage({
+    type: 'info',
+    code: 'profile_informative_fields_missing',
+    content: `The platform profile was used although it lacks informative fields that UCP's profile schema requires (${listed}); negotiation does not read them.`,
+  });
+}
+
+/** The profile checked against its version's platform schema, tolerating missing informative fields. */
+function checkedProfile(
+  validators: ValidatorRegistry,
+  profile: unknown,
+  version: UcpVersion,
+): { ok: true; profile: PlatformProfile; notes: UcpMessage[] } | { ok: false; problem: string } {
+  const schema = version === '2026-08-25' ? 'ucp@2026-08-25.platform_profile' : 'ucp.platform_profile';
+  if (!protocolSchemaProblems(validators, schema, profile).length)
+    return { ok: true, profile: profile as PlatformProfile, notes: [] };
+  const tolerated = withInformativeFields(profile);
+  const problems = protocolSchemaProblems(validators, schema, tolerated.profile);
+  if (problems.length) {
+    const first = problems[0]!;
+    const at =
+      first.path === '/'
+        ? '$'
+        : jsonPath(
+            first.path
+              .split('/')
+              .slice(1)
+              .map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
+          );
+    return { ok: false, problem: `${at} ${first.message.replace(/ \{.*\}$/, '')}` };
+  }
+  return {
+    ok: true,
+    profile: tolerated.profile as PlatformProfile,
+    notes: tolerated.filled.length ? [informativeNote(tolerated.filled)] : [],
+  };
 }
 
 async function fetchProfile(
@@ -137,24 +242,28 @@ async function fetchProfile(
     log.info({ profileUrl: url, reason: 'not JSON' }, 'platform profile not usable');
     return { result: failure('profile_malformed', MALFORMED), ttl: FAILURE_TTL_MS };
   }
-  const problems = protocolSchemaProblems(validators, 'ucp.platform_profile', profile);
-  if (problems.length) {
-    const first = problems[0]!;
-    log.info({ profileUrl: url, reason: `${first.path} ${first.message}` }, 'platform profile not usable');
-    return { result: failure('profile_malformed', MALFORMED), ttl: FAILURE_TTL_MS };
-  }
-  const valid = profile as PlatformProfile;
   const ttl = ttlOf(answer.headers['cache-control']);
-  if (valid.ucp.version !== UCP_VERSION) {
+  // The version first: it says which schema the rest is checked against.
+  const declared = (profile as { ucp?: { version?: unknown } } | null)?.ucp?.version;
+  if (typeof declared === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(declared) && !isUcpVersion(declared)) {
     return {
       result: failure(
         'version_unsupported',
-        `The platform profile declares UCP ${valid.ucp.version}; this business supports ${UCP_VERSION} only.`,
+        `The platform profile declares UCP ${declared}; this business supports ${SERVED}: declare one of them as ucp.version.`,
       ),
       ttl,
     };
   }
-  return { result: { ok: true, negotiated: negotiate(valid) }, ttl };
+  const checked = checkedProfile(validators, profile, isUcpVersion(declared) ? declared : UCP_VERSIONS[0]);
+  if (!checked.ok) {
+    log.info({ profileUrl: url, reason: checked.problem }, 'platform profile not usable');
+    return {
+      result: failure('profile_malformed', `${MALFORMED} Fix ${checked.problem}.`),
+      ttl: FAILURE_TTL_MS,
+    };
+  }
+  const valid = checked.profile as PlatformProfile & { ucp: { version: UcpVersion } };
+  return { result: { ok: true, negotiated: negotiate(valid), notes: checked.notes }, ttl };
 }
 
 /** Whose request a fetch is for: its address is charged, and told when over its budget. */
@@ -194,7 +303,11 @@ export function createProfileResolver({
   const cache = new LRUCache<string, ProfileResult, FetchContext>({
     max: 10_000,
     maxSize: PROFILE_CACHE_BYTES,
-    sizeCalculation: (result, url) => 2 * (url.length + (result.ok ? 0 : result.content.length)) + ENTRY_BYTES,
+    sizeCalculation: (result, url) =>
+      2 *
+        (url.length +
+          (result.ok ? result.notes.reduce((n, note) => n + note.content.length, 0) : result.content.length)) +
+      ENTRY_BYTES,
     // A fetch in flight whose entry is evicted still answers the requests waiting on it, rather than rejecting them:
     // lru-cache aborts it otherwise.
     ignoreFetchAbort: true,

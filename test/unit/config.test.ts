@@ -51,6 +51,22 @@ describe('retention', () => {
     expect([short.sweepEveryMs, short.unpaidSessionsMs]).toEqual([15_000, 60_000]);
     expect(() => loadConfig({ RETENTION_OPEN_CARTS_SECONDS: '0' })).toThrow(ConfigError);
   });
+
+  it("writes the UCP namespace in each version's grammar: hyphens kept for 2026-08-25, `_` for 2026-04-08 and ACP", () => {
+    const derived = loadConfig({ BASE_URL: 'https://my-shop.example.com' }).protocols;
+    expect([derived.namespace, derived.namespace20260825]).toEqual(['com.example.my_shop', 'com.example.my-shop']);
+    const plain = loadConfig({ BASE_URL: 'https://shop.example.com' }).protocols;
+    expect([plain.namespace, plain.namespace20260825]).toEqual(['com.example.shop', 'com.example.shop']);
+    const explicit = loadConfig({
+      BASE_URL: 'https://x.example.com',
+      UCP_NAMESPACE: 'com.example-shop.store',
+    }).protocols;
+    expect([explicit.namespace, explicit.namespace20260825]).toEqual([
+      'com.example_shop.store',
+      'com.example-shop.store',
+    ]);
+    expect(() => loadConfig({ BASE_URL: 'https://x.example.com', UCP_NAMESPACE: 'com.-shop' })).toThrow(ConfigError);
+  });
 });
 
 describe('METRICS_PORT and METRICS_HOST', () => {

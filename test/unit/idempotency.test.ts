@@ -15,6 +15,7 @@ import {
   isStale,
   jcsHash,
   protocolKeys,
+  RawBody,
   sortedKeysHash,
   storedScope,
   untilSettled,
@@ -130,6 +131,15 @@ describe('fingerprints', () => {
   it('tells another body apart', () => {
     expect(checkoutKeys.fingerprint({ a: 1 })).not.toBe(checkoutKeys.fingerprint({ a: 2 }));
     expect(protocolKeys.fingerprint({ a: 1 })).not.toBe(protocolKeys.fingerprint({ a: 2 }));
+  });
+
+  it('fingerprints a raw body (UCP 2026-08-25) by its exact bytes: the same JSON in other bytes differs', () => {
+    const bytes = Buffer.from('{"b":1, "a":1.0}');
+    expect(protocolKeys.fingerprint(new RawBody(bytes))).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(protocolKeys.fingerprint(new RawBody(Buffer.from('{"a":1,"b":1}')))).not.toBe(
+      protocolKeys.fingerprint(new RawBody(bytes)),
+    );
+    expect(protocolKeys.fingerprint(new RawBody(Buffer.alloc(0)))).toBe(sha256(''));
   });
 });
 

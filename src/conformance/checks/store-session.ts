@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Answer, HttpClient, Json } from '../client.js';
 import { servePlatformProfiles, UCP_VERSION, type ProfileServer } from '../profile.js';
-import { schemaSet, type SchemaProblem } from '../schemas.js';
+import { knownVersions, schemaSet, type SchemaProblem } from '../schemas.js';
 import { CheckFailure, type Check } from './check.js';
 
 export const ACP_VERSION = '2026-04-17';
@@ -26,7 +26,9 @@ export function assert(condition: unknown, message: string): asserts condition {
 /** The schemas a body of this store's paths must pass (its UCP protocol errors have a prose-only shape). */
 export function bodyProblems(path: string, status: number, body: unknown): SchemaProblem[] {
   const object = (body ?? {}) as Record<string, any>;
-  const ucp = schemaSet('ucp', UCP_VERSION);
+  // A UCP body by the version it says it is in (the store answers each platform in its profile's version).
+  const said: unknown = object.ucp?.version;
+  const ucp = schemaSet('ucp', typeof said === 'string' && knownVersions('ucp').includes(said) ? said : UCP_VERSION);
   const acp = schemaSet('acp', ACP_VERSION);
   if (path === '/.well-known/ucp') return status === 200 ? ucp.problems('business_profile', body) : [];
   if (path === '/.well-known/acp.json') return acp.problems(status === 200 ? 'DiscoveryResponse' : 'Error', body);

@@ -43,7 +43,9 @@ ${paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('\n')}
 
 const HTML = 'text/html; charset=utf-8';
 
-export function protocolResourceHandlers(deps: Deps): Pick<OperationHandlers, 'getHumanHandoffSpec' | 'getHumanHandoffSchema' | 'getReturnsPolicy' | 'getShippingPolicy'> {
+export function protocolResourceHandlers(
+  deps: Deps,
+): Pick<OperationHandlers, 'getHumanHandoffSpec' | 'getHumanHandoffSchema' | 'getReturnsPolicy' | 'getShippingPolicy'> {
   return {
     getHumanHandoffSpec: (_input, ctx) => sendCacheable(ctx, HANDOFF_SPEC, 'text/markdown; charset=utf-8'),
     getHumanHandoffSchema: (_input, ctx) => sendCacheable(ctx, HANDOFF_CONFIG_SCHEMA),
@@ -53,7 +55,14 @@ export function protocolResourceHandlers(deps: Deps): Pick<OperationHandlers, 'g
     },
     async getShippingPolicy(_input, ctx) {
       const { regions } = await storePolicies(deps.db, undefined);
-      sendCacheable(ctx, page('Shipping', regions.map((region) => `${region.name}: ${region.shipping.summary}`)), HTML);
+      sendCacheable(
+        ctx,
+        page(
+          'Shipping',
+          regions.map((region) => `${region.name}: ${region.shipping.summary}`),
+        ),
+        HTML,
+      );
     },
   };
 }

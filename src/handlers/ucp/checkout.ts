@@ -6,11 +6,14 @@ import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import {
+  EACH_UNIT,
+  isEachUnit,
   toUcpCheckout,
   ucpErrorResponse,
   ucpMessage,
   type UcpLink,
   type UcpMessage,
+  type UcpVersion,
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
@@ -33,8 +36,11 @@ export interface UcpExecution {
   op: UcpOperation;
   id?: string;
   body: unknown;
-  /** The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers. */
-  idempotency?: { key: string; scope: string; hashed: unknown };
+  /**
+   * The idempotency key and scope, when the request carries a key; `hashed` is what the request hash covers (as RFC
+   * 8785 JSON), `raw` the body's exact bytes, which a 2026-08-25 request's hash covers instead (REST only).
+   */
+  idempotency?: { key: string; scope: string; hashed: unknown; raw?: Buffer };
 }
 
 export interface UcpErrorBody {
@@ -59,6 +65,12 @@ export interface UcpCall {
   notes: UcpMessage[];
 }
 
+/** The payment handler's namespace in a version's reverse-DNS grammar (2026-08-25 allows hyphens). */
+export function ucpNamespace(deps: Deps, version: UcpVersion): string {
+  const { namespace, namespace20260825 } = deps.config.protocols;
+  return (version === '2026-08-25' ? namespace20260825 : namespace) ?? namespace!;
+}
+
 export function ucpLinks(deps: Deps): UcpLink[] {
   const { baseUrl, protocols } = deps.config;
   return [
@@ -69,11 +81,9 @@ export function ucpLinks(deps: Deps): UcpLink[] {
   ];
 }
 
-function validated<Name extends 'ucp.create' | 'ucp.update' | 'ucp.complete'>(
-  validators: ValidatorRegistry,
-  name: Name,
-  body: unknown,
-) {
+type UcpRequestName = 'ucp.create' | 'ucp.update' | 'ucp.complete' | 'ucp@2026-08-25.create' | 'ucp@2026-08-25.update';
+
+function validated<Name extends UcpRequestName>(validators: ValidatorRegistry, name: Name, body: unknown) {
   const checked = checkRequest(validators, name, body);
   if (checked.problem)
     throw new ProtocolError(400, 'invalid_request', checked.problem.message, { param: checked.problem.path });
@@ -115,6 +125,28 @@ function discountCodes(input: UcpCheckoutRequest, call: UcpCall): { codes?: stri
   };
 }
 
+/**
+ * UCP 2026-08-25 `item.quantity_unit`: this store sells every item in whole items (`each`, C62 at scale 0). A line
+ * asserting another unit is refused with a recoverable message at its path, never reinterpreted; a line without one
+ * makes no assertion. (2026-04-08 has no such field: its requests ignore it.)
+ */
+function unitMessages(input: UcpCheckoutRequest, call: UcpCall): UcpMessage[] {
+  if (call.negotiated.version !== '2026-08-25') return [];
+  return input.line_items.flatMap((line, index) => {
+    const unit = line.item.quantity_unit;
+    if (!unit || isEachUnit(unit)) return [];
+    return [
+      ucpMessage({
+        type: 'error',
+        code: 'quantity_unit_unsupported',
+        severity: 'recoverable',
+        path: `$.line_items[${index}].item.quantity_unit`,
+        content: `${line.item.id} is sold in whole items only (unit ${EACH_UNIT.unit}, scale ${EACH_UNIT.scale}), not in ${unit.unit} at scale ${unit.scale ?? 0}: send quantity as a number of items, without quantity_unit or with unit ${EACH_UNIT.unit}.`,
+      }),
+    ];
+  });
+}
+
 function problemMessages(problems: sessions.LineProblem[], severity: 'recoverable' | 'unrecoverable'): UcpMessage[] {
   return problems.map((problem) =>
     ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }),
@@ -123,10 +155,15 @@ function problemMessages(problems: sessions.LineProblem[], severity: 'recoverabl
 
 export function createUcpOperations(deps: Deps) {
   const rendering = {
-    namespace: deps.config.protocols.namespace!,
     baseUrl: deps.config.baseUrl,
     links: ucpLinks(deps),
   };
+  const request = (op: 'create' | 'update', call: UcpCall) =>
+    validated(
+      deps.validators,
+      call.negotiated.version === '2026-08-25' ? (`ucp@2026-08-25.${op}` as const) : (`ucp.${op}` as const),
+      call.body,
+    );
   const checkout = (
     status: number,
     session: ProtocolSession,
@@ -137,11 +174,15 @@ export function createUcpOperations(deps: Deps) {
       status,
       toUcpCheckout(session, {
         ...rendering,
+        version: call.negotiated.version,
+        namespace: ucpNamespace(deps, call.negotiated.version),
         discountNegotiated: call.negotiated.discount,
         extraMessages: [...extra, ...call.notes],
       }),
     );
-  const notFound = (id: string): ProtocolResponse =>
+  const errorResponse = (messages: UcpMessage[], call: UcpCall): ProtocolResponse =>
+    jsonResponse(200, ucpErrorResponse(messages, rendering.baseUrl, call.negotiated.version));
+  const notFound = (id: string, call: UcpCall): ProtocolResponse =>
     jsonResponse(
       200,
       ucpErrorResponse(
@@ -154,6 +195,7 @@ export function createUcpOperations(deps: Deps) {
           }),
         ],
         rendering.baseUrl,
+        call.negotiated.version,
       ),
     );
   const notModifiable = (session: ProtocolSession) =>
@@ -164,10 +206,12 @@ export function createUcpOperations(deps: Deps) {
     );
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
-  function create(call: UcpCall): CreatePlan<{ country: string | undefined }> {
-    const input = validated(deps.validators, 'ucp.create', call.body);
+  function create(call: UcpCall): CreatePlan<{ country: string | undefined }> | { refused: ProtocolResponse } {
+    const input = request('create', call);
     const country = input.context?.address_country;
     const discounts = discountCodes(input, call);
+    const units = unitMessages(input, call);
+    if (units.length) return { refused: errorResponse(units, call) };
     return {
       input: {
         market: { country },
@@ -176,11 +220,7 @@ export function createUcpOperations(deps: Deps) {
         buyer: buyerOf(input),
       },
       respond(outcome) {
-        if (outcome.kind === 'rejected')
-          return jsonResponse(
-            200,
-            ucpErrorResponse(problemMessages(outcome.problems, 'unrecoverable'), rendering.baseUrl),
-          );
+        if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
         const notes = [...discounts.notes];
         if (country && !outcome.countryServed)
           notes.push(
@@ -200,12 +240,21 @@ export function createUcpOperations(deps: Deps) {
     (call: UcpCall) =>
     async (db: Db): Promise<ProtocolResponse> => {
       const session = await sessions.loadProtocolSession(deps, db, call.id!);
-      return session ? checkout(200, session, call) : notFound(call.id!);
+      return session ? checkout(200, session, call) : notFound(call.id!, call);
     };
 
   function update(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
-    const input = validated(deps.validators, 'ucp.update', call.body);
+    const input = request('update', call);
     const discounts = discountCodes(input, call);
+    const units = unitMessages(input, call);
+    if (units.length)
+      // Nothing changes: the checkout as it is, with what to fix.
+      return async (db) => {
+        const session = await sessions.loadProtocolSession(deps, db, call.id!);
+        if (!session) return notFound(call.id!, call);
+        if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
+        return checkout(200, session, call, units);
+      };
     return async (db) => {
       // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
       const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
@@ -213,7 +262,7 @@ export function createUcpOperations(deps: Deps) {
         buyer: buyerOf(input),
         codes: discounts.codes,
       });
-      if (outcome.kind === 'not_found') return notFound(call.id!);
+      if (outcome.kind === 'not_found') return notFound(call.id!, call);
       if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
       if (outcome.kind === 'rejected')
         return checkout(200, outcome.session, call, [
@@ -229,7 +278,7 @@ export function createUcpOperations(deps: Deps) {
     validated(deps.validators, 'ucp.complete', call.body);
     return async (db) => {
       const session = await sessions.loadProtocolSession(deps, db, call.id!);
-      if (!session) return notFound(call.id!);
+      if (!session) return notFound(call.id!, call);
       if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
       return checkout(200, session, call);
     };
@@ -239,7 +288,7 @@ export function createUcpOperations(deps: Deps) {
     (call: UcpCall) =>
     async (db: Db): Promise<ProtocolResponse> => {
       const outcome = await sessions.cancelProtocolSession(deps, db, call.id!);
-      if (outcome.kind === 'not_found') return notFound(call.id!);
+      if (outcome.kind === 'not_found') return notFound(call.id!, call);
       if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
       return checkout(200, outcome.session, call);
     };

@@ -58,6 +58,24 @@ export function jcsHash(body: unknown): string {
     .digest('hex');
 }
 
+/**
+ * A request body fingerprinted by its exact bytes rather than its JSON (UCP 2026-08-25: the fingerprint is the SHA-256
+ * of the raw body, so a same-key request with other bytes, even equal JSON, is a conflict).
+ */
+export class RawBody {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** SHA-256 over the exact bytes of a body. */
+export function rawBodyHash(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The protocols' fingerprint: a RawBody's bytes (UCP 2026-08-25), any other body as RFC 8785 JSON (jcsHash). */
+export function protocolFingerprint(body: unknown): string {
+  return body instanceof RawBody ? rawBodyHash(body.bytes) : jcsHash(body);
+}
+
 /** A checkout key's answer: the session created, and the API version it was first given under (a replay keeps it). */
 export interface CheckoutKeyAnswer {
   body: unknown;
@@ -115,7 +133,7 @@ export const protocolKeys = {
     ucp: (profileUrl: string, method: string, path: string) => `ucp|${profileUrl}|${method} ${path}`,
     ucpMcp: (profileUrl: string, tool: string, id: string | undefined) => `ucp-mcp|${profileUrl}|${tool} ${id ?? ''}`,
   },
-  fingerprint: jcsHash,
+  fingerprint: protocolFingerprint,
   retentionMs: () => PROTOCOL_IDEMPOTENCY_RETENTION_MS,
   storedScope,
   keeps: isFinalAnswer,
