@@ -2,7 +2,7 @@
 // and again while its representation is in the read cache: the same status, Cache-Control, ETag, Age, RateLimit-*,
 // CORS, request id, body and log line either way; 304 for a matching If-None-Match, HEAD without a body, the 429 of
 // an address over its limit, other spellings of a cached URL, what is never served from the cache, and a drain.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   childLoggersDuring,
   expectAnswer,
@@ -12,13 +12,12 @@ import {
   PUBLIC_PREFLIGHT,
   rateLimit,
   rateLimited,
-  recordRequests,
+  recordedService,
   SECONDS,
   whileDraining,
   type Answer,
   type Init,
 } from './support/answers.js';
-import { startTestService, type TestService } from './support/service.js';
 
 const LIMIT = 4;
 const PRODUCTS = '/api/store/products?fields=*variants.calculated_price,+variants.inventory_quantity';
@@ -27,30 +26,21 @@ const RETIRING = '/api/store/collections';
 const TWO_PACK = 'prod_01tongue2pack';
 const TRAVEL = 'prod_01tonguetravel';
 
-let api: TestService;
-const requests = recordRequests();
+const api = recordedService({
+  limit: LIMIT,
+  deprecations: [
+    {
+      subject: `GET ${RETIRING}`,
+      method: 'GET',
+      path: /^\/api\/store\/collections$/,
+      deprecatedAt: '2026-11-01',
+      sunsetAt: '2027-03-01',
+      description: 'Test-only retirement.',
+    },
+  ],
+});
+const { requests } = api;
 const send = (path: string, init: Init = {}, address?: string) => requests.send(api, path, init, address);
-
-beforeAll(async () => {
-  api = await startTestService({
-    // One proxy: X-Forwarded-For names the client, so each request below can count against an address of its own.
-    env: { TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) },
-    log: requests.log,
-    deprecations: [
-      {
-        subject: `GET ${RETIRING}`,
-        method: 'GET',
-        path: /^\/api\/store\/collections$/,
-        deprecatedAt: '2026-11-01',
-        sunsetAt: '2027-03-01',
-        description: 'Test-only retirement.',
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  await api?.close();
-});
 
 /** The request answered from the database (the read cache emptied), then again once a GET of `fill` was cached. */
 async function uncachedThenCached(path: string, init: Init = {}, fill = path) {

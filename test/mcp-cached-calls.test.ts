@@ -2,7 +2,7 @@
 // first time and again once its result is cached (the same status, headers, JSON-RPC body and log line either way),
 // arguments of the same meaning in other raw text, arguments close to a cached call's, what the transport refuses,
 // the JSON-RPC 429 of an address over its limit, and a drain.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   childLoggersDuring,
   expectAnswer,
@@ -10,12 +10,11 @@ import {
   NOT_STORED,
   rateLimit,
   rateLimited,
-  recordRequests,
+  recordedService,
   whileDraining,
   type Answer,
   type Init,
 } from './support/answers.js';
-import { startTestService, type TestService } from './support/service.js';
 
 const LIMIT = 4;
 const PATH = '/catalog/mcp';
@@ -28,20 +27,9 @@ const HEADERS = {
 const TWO_PACK = 'prod_01tongue2pack';
 const TRAVEL = 'prod_01tonguetravel';
 
-let api: TestService;
-const requests = recordRequests();
+const api = recordedService({ limit: LIMIT, env: { MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN } });
+const { requests } = api;
 const send = (init: Init, address?: string) => requests.send(api, PATH, init, address);
-
-beforeAll(async () => {
-  api = await startTestService({
-    // One proxy: X-Forwarded-For names the client, so each request below can count against an address of its own.
-    env: { TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT), MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN },
-    log: requests.log,
-  });
-});
-afterAll(async () => {
-  await api?.close();
-});
 
 const call = (name: string, args?: Record<string, unknown>, id: string | number = 1) => ({
   jsonrpc: '2.0',

@@ -14,7 +14,7 @@ import {
   NOT_STORED,
   rateLimit,
   rateLimited,
-  recordRequests,
+  recordedService,
   whileDraining,
   whilePostgresCut,
   type Answer,
@@ -30,7 +30,7 @@ import {
   ucpHeaders,
   type ProfileServer,
 } from './support/protocols.js';
-import { startTestService, type TestService } from './support/service.js';
+import type { TestService } from './support/service.js';
 
 const LIMIT = 4;
 const UCP = '/ucp/checkout-sessions';
@@ -59,29 +59,23 @@ const UCP_REQUEST_ID = randomUUID();
 const CONTINUE_URL = 'https://shop.example.com/';
 const RESOURCE_METADATA = 'resource_metadata="https://shop.example.com/.well-known/oauth-protected-resource"';
 
-let api: TestService;
+const api = recordedService({ limit: LIMIT, env: PROTOCOL_ENV });
+const { requests } = api;
 let profiles: ProfileServer;
 let token: string;
 let readOnlyToken: string;
-const requests = recordRequests();
 
 beforeAll(async () => {
   profiles = await startProfileServer();
-  // One proxy: X-Forwarded-For names the client, so each request below can count against an address of its own.
-  api = await startTestService({
-    env: { ...PROTOCOL_ENV, TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) },
-    log: requests.log,
-  });
   token = await agentToken(api, 'cart:write');
   readOnlyToken = await agentToken(api, 'catalog:read');
 });
 afterAll(async () => {
-  await api?.close();
   await profiles?.close();
 });
 
 /** Sends the request; its body must satisfy the protocol's own schemas (the contract's were checked as received). */
-async function send(url: string, init: Request, address?: string, to = api): Promise<Answer> {
+async function send(url: string, init: Request, address?: string, to: TestService = api): Promise<Answer> {
   const answer = await requests.send(to, url, init, address);
   const problems = protocolBodyProblems(new URL(url, api.url).pathname, answer.status, answer.body);
   expect(problems, answer.text.slice(0, 600)).toEqual([]);

@@ -18,7 +18,7 @@ import {
   PUBLIC_PREFLIGHT,
   rateLimit,
   rateLimited,
-  recordRequests,
+  recordedService,
   whileDraining,
   whilePostgresCut,
   type Init,
@@ -38,33 +38,25 @@ const TRAVEL = 'variant_01tonguetravel';
 const ITEMS = { items: [{ id: TWO_PACK, quantity: 2 }, { id: TRAVEL }] };
 const SESSION = JSON.stringify({ ...ITEMS, promo_codes: ['10off'] });
 
-let api: TestService;
-const requests = recordRequests();
-const send = (path: string, init?: Request, address?: string, to = api) => requests.send(to, path, init, address);
+const api = recordedService({
+  limit: LIMIT,
+  deprecations: [
+    {
+      subject: `GET /checkout_sessions/${RETIRING_ID}`,
+      method: 'GET',
+      path: new RegExp(`^/checkout[-_]sessions/${RETIRING_ID}$`),
+      deprecatedAt: '2026-11-01',
+      sunsetAt: '2027-03-01',
+      description: 'Test-only retirement.',
+    },
+  ],
+});
+const { requests } = api;
+const send = (path: string, init?: Request, address?: string, to: TestService = api) =>
+  requests.send(to, path, init, address);
 let keys = 0;
 const newKey = () => `key-${process.pid}-${++keys}`;
 const json = (value: unknown) => JSON.stringify(value);
-
-beforeAll(async () => {
-  api = await startTestService({
-    // One proxy: X-Forwarded-For names the client, so each request below can count against an address of its own.
-    env: { TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(LIMIT) },
-    log: requests.log,
-    deprecations: [
-      {
-        subject: `GET /checkout_sessions/${RETIRING_ID}`,
-        method: 'GET',
-        path: new RegExp(`^/checkout[-_]sessions/${RETIRING_ID}$`),
-        deprecatedAt: '2026-11-01',
-        sunsetAt: '2027-03-01',
-        description: 'Test-only retirement.',
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  await api?.close();
-});
 
 /** The headers of a checkout answer to a fresh address: not stored, public CORS, the version applied. */
 function checkout(extra: Record<string, unknown> = {}) {

@@ -2,10 +2,11 @@
 // its value), its body and the one line it is logged with. Requests come from addresses of their own (the service
 // must trust one proxy: TRUST_PROXY=1), so each can count against a rate limit of its own.
 import { Writable } from 'node:stream';
-import { expect, vi } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
+import type { Deprecation } from '../../src/domain/versioning.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import type { ServiceBehindProxy } from './outage.js';
-import type { TestService } from './service.js';
+import { startTestService, type TestService } from './service.js';
 
 export type Init = RequestInit & { headers?: Record<string, string> };
 /** A request, or how to make each one (a body stream or a new Idempotency-Key is sent once). */
@@ -73,6 +74,58 @@ export function recordRequests(): RequestRecorder {
         sent: { method: init.method ?? 'GET', path: new URL(path, api.url).pathname },
       };
     },
+  };
+}
+
+export interface RecordedServiceOptions {
+  /** RATE_LIMIT_PER_MINUTE: what each address may send. */
+  limit: number;
+  /** More environment (a binding's, MCP_ALLOWED_ORIGINS). */
+  env?: Record<string, string>;
+  deprecations?: Deprecation[];
+}
+
+/** The file's service (see recordedService) and the recorder of its requests. */
+export type RecordedService = TestService & { requests: RequestRecorder };
+
+/**
+ * A test file's service whose requests are recorded (recordRequests): it trusts one proxy, so X-Forwarded-For names the
+ * client and each request can count against an address of its own, under `limit` requests per minute. Started before
+ * the file's tests and closed after them; it answers as the TestService started then.
+ */
+export function recordedService(options: RecordedServiceOptions): RecordedService {
+  const requests = recordRequests();
+  let started: TestService | undefined;
+  const current = (): TestService => {
+    if (!started) throw new Error('The service is started before the tests (beforeAll)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startTestService({
+      env: { TRUST_PROXY: '1', RATE_LIMIT_PER_MINUTE: String(options.limit), ...options.env },
+      log: requests.log,
+      deprecations: options.deprecations,
+    });
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    requests,
+    get url() {
+      return current().url;
+    },
+    get service() {
+      return current().service;
+    },
+    get database() {
+      return current().database;
+    },
+    get client() {
+      return current().client;
+    },
+    http: (path, init) => current().http(path, init),
+    close: () => current().close(),
   };
 }
 
