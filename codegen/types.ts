@@ -3172,6 +3172,24 @@ export interface components {
                 "application/json": components["schemas"]["CheckoutError"];
             };
         };
+        /** @description The request is permanently malformed (bad JSON or Content-Type, an unknown field, an unsupported API-Version), or `shipping_address` is not an address the store ships to (`invalid_address`, `param` naming the field, the message every problem); the session is left as it was. Fix it; never retry unchanged. */
+        CheckoutUpdateBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
         /** @description The session can no longer be changed: it is paid (`completed`, code `session_completed`) or cancelled (code `session_canceled`). */
         CheckoutSessionNotChangeable: {
             headers: {
@@ -4903,7 +4921,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutUpdateBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             409: components["responses"]["CheckoutSessionNotChangeable"];
             413: components["responses"]["CheckoutPayloadTooLarge"];
@@ -4953,7 +4971,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CheckoutSessionOk"];
-            400: components["responses"]["CheckoutBadRequest"];
+            400: components["responses"]["CheckoutUpdateBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
             409: components["responses"]["CheckoutSessionNotChangeable"];
             413: components["responses"]["CheckoutPayloadTooLarge"];
