@@ -168,7 +168,16 @@ export interface paths {
          */
         get: operations["getCheckoutSession"];
         put?: never;
-        post?: never;
+        /**
+         * Set a checkout session's destination and shipping option
+         * @description Sets or changes where the goods go and how they ship (added 2026-11-27, additive), and answers the session
+         *     re-priced for it: tax by jurisdiction (`tax_lines`), the options offered there (`shipping_options`), the chosen
+         *     `shipping_option`, `totals_estimated: false`. An address that is not one the store ships to (unknown country, a
+         *     region not in that country, a country outside the session's region) is a 400 `invalid_address` whose `param` names
+         *     the field; the session is then left exactly as it was. Setting the same values again answers the same session, so
+         *     the request can be retried as it is (it takes no `Idempotency-Key`). A paid or cancelled session cannot change: 409.
+         */
+        post: operations["updateCheckoutSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -191,7 +200,17 @@ export interface paths {
          */
         get: operations["getCheckoutSessionAlias"];
         put?: never;
-        post?: never;
+        /**
+         * Set a checkout session's destination and shipping option
+         * @description The same operation as `updateCheckoutSession`, at the hyphen spelling.
+         *     Sets or changes where the goods go and how they ship (added 2026-11-27, additive), and answers the session
+         *     re-priced for it: tax by jurisdiction (`tax_lines`), the options offered there (`shipping_options`), the chosen
+         *     `shipping_option`, `totals_estimated: false`. An address that is not one the store ships to (unknown country, a
+         *     region not in that country, a country outside the session's region) is a 400 `invalid_address` whose `param` names
+         *     the field; the session is then left exactly as it was. Setting the same values again answers the same session, so
+         *     the request can be retried as it is (it takes no `Idempotency-Key`). A paid or cancelled session cannot change: 409.
+         */
+        post: operations["updateCheckoutSessionAlias"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1611,9 +1630,40 @@ export interface components {
         /** @description One code, or a list of codes. Codes match case-insensitively. */
         PromoCodeInput: string | string[];
         /**
+         * @description Where the goods go (added 2026-11-27, additive). Checked against ISO 3166 and the countries of the session's region:
+         *     `country` an ISO 3166-1 alpha-2 code (alpha-3 is read as its alpha-2); `region` the ISO 3166-2 subdivision, as its
+         *     code with or without the country (`QC`, `CA-QC`) or its name, required in the US and Canada; `postal_code` in the
+         *     national form (required except in Ireland); `recipient_name`, `line1` and `city` required. An address that is not
+         *     one the store ships to is a 400 `invalid_address` whose `param` names the field (`shipping_address.region`), its
+         *     message every problem. See docs/fulfilment-and-tax.md.
+         */
+        ShippingAddressInput: {
+            /** @example Erika Mustermann */
+            recipient_name?: string;
+            /** @example Friedrichstraße 43 */
+            line1?: string;
+            line2?: string | null;
+            /** @example Berlin */
+            city?: string;
+            /** @example CA-QC */
+            region?: string | null;
+            /** @example 10117 */
+            postal_code?: string | null;
+            /** @example DE */
+            country?: string;
+        };
+        /**
+         * @description A shipping option (added 2026-11-27, additive): `standard` (free from the region's threshold) or `express` (never
+         *     free). Without a choice, `standard`.
+         * @enum {string}
+         */
+        ShippingOptionCode: "standard" | "express";
+        /**
          * @description Items and optional promo codes, region and buyer. Promo codes may be sent as `promo_codes` or any of the aliases
          *     `promo_code`, `discount_code`, `discount_codes`, `coupon_code`, `coupon_codes` (each a string or a list); they are
          *     merged in that order, and `messages[].param` (`promo_codes[i]`) refers to a position in the merged list.
+         *     `shipping_address` and `shipping_option` (added 2026-11-27, additive) price the session for where it goes; without an
+         *     address the session is an estimate (`totals_estimated: true`).
          */
         CheckoutSessionCreateRequest: {
             items: components["schemas"]["CheckoutItemInput"][];
@@ -1628,6 +1678,8 @@ export interface components {
              * @example reg_eu
              */
             region_id?: string;
+            shipping_address?: components["schemas"]["ShippingAddressInput"];
+            shipping_option?: components["schemas"]["ShippingOptionCode"];
             buyer?: {
                 /** Format: email */
                 email?: string;
@@ -1671,10 +1723,15 @@ export interface components {
             currency: string;
         };
         /**
-         * @description The session's totals. Always `total = subtotal − discount + shipping + tax`, and the line items add up to them
-         *     (Σ base_amount = subtotal, Σ discount = discount, Σ tax = tax, Σ line total + shipping = total).
-         *     Prices exclude tax; tax is charged on goods after discount at the region's rate, rounded once per line;
-         *     shipping is a flat rate per region, free from the region's threshold (goods after discount), and not taxed.
+         * @description The session's totals. Without a `shipping_address` (`totals_estimated: true`): `total = subtotal − discount +
+         *     shipping + tax`, and the line items add up to them (Σ base_amount = subtotal, Σ discount = discount, Σ tax = tax,
+         *     Σ line total + shipping = total); prices exclude tax; tax is charged on goods after discount at the region's rate,
+         *     rounded once per line; shipping is a flat rate per region, free from the region's threshold, and not taxed.
+         *     With a `shipping_address` (added 2026-11-27): tax is the destination's, by jurisdiction (`tax_lines`), rounded once
+         *     per line per jurisdiction, half up, and on shipping where the jurisdiction taxes it (`shipping_tax`, in no line's
+         *     tax): Σ line tax + shipping_tax = tax. Where `tax_included` is false, `total = subtotal − discount + shipping + tax`
+         *     and Σ line total + shipping + shipping_tax = total; where it is true (EU, UK, Japan), every amount includes tax,
+         *     `total = subtotal − discount + shipping`, and Σ line total + shipping = total.
          */
         CheckoutTotals: {
             subtotal: components["schemas"]["Amount"];
@@ -1744,9 +1801,69 @@ export interface components {
             permalink_url: string;
         };
         /**
+         * @description The session's checked destination (added 2026-11-27, additive): codes upper case, `region` the full ISO 3166-2 code
+         *     (or null where none was given and none is required), `postal_code` in its national layout.
+         */
+        ShippingAddress: {
+            recipient_name: string;
+            line1: string;
+            line2: string | null;
+            city: string;
+            /** @example CA-QC */
+            region: string | null;
+            /** @example 10117 */
+            postal_code: string | null;
+            /** @example DE */
+            country: string;
+        };
+        /**
+         * @description A shipping option offered to the session's destination (added 2026-11-27, additive), with what it costs these goods
+         *     (0 once the goods after discount reach its free-shipping threshold; `express` is never free), tax included where
+         *     `tax_included` is true.
+         */
+        ShippingOption: {
+            /** @enum {string} */
+            id: "standard" | "express";
+            /** @example Express */
+            title: string;
+            /** @description Carrier-neutral. */
+            description: string;
+            amount: components["schemas"]["Amount"];
+            /** @description The delivery window after dispatch, in business days. */
+            estimated_delivery: {
+                min_business_days: number;
+                max_business_days: number;
+            };
+        };
+        /**
+         * @description One jurisdiction's tax on the sale (added 2026-11-27, additive), as a receipt lists it: the federal tax before a
+         *     provincial one. `amount` is rounded once per line per jurisdiction (half up); `taxable_amount` is what it was levied
+         *     on (line subtotals after discount and, where that jurisdiction taxes it, shipping), in the session's price terms.
+         */
+        TaxLine: {
+            /**
+             * @description Who levies it, a country (`DE`, `CA` for GST) or a subdivision (`US-CA`, `CA-QC`).
+             * @example DE
+             */
+            jurisdiction: string;
+            /** @enum {string} */
+            tax_code: "SALES_TAX" | "VAT" | "GST" | "HST" | "PST" | "QST" | "CONSUMPTION_TAX";
+            /** @example VAT (DE) */
+            name: string;
+            /**
+             * @description Percent, up to three decimals (19 is 19 %, 9.975 is Quebec's QST).
+             * @example 19
+             */
+            rate: number;
+            taxable_amount: components["schemas"]["Amount"];
+            amount: components["schemas"]["Amount"];
+        };
+        /**
          * @description A priced cart. The session id is the cart's id. Until it is paid, every number is recomputed from the cart's own prices,
          *     tax and promotions; the quoted numbers are the numbers charged. Once a human has paid at `payment_provider.checkout_url`
-         *     the session is `completed`, carries its `order`, and its numbers are the order's, exactly as charged.
+         *     the session is `completed`, carries its `order`, and its numbers are the order's, exactly as charged. With a
+         *     `shipping_address` the session is priced for its destination (tax by jurisdiction in `tax_lines`, the chosen
+         *     `shipping_option`); without one its numbers are an estimate (`totals_estimated`).
          */
         CheckoutSession: {
             /**
@@ -1773,15 +1890,48 @@ export interface components {
             messages: components["schemas"]["CheckoutMessage"][];
             payment_provider: components["schemas"]["PaymentProvider"];
             order?: components["schemas"]["CheckoutOrder"];
+            /**
+             * @description True while the session has no `shipping_address`: the numbers are an estimate at the region's single tax rate and
+             *     flat shipping (as before 2026-11-27). False once priced for its destination (added 2026-11-27, additive).
+             */
+            totals_estimated?: boolean;
+            /**
+             * @description True where the amounts include tax (a destination in the EU, the UK or Japan, whose shelf prices include VAT or
+             *     consumption tax): `totals.tax` is then the tax inside them, not added, and `total = subtotal − discount +
+             *     shipping`. False otherwise (added 2026-11-27, additive).
+             */
+            tax_included?: boolean;
+            shipping_address?: components["schemas"]["ShippingAddress"];
+            /**
+             * @description The shipping option chosen (`standard` unless `express` was chosen), once there is a `shipping_address` or a choice (added 2026-11-27, additive).
+             * @enum {string}
+             */
+            shipping_option?: "standard" | "express";
+            /**
+             * @description With a `shipping_address`, the options offered there, each with what it costs these goods (added 2026-11-27,
+             *     additive). Absent once paid.
+             */
+            shipping_options?: components["schemas"]["ShippingOption"][];
+            /**
+             * @description With a `shipping_address`, the part of `totals.tax` levied on shipping (in no line's `tax`), where the
+             *     jurisdiction taxes shipping (added 2026-11-27, additive).
+             */
+            shipping_tax?: components["schemas"]["Amount"];
+            /**
+             * @description With a `shipping_address`, the tax by jurisdiction (added 2026-11-27, additive); their amounts sum to `totals.tax`.
+             *     Once paid, as charged: a later change of rate changes nothing.
+             */
+            tax_lines?: components["schemas"]["TaxLine"][];
         };
         /**
          * @description Error of the checkout endpoints. `type` is `invalid_request` (fix the request; never retry it unchanged),
          *     `rate_limit_exceeded` (retry after `Retry-After`), `processing_error` or `service_unavailable` (transient; retry with backoff).
          *     Codes: `invalid_body` (not JSON, nested deeper than 32 levels, or holding more than 4,096 objects and arrays), `invalid_content_type`, `missing_field`, `unknown_field`, `invalid_field`,
          *     `missing_item_identifier`, `ambiguous_item`, `unknown_item`, `variant_required`, `quantity_too_large`,
-         *     `insufficient_stock`, `item_unavailable_in_region`, `invalid_parameter` (e.g. unknown `region_id`),
+         *     `insufficient_stock`, `item_unavailable_in_region`, `invalid_address` (a `shipping_address` the store does not ship
+         *     to, or malformed; `param` names the field, e.g. `shipping_address.region`), `invalid_parameter` (e.g. unknown `region_id`),
          *     `unsupported_api_version`, `payload_too_large`, `idempotency_conflict`, `idempotency_in_flight`,
-         *     `session_not_found`, `session_completed`, `delegated_payment_not_supported`, `unknown_endpoint`, `method_not_allowed`, `rate_limited`,
+         *     `session_not_found`, `session_completed`, `session_canceled`, `delegated_payment_not_supported`, `unknown_endpoint`, `method_not_allowed`, `rate_limited`,
          *     `service_unavailable`, `internal_error`.
          */
         CheckoutError: {
@@ -1791,7 +1941,7 @@ export interface components {
              * @example unknown_item
              * @enum {string}
              */
-            code: "invalid_body" | "invalid_content_type" | "missing_field" | "unknown_field" | "invalid_field" | "missing_item_identifier" | "ambiguous_item" | "unknown_item" | "variant_required" | "quantity_too_large" | "insufficient_stock" | "item_unavailable_in_region" | "invalid_parameter" | "unsupported_api_version" | "payload_too_large" | "idempotency_conflict" | "idempotency_in_flight" | "session_not_found" | "session_completed" | "delegated_payment_not_supported" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "service_unavailable" | "internal_error";
+            code: "invalid_body" | "invalid_content_type" | "missing_field" | "unknown_field" | "invalid_field" | "missing_item_identifier" | "ambiguous_item" | "unknown_item" | "variant_required" | "quantity_too_large" | "insufficient_stock" | "item_unavailable_in_region" | "invalid_address" | "invalid_parameter" | "unsupported_api_version" | "payload_too_large" | "idempotency_conflict" | "idempotency_in_flight" | "session_not_found" | "session_completed" | "session_canceled" | "delegated_payment_not_supported" | "unknown_endpoint" | "method_not_allowed" | "rate_limited" | "service_unavailable" | "internal_error";
             message: string;
             /**
              * @description The offending parameter, as a path into the request (`items[0].quantity`, `region_id`, `Idempotency-Key`).
@@ -1806,6 +1956,15 @@ export interface components {
             variant_ids?: string[];
             /** @description With `insufficient_stock`, how many units are available. */
             available?: number;
+        };
+        /**
+         * @description Sets or changes the session's destination and shipping option (added 2026-11-27, additive). A field left out keeps
+         *     what the session had; `shipping_address: null` removes the address (the session is an estimate again). The session
+         *     is re-priced. An invalid address is a 400 `invalid_address` naming the field, and changes nothing.
+         */
+        CheckoutSessionUpdateRequest: {
+            shipping_address?: components["schemas"]["ShippingAddressInput"] | null;
+            shipping_option?: components["schemas"]["ShippingOptionCode"];
         };
         /**
          * @description Optional and ignored: any JSON object is accepted (an ACP-style complete body with `buyer` and `payment_data`, say),
@@ -2610,6 +2769,26 @@ export interface components {
             /** @description The codes that apply to the cart as it stands now, in canonical form (one at most); the others are explained in `messages`. */
             promo_codes: string[];
             messages: components["schemas"]["CheckoutMessage"][];
+            /** @description True while the cart has no `shipping_address` (added 2026-11-27, additive); see `CheckoutSession`. */
+            totals_estimated?: boolean;
+            /** @description Whether the amounts include tax (added 2026-11-27, additive); see `CheckoutSession`. */
+            tax_included?: boolean;
+            /**
+             * @description The destination given when the cart was created (added 2026-11-27, additive); it carries over to the cart's
+             *     checkout session, where `POST /checkout_sessions/{id}` changes it.
+             */
+            shipping_address?: components["schemas"]["ShippingAddress"];
+            /**
+             * @description The shipping option chosen (added 2026-11-27, additive).
+             * @enum {string}
+             */
+            shipping_option?: "standard" | "express";
+            /** @description With a `shipping_address`, the options offered there (added 2026-11-27, additive). */
+            shipping_options?: components["schemas"]["ShippingOption"][];
+            /** @description With a `shipping_address`, the part of `totals.tax` levied on shipping (added 2026-11-27, additive). */
+            shipping_tax?: components["schemas"]["Amount"];
+            /** @description With a `shipping_address`, the tax by jurisdiction (added 2026-11-27, additive). */
+            tax_lines?: components["schemas"]["TaxLine"][];
         };
         /**
          * @description Error of the `/agent/carts` operations: the agent error shape (`OAuthError`) with the offending field and, for stock,
@@ -2677,6 +2856,25 @@ export interface components {
              * @description The buyer's receipt page.
              */
             permalink_url: string;
+            /**
+             * @description Whether the amounts include tax (a destination in the EU, the UK or Japan): `totals.tax` is then inside them
+             *     (added 2026-11-27, additive; false for an order priced without an address).
+             */
+            tax_included?: boolean;
+            /** @description Where the order ships, as checked when it was paid (added 2026-11-27, additive; absent for an order priced without an address). */
+            shipping_address?: components["schemas"]["ShippingAddress"];
+            /**
+             * @description The shipping option paid for (added 2026-11-27, additive; with a `shipping_address`).
+             * @enum {string}
+             */
+            shipping_option?: "standard" | "express";
+            /** @description The part of `totals.tax` levied on shipping (added 2026-11-27, additive; with a `shipping_address`). */
+            shipping_tax?: components["schemas"]["Amount"];
+            /**
+             * @description The tax by jurisdiction as charged (added 2026-11-27, additive; with a `shipping_address`): a later change of
+             *     rate changes nothing here.
+             */
+            tax_lines?: components["schemas"]["TaxLine"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3162,6 +3360,50 @@ export interface components {
                  *       "type": "invalid_request",
                  *       "code": "session_not_found",
                  *       "message": "No checkout session with id cart_missing.",
+                 *       "param": "id"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The request is permanently malformed (bad JSON or Content-Type, an unknown field, an unsupported API-Version), or `shipping_address` is not an address the store ships to (`invalid_address`, `param` naming the field, the message every problem); the session is left as it was. Fix it; never retry unchanged. */
+        CheckoutUpdateBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CheckoutError"];
+            };
+        };
+        /** @description The session can no longer be changed: it is paid (`completed`, code `session_completed`) or cancelled (code `session_canceled`). */
+        CheckoutSessionNotChangeable: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "session_completed",
+                 *       "message": "Checkout session cart_Xq2v9bLk0aPz4Wc1 is paid and became an order; it can no longer be changed or cancelled.",
                  *       "param": "id"
                  *     }
                  */
@@ -4916,6 +5158,34 @@ export interface operations {
             503: components["responses"]["CheckoutUnavailable"];
         };
     };
+    updateCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutUpdateBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutSessionNotChangeable"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
     getCheckoutSessionAlias: {
         parameters: {
             query?: never;
@@ -4934,6 +5204,34 @@ export interface operations {
             200: components["responses"]["CheckoutSessionOk"];
             400: components["responses"]["CheckoutSessionBadRequest"];
             404: components["responses"]["CheckoutNotFound"];
+            429: components["responses"]["CheckoutRateLimited"];
+            503: components["responses"]["CheckoutUnavailable"];
+        };
+    };
+    updateCheckoutSessionAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A date (`YYYY-MM-DD`) pinning checkout behaviour; the newest version on or before it applies. Omitted means the current version. A malformed date, or one before the first version, is `400 unsupported_api_version`. See `GET /changelog`. */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
+            path: {
+                /** @description The checkout session id (the cart id), as returned at creation. */
+                id: components["parameters"]["CheckoutSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CheckoutSessionOk"];
+            400: components["responses"]["CheckoutUpdateBadRequest"];
+            404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutSessionNotChangeable"];
+            413: components["responses"]["CheckoutPayloadTooLarge"];
             429: components["responses"]["CheckoutRateLimited"];
             503: components["responses"]["CheckoutUnavailable"];
         };

@@ -65,12 +65,13 @@ function withoutIds(value: any): unknown {
 }
 
 describe('tools/list', () => {
-  it('offers create, get and cancel with their annotations, and no tool that pays', async () => {
+  it('offers create, get, update and cancel with their annotations, and no tool that pays', async () => {
     const { tools } = await checkout.listTools();
     expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint])).toEqual(
       [
         ['create_checkout_session', false, false],
         ['get_checkout_session', true, false],
+        ['update_checkout_session', false, false],
         ['cancel_checkout_session', false, true],
       ],
     );

@@ -293,10 +293,10 @@ describe('GET /checkout_sessions/{id}', () => {
   it('another method: 405 method_not_allowed with Allow', async () => {
     expectAnswer(await send(`/checkout_sessions/${ready.id}`, { method: 'DELETE' }), {
       status: 405,
-      headers: checkout({ allow: 'GET, HEAD' }),
+      headers: checkout({ allow: 'GET, POST, HEAD' }),
       body: refusal(
         'method_not_allowed',
-        `DELETE is not supported on /checkout_sessions/${ready.id}; use GET or HEAD.`,
+        `DELETE is not supported on /checkout_sessions/${ready.id}; use GET or POST or HEAD.`,
       ),
     });
   });

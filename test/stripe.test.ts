@@ -85,6 +85,56 @@ describe('the pay page with Stripe', () => {
     expect(checkout.amountTotal).toBe(session.totals.total.amount);
   });
 
+  it('charges a quote for a destination exactly: taxed shipping in the shipping rate, no Stripe tax, the address sent', async () => {
+    // New York taxes shipping and adds tax on top: 12.99 + 4.95 + 4 % of each (0.52 + 0.20) = 18.66.
+    const newYork = await createSession({
+      items: [{ id: TWO_PACK }],
+      shipping_address: {
+        recipient_name: 'Ada',
+        line1: '1 Main St',
+        city: 'New York',
+        region: 'NY',
+        postal_code: '10001',
+        country: 'US',
+      },
+    });
+    expect(newYork.totals.total.amount).toBe(18.66);
+    const taxedShipping = await checkoutFor(newYork.id);
+    expect(taxedShipping.amountTotal).toBe(1866);
+    expect(taxedShipping.params.get('shipping_options[0][shipping_rate_data][fixed_amount][amount]')).toBe('515');
+    expect(taxedShipping.params.get('payment_intent_data[shipping][address][state]')).toBe('NY');
+    expect([...taxedShipping.params.keys()].some((key) => key.startsWith('automatic_tax'))).toBe(false);
+
+    // Germany with Express: 19 % VAT inside the amounts, the Express price.
+    const berlin = await createSession({
+      items: [{ id: TWO_PACK }],
+      region_id: 'reg_eu',
+      shipping_option: 'express',
+      shipping_address: {
+        recipient_name: 'Erika',
+        line1: 'Friedrichstraße 43',
+        city: 'Berlin',
+        postal_code: '10117',
+        country: 'DE',
+      },
+    });
+    const checkout = await checkoutFor(berlin.id);
+    expect(checkout.amountTotal).toBe(2946);
+    expect(checkout.params.get('shipping_options[0][shipping_rate_data][fixed_amount][amount]')).toBe('1495');
+    expect(checkout.params.get('shipping_options[0][shipping_rate_data][display_name]')).toBe(
+      'Shipping: Express shipping',
+    );
+    expect(checkout.params.get('payment_intent_data[shipping][address][country]')).toBe('DE');
+    const delivered = await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
+    expect(delivered.body.result).toBe('order_created');
+    const order = await db()('orders').where({ session_id: berlin.id }).first();
+    expect(order).toMatchObject({ status: 'paid', total: 2946, shipping: 1495, tax: 471, amount_paid: 2946 });
+    expect(order.fulfilment).toMatchObject({
+      shippingOption: { code: 'express' },
+      taxes: [{ jurisdiction: 'DE', rate: 19000, amount: 471 }],
+    });
+  });
+
   it('reuses the Checkout Session while the quote is unchanged, and replaces (and expires) it when it changes', async () => {
     const session = await createSession({ items: [{ id: TRAVEL, quantity: 2 }] });
     const first = await checkoutFor(session.id);

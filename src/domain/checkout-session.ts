@@ -1,6 +1,9 @@
 // The CheckoutSession representation: a priced cart in major units, with the human payment hand-off.
 import type { components } from '../../codegen/types.js';
+import type { ShippingCode, ShippingOption } from './fulfilment.js';
+import { RATE_SCALE } from './fulfilment.js';
 import { toMajorUnits } from './money.js';
+import type { QuoteFulfilment } from './orders.js';
 import type { PricedCart, Totals } from './pricing.js';
 import type { PromoMessage } from './promotions.js';
 
@@ -30,6 +33,66 @@ export interface SessionFacts {
   checkoutUrl: string;
   /** The order a paid (`completed`) session became. */
   order?: CheckoutSession['order'];
+  /** Priced for a destination: where, the option, the tax by jurisdiction; undefined for an estimate. */
+  fulfilment?: QuoteFulfilment | undefined;
+  /** The option the buyer chose, if any (shown even before there is an address). */
+  chosenOption?: ShippingCode | null;
+  /** The destination's options with what each costs these goods. */
+  offered?: Array<{ option: ShippingOption; amount: number }>;
+}
+
+/** A rate in thousandths of a percent as a percentage: 19000 → 19, 9975 → 9.975 (exact in decimal). */
+function percent(rate: number): number {
+  return Number((rate / (RATE_SCALE / 100)).toFixed(3));
+}
+
+/** What a session priced for a destination shows beside its totals. */
+function destinationFields(facts: SessionFacts, currency: string): Partial<CheckoutSession> {
+  const amount = (value: number) => ({ amount: toMajorUnits(value, currency), currency });
+  const { fulfilment } = facts;
+  const chosen = fulfilment?.shippingOption.code ?? facts.chosenOption ?? undefined;
+  const fields: Partial<CheckoutSession> = {
+    totals_estimated: fulfilment === undefined,
+    tax_included: fulfilment?.taxIncluded ?? false,
+    ...(chosen ? { shipping_option: chosen } : {}),
+  };
+  if (!fulfilment) return fields;
+  const address = fulfilment.shippingAddress;
+  return {
+    ...fields,
+    shipping_address: {
+      recipient_name: address.recipientName,
+      line1: address.line1,
+      line2: address.line2,
+      city: address.city,
+      region: address.region,
+      postal_code: address.postalCode,
+      country: address.country,
+    },
+    ...(facts.order
+      ? {}
+      : {
+          shipping_options: (facts.offered ?? []).map(({ option, amount: charge }) => ({
+            id: option.code,
+            title: option.title,
+            description: option.description,
+            amount: amount(charge),
+            estimated_delivery: {
+              min_business_days: option.minBusinessDays,
+              max_business_days: option.maxBusinessDays,
+            },
+          })),
+        }),
+    shipping_tax: amount(fulfilment.shippingTax),
+    tax_lines: fulfilment.taxes.map((tax) => ({
+      jurisdiction: tax.jurisdiction,
+      tax_code: tax.taxCode,
+      name: tax.name,
+      rate: percent(tax.rate),
+      taxable_amount: amount(tax.taxableAmount),
+      amount: amount(tax.amount),
+    })),
+  };
 }
 
 export function checkoutUrlFor(template: string, id: string): string {
@@ -74,5 +137,6 @@ export function toCheckoutSession(facts: SessionFacts, priced: PricedCart): Chec
       note: facts.order ? PAID_NOTE : facts.status === 'canceled' ? CANCELED_NOTE : HANDOFF_NOTE,
     },
     ...(facts.order ? { order: facts.order } : {}),
+    ...destinationFields(facts, currency),
   };
 }

@@ -53,6 +53,8 @@ export type BadRequestReason =
   | 'quantity_too_large'
   | 'insufficient_stock'
   | 'item_unavailable_in_region'
+  // A shipping address that is not one the store ships to (the field named in `param`)
+  | 'invalid_address'
   | 'invalid_parameter'
   | 'unsupported_api_version'
   // A webhook whose signature does not verify (missing, wrong secret, tampered or stale)
@@ -77,7 +79,12 @@ export class BadRequest extends DomainError {
 export class NotFound extends DomainError {}
 
 export type ConflictReason =
-  'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
+  | 'idempotency_in_flight'
+  | 'session_completed'
+  | 'session_canceled'
+  | 'cart_not_open'
+  | 'cart_empty'
+  | 'line_item_unavailable';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {

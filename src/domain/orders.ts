@@ -2,7 +2,29 @@
 // throughout.
 import { createHash } from 'node:crypto';
 import type { MinorUnits } from './money.js';
-import type { PricedCart, PricedLine } from './pricing.js';
+import type { Destination } from './destination.js';
+import type { ShippingCode } from './fulfilment.js';
+import type { JurisdictionTax, PricedCart, PricedLine } from './pricing.js';
+
+/**
+ * What a quote priced for a destination adds (docs/fulfilment-and-tax.md): where it goes, the option chosen, and the
+ * tax by jurisdiction. Stored with the order as charged (orders.fulfilment), never recomputed.
+ */
+export interface QuoteFulfilment {
+  shippingAddress: Destination;
+  shippingOption: {
+    code: ShippingCode;
+    title: string;
+    description: string;
+    minBusinessDays: number;
+    maxBusinessDays: number;
+  };
+  /** Whether the amounts include tax (EU, UK, Japan): totals.tax is then inside them, not added. */
+  taxIncluded: boolean;
+  /** The part of totals.tax levied on shipping (none of it is in a line's tax). */
+  shippingTax: MinorUnits;
+  taxes: JurisdictionTax[];
+}
 
 /** A priced session as a buyer is asked to pay it: the lines (with the session's line ids) and the applied codes. */
 export interface Quote {
@@ -11,6 +33,8 @@ export interface Quote {
   lines: Array<PricedLine & { id: string }>;
   totals: PricedCart['totals'];
   promoCodes: string[];
+  /** Present when the session has a destination: the quote is then no estimate. */
+  fulfilment?: QuoteFulfilment | undefined;
 }
 
 export type OrderStatus = 'paid' | 'needs_review' | 'partially_refunded' | 'refunded';
@@ -37,6 +61,8 @@ export function quoteHash(quote: Quote): string {
     ]),
     totals: [quote.totals.subtotal, quote.totals.discount, quote.totals.shipping, quote.totals.tax, quote.totals.total],
     codes: quote.promoCodes,
+    // Only a quote for a destination has it, so a quote without one hashes as it did before.
+    ...(quote.fulfilment ? { fulfilment: quote.fulfilment } : {}),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url');
 }

@@ -26,6 +26,7 @@ export const API_VERSIONS: ApiVersion[] = [
       'Totals per line and per session in major units, with discount allocation and tax per line.',
       'Idempotency-Key on session creation; promo codes reported in messages when they do not apply.',
       'Added 2026-11-24 (additive, no new version): sessions a human paid become orders. Status `completed`, an `order` object {id, order_number, status, permalink_url} and totals as charged; cancelling a completed session answers 409 session_completed.',
+      'Added 2026-11-27 (additive, no new version): a destination. Create takes an optional `shipping_address` and `shipping_option` (standard or express); POST /checkout_sessions/{id} sets or changes them (400 invalid_address naming the field, the session unchanged; 409 session_completed or session_canceled). Sessions show `totals_estimated`, `tax_included` and, with an address, `shipping_address`, `shipping_options`, `shipping_option`, `shipping_tax` and `tax_lines` (tax by jurisdiction). Only a session given an address is priced differently: tax at the destination, by jurisdiction; in the EU, the UK and Japan its amounts include tax (`tax_included: true`, total = subtotal − discount + shipping).',
     ],
   },
 ];

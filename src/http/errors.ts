@@ -110,7 +110,9 @@ function checkoutCode(error: DomainError | undefined): CheckoutCode {
     return OAUTH_REASONS.has(error.reason) ? 'invalid_field' : (error.reason as CheckoutCode);
   if (error instanceof NotFound) return 'session_not_found';
   if (error instanceof Conflict)
-    return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed'
+    return error.reason === 'idempotency_in_flight' ||
+      error.reason === 'session_completed' ||
+      error.reason === 'session_canceled'
       ? error.reason
       : 'invalid_field';
   if (error instanceof Unprocessable) return error.reason;
@@ -131,7 +133,9 @@ function oauthCode(error: DomainError | undefined): OAuthCode {
   if (error instanceof InvalidClient) return 'invalid_client';
   if (error instanceof NotFound) return 'not_found';
   if (error instanceof Conflict)
-    return error.reason === 'idempotency_in_flight' || error.reason === 'session_completed'
+    return error.reason === 'idempotency_in_flight' ||
+      error.reason === 'session_completed' ||
+      error.reason === 'session_canceled'
       ? 'invalid_request'
       : error.reason;
   if (error instanceof Unprocessable) return 'invalid_request';

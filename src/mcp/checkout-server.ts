@@ -4,7 +4,12 @@ import type { components } from '../../codegen/types.js';
 import type { Deps } from '../deps.js';
 import { keyRefusalError } from '../domain/idempotency.js';
 import { currentVersion } from '../domain/versioning.js';
-import { cancelCheckoutSession, getCheckoutSession, type CheckoutSession } from '../services/checkout.js';
+import {
+  cancelCheckoutSession,
+  getCheckoutSession,
+  updateCheckoutSession,
+  type CheckoutSession,
+} from '../services/checkout.js';
 import { createCheckoutSession, createCheckoutSessionIdempotently } from '../services/checkout/create.js';
 import { createMcpServer, type McpServer } from './rpc.js';
 import type { ContractSchemas, ObjectSchema } from './schemas.js';
@@ -12,6 +17,7 @@ import { defineTool, type Tool } from './tools.js';
 
 type CreateRequest = components['schemas']['CheckoutSessionCreateRequest'];
 type SessionId = components['parameters']['CheckoutSessionId'];
+type UpdateRequest = components['schemas']['CheckoutSessionUpdateRequest'];
 
 const INSTRUCTIONS =
   'Builds priced checkout sessions for the storefront (find variant ids with the catalog MCP server, /catalog/mcp). ' +
@@ -47,11 +53,25 @@ function createInput(contract: ContractSchemas): ObjectSchema<CreateRequest & { 
   };
 }
 
+/** The REST update body, plus the session id. */
+function updateInput(contract: ContractSchemas): ObjectSchema<UpdateRequest & { id: SessionId }> {
+  const body = contract.schema('CheckoutSessionUpdateRequest');
+  return {
+    ...body,
+    properties: { id: sessionIdInput(contract).properties!.id!, ...body.properties },
+    required: ['id'],
+    minProperties: 2,
+  } as ObjectSchema<UpdateRequest & { id: SessionId }>;
+}
+
 /** What to do about a bad argument, in terms of the MCP tools. */
 const ADVICE = {
   items: 'Find variant ids with search_products on the catalog MCP server (/catalog/mcp).',
   region_id: 'Use an id from list_regions on the catalog MCP server, or omit region_id for the United States (USD).',
   id: 'Use the id create_checkout_session returned.',
+  shipping_address:
+    "Send the buyer's full postal address: recipient_name, line1, city, country (ISO 3166-1 alpha-2), region (state or province: required in the US and Canada) and postal_code, in a country of the session's region.",
+  shipping_option: 'Choose standard or express (see shipping_options in the session).',
 };
 
 /** Says in plain words what the agent must do next: hand the payment link to a human, or nothing for a cancelled session. */
@@ -85,6 +105,7 @@ function checkoutTools(deps: Deps, contract: ContractSchemas): Tool[] {
           'Prices a cart and returns it as a checkout session: line items, totals (subtotal, discount, shipping, tax, total) and payment_provider.checkout_url, where a human pays. ' +
           'Arguments: items (each with exactly one of id, variant_id, handle or sku, and a quantity 1 to 100, default 1), ' +
           'optional promo_codes (codes that do not apply are reported in messages), region_id and buyer.email. Charges nothing. ' +
+          "Optional shipping_address (the buyer's postal address, in a country of the region) and shipping_option (standard or express) price the session for where it goes: tax by jurisdiction in tax_lines, the options offered in shipping_options; without an address the totals are an estimate (totals_estimated: true). " +
           'Pass idempotency_key (any unique string, e.g. a UUID) to make a retry safe, as the REST Idempotency-Key header: the same key with the same arguments returns the same session; with other arguments it is refused. ' +
           'A transient failure (nothing stored) is an error result that says how many seconds to wait before retrying.',
         annotations: {
@@ -128,6 +149,29 @@ function checkoutTools(deps: Deps, contract: ContractSchemas): Tool[] {
         notes: nextStep,
         advice: ADVICE,
         run: (args) => getCheckoutSession(deps, args.id),
+      },
+      deps.validators,
+    ),
+    defineTool(
+      {
+        name: 'update_checkout_session',
+        title: 'Set the destination and shipping option of a checkout session',
+        description:
+          'Sets or changes where a checkout session ships (shipping_address: recipient_name, line1, optional line2, city, region, postal_code, country) and how (shipping_option: standard or express), and returns the session re-priced: tax by jurisdiction in tax_lines, the options offered with their prices and delivery windows in shipping_options, totals_estimated false. ' +
+          'shipping_address null removes the address. An address the store does not ship to is an error naming the field (shipping_address.region, say), and the session is left as it was. The same arguments again return the same session. Charges nothing.',
+        annotations: {
+          title: 'Set the destination and shipping option of a checkout session',
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
+        inputSchema: updateInput(contract),
+        outputSchema: session,
+        lookupArgument: 'id',
+        notes: nextStep,
+        advice: ADVICE,
+        run: ({ id, ...update }) => updateCheckoutSession(deps, id, update),
       },
       deps.validators,
     ),

@@ -24,6 +24,7 @@ import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
 import { candidateVariants, getCheckoutSession, presentCart, type CheckoutSession } from './checkout.js';
 import { createOpenCart } from './checkout/create.js';
+import { withTerms } from './checkout/destination.js';
 
 export type AgentCart = components['schemas']['AgentCart'];
 type CheckoutItemInput = components['schemas']['CheckoutItemInput'];
@@ -64,14 +65,31 @@ function lineUnavailable(error: unknown, lineId: string): unknown {
 /** The cart as priced in `session`, exactly as its checkout session would be, without the payment hand-off. */
 function cartView(cart: Pick<carts.CartRow, 'status'>, session: CheckoutSession): AgentCart {
   const { id, currency, region_id, line_items, totals, promo_codes, messages } = session;
-  return { id, object: 'cart', status: cart.status, currency, region_id, line_items, totals, promo_codes, messages };
+  const { totals_estimated, tax_included, shipping_address, shipping_option, shipping_options } = session;
+  const { shipping_tax, tax_lines } = session;
+  const destination = { shipping_address, shipping_option, shipping_options, shipping_tax, tax_lines };
+  return {
+    id,
+    object: 'cart',
+    status: cart.status,
+    currency,
+    region_id,
+    line_items,
+    totals,
+    promo_codes,
+    messages,
+    totals_estimated,
+    tax_included,
+    // Only the fields the session has: an absent one stays absent.
+    ...Object.fromEntries(Object.entries(destination).filter(([, value]) => value !== undefined)),
+  };
 }
 
 /** The cart priced now, read with everything it is priced from in one statement. */
 async function present(deps: Deps, cart: Pick<carts.CartRow, 'id'>): Promise<AgentCart> {
   const found = await carts.findCartWithLines(deps.db, cart.id);
   if (!found) throw cartNotFound(cart.id);
-  return cartView(found.cart, presentCart(deps, found));
+  return cartView(found.cart, presentCart(deps, await withTerms(deps, found)));
 }
 
 async function requireCart(

@@ -13,14 +13,22 @@ import {
   type PaidSession,
   type SessionMessage,
 } from '../domain/checkout-session.js';
-import type { Quote } from '../domain/orders.js';
-import { priceCart, type LineToPrice, type PricedCart } from '../domain/pricing.js';
+import type { Quote, QuoteFulfilment } from '../domain/orders.js';
+import { chooseShippingOption, shippingCharge, type ShippingCode, type ShippingOption } from '../domain/fulfilment.js';
+import {
+  priceQuote,
+  type DestinationPricing,
+  type LineToPrice,
+  type PricedCart,
+  type Quote as PriceQuote,
+} from '../domain/pricing.js';
 import { applyPromoCodes, type AppliedPromotion, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import { toProtocolSession, type ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
 import { expireProcessorCheckouts } from './payments/expiry.js';
+import { checkedDestination, withTerms, type ShippingAddressInput } from './checkout/destination.js';
 
 export type { CheckoutSession };
 
@@ -38,6 +46,58 @@ function regionTerms(region: RegionRow) {
   };
 }
 
+/** A quote as the session's lines and totals show it: a line's unit is its shelf price (tax included where it is). */
+function asPricedCart(quote: PriceQuote): PricedCart {
+  if (quote.estimate) return { currencyCode: quote.currencyCode, lines: quote.lines, totals: quote.totals };
+  return {
+    currencyCode: quote.currencyCode,
+    lines: quote.lines.map((line) => ({
+      variantId: line.variantId,
+      title: line.title,
+      quantity: line.quantity,
+      unitAmount: line.shelfUnitAmount,
+      baseAmount: line.baseAmount,
+      discount: line.discount,
+      subtotal: line.subtotal,
+      tax: line.tax,
+      total: line.total,
+    })),
+    totals: quote.totals,
+  };
+}
+
+/** The destination's terms and the option chosen, or null: the session is priced as an estimate. */
+function destinationPricing(cart: carts.CartRow, terms: carts.StoredSession['terms']): DestinationPricing | null {
+  if (!cart.shipping_address || !terms) return null;
+  const shippingOption = chooseShippingOption(terms, cart.shipping_option) ?? chooseShippingOption(terms, null);
+  return shippingOption ? { terms, shippingOption } : null;
+}
+
+/** What a quote for a destination records beside its amounts. */
+function fulfilmentOf(cart: carts.CartRow, quote: PriceQuote): QuoteFulfilment | undefined {
+  if (quote.estimate || !cart.shipping_address) return undefined;
+  const { option } = quote.shipping;
+  return {
+    shippingAddress: cart.shipping_address,
+    shippingOption: {
+      code: option.code,
+      title: option.title,
+      description: option.description,
+      minBusinessDays: option.minBusinessDays,
+      maxBusinessDays: option.maxBusinessDays,
+    },
+    taxIncluded: quote.taxIncluded,
+    shippingTax: quote.shipping.tax,
+    taxes: quote.taxes,
+  };
+}
+
+/** Each of the destination's options with what it would cost these goods (free from its threshold). */
+export interface OfferedOption {
+  option: ShippingOption;
+  amount: number;
+}
+
 /** Prices lines with the requested codes as they stand now: which codes apply, and why the others do not. */
 function priceWithPromotions(
   deps: Deps,
@@ -45,15 +105,24 @@ function priceWithPromotions(
   region: RegionRow,
   codes: string[],
   stored: Map<string, Promotion>,
-): { priced: PricedCart; applied: string[]; promotion: AppliedPromotion | null; messages: PromoMessage[] } {
+  destination: DestinationPricing | null,
+): {
+  priced: PricedCart;
+  quoted: PriceQuote;
+  applied: string[];
+  promotion: AppliedPromotion | null;
+  messages: PromoMessage[];
+} {
   const subtotal = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
   const outcome = applyPromoCodes(codes, stored, {
     now: new Date(deps.now()),
     currencyCode: region.currency_code,
     subtotal,
   });
+  const quoted = priceQuote(lines, regionTerms(region), outcome.applied, destination);
   return {
-    priced: priceCart(lines, regionTerms(region), outcome.applied),
+    priced: asPricedCart(quoted),
+    quoted,
     applied: outcome.applied ? [outcome.applied.code] : [],
     promotion: outcome.applied,
     messages: outcome.messages,
@@ -93,6 +162,12 @@ export interface PricedStoredCart {
   rows: carts.CartLineRow[];
   lineMessages: SessionMessage[];
   priced: PricedCart;
+  /** The same price with what a destination adds (tax by jurisdiction, the shipping option), or an estimate. */
+  quoted: PriceQuote;
+  /** With a destination, what it records beside the amounts. */
+  fulfilment: QuoteFulfilment | undefined;
+  /** With a destination, each of its options with what it would cost these goods. */
+  offered: OfferedOption[];
   applied: string[];
   promotion: AppliedPromotion | null;
   messages: PromoMessage[];
@@ -104,11 +179,19 @@ export function priceStoredCart(deps: Deps, stored: carts.StoredSession): Priced
   const region = requireRegion(stored.region, cart.region_id);
   const { lines, messages: lineMessages } = priceableLines(rows);
   const pricedLineIds = new Set(lines.map((line) => line.id));
+  const destination = destinationPricing(cart, stored.terms);
+  const priced = priceWithPromotions(deps, lines, region, cart.promo_codes, promotions, destination);
+  const goods = priced.quoted.totals.subtotal - priced.quoted.totals.discount;
   return {
     region,
     rows: rows.filter((row) => pricedLineIds.has(row.id)),
     lineMessages,
-    ...priceWithPromotions(deps, lines, region, cart.promo_codes, promotions),
+    ...priced,
+    fulfilment: fulfilmentOf(cart, priced.quoted),
+    offered: (destination?.terms.shippingOptions ?? []).map((option) => ({
+      option,
+      amount: shippingCharge(option, goods, lines.length),
+    })),
   };
 }
 
@@ -121,7 +204,7 @@ export interface QuotedSession {
 /** A stored cart priced now (current prices, current promotion rules), as the API shows it and as a quote to pay. */
 export function quoteCart(deps: Deps, stored: carts.StoredSession): QuotedSession {
   const { cart } = stored;
-  const { region, rows, lineMessages, priced, applied, messages } = priceStoredCart(deps, stored);
+  const { region, rows, lineMessages, priced, applied, messages, fulfilment, offered } = priceStoredCart(deps, stored);
   const session = toCheckoutSession(
     {
       id: cart.id,
@@ -131,6 +214,9 @@ export function quoteCart(deps: Deps, stored: carts.StoredSession): QuotedSessio
       appliedCodes: applied,
       messages: [...lineMessages, ...messages],
       checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),
+      fulfilment,
+      chosenOption: cart.shipping_option ?? null,
+      offered,
     },
     priced,
   );
@@ -140,6 +226,7 @@ export function quoteCart(deps: Deps, stored: carts.StoredSession): QuotedSessio
     lines: priced.lines.map((line, index) => ({ ...line, id: rows[index]!.id })),
     totals: priced.totals,
     promoCodes: applied,
+    ...(fulfilment ? { fulfilment } : {}),
   };
   return { session, quote };
 }
@@ -196,6 +283,9 @@ export function presentPaidSession(deps: Deps, paid: OrderWithLines): PaidSessio
       messages: [],
       checkoutUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, order.session_id),
       order: orderSummary(deps, order),
+      fulfilment: order.fulfilment ?? undefined,
+      chosenOption: order.fulfilment?.shippingOption.code ?? null,
+      offered: [],
     },
     orderAsPricedCart(paid),
   ) as PaidSession;
@@ -251,7 +341,44 @@ async function findSessionCart(deps: Deps, id: string): Promise<carts.CartRow> {
 export async function getCheckoutSession(deps: Deps, id: string): Promise<CheckoutSession> {
   const found = await carts.findCartWithLines(deps.db, id);
   if (!found || found.cart.status === 'open') throw sessionNotFound(id);
-  return presentCart(deps, found);
+  return presentCart(deps, await withTerms(deps, found));
+}
+
+/** A change of a session's destination or shipping option (REST's update, MCP's update_checkout_session). */
+export interface SessionUpdate {
+  shipping_address?: ShippingAddressInput | null | undefined;
+  shipping_option?: ShippingCode | undefined;
+}
+
+function sessionCanceled(id: string): Conflict {
+  return new Conflict(
+    'session_canceled',
+    `Checkout session ${id} is cancelled; it can no longer be changed. Create a new session to buy.`,
+    undefined,
+    { param: 'id' },
+  );
+}
+
+/**
+ * Sets or changes a session's destination and shipping option and answers it re-priced. The address is checked first
+ * (a problem is the caller's 400, naming the field, and nothing changes); the session is locked while it changes, so
+ * a payment recorded meanwhile is never overwritten (a paid or cancelled session cannot change: 409).
+ */
+export async function updateCheckoutSession(deps: Deps, id: string, update: SessionUpdate): Promise<CheckoutSession> {
+  const requireChangeable = (cart: carts.CartRow | undefined): carts.CartRow => {
+    if (!cart || cart.status === 'open') throw sessionNotFound(id);
+    if (cart.status === 'completed') throw sessionCompleted(id);
+    if (cart.status === 'canceled') throw sessionCanceled(id);
+    return cart;
+  };
+  // Checked before the transaction (a session's region never changes): nothing is locked while the address is read.
+  const { region_id: regionId } = requireChangeable(await carts.findCart(deps.db, id));
+  const change = await checkedDestination(deps.db, regionId, update.shipping_address, update.shipping_option);
+  await deps.db.transaction(async (trx) => {
+    requireChangeable(await carts.findCartForUpdate(trx, id));
+    await carts.updateCart(trx, id, { ...change, updated_at: new Date(deps.now()) });
+  });
+  return getCheckoutSession(deps, id);
 }
 
 export function sessionCompleted(id: string): Conflict {

@@ -19,6 +19,7 @@ import { ORDER_NUMBER_PREFIX, statusAfterRefund, type Quote } from '../domain/or
 import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
 import { orderSummary, presentPaidSession, quoteCart } from './checkout.js';
+import { withTerms } from './checkout/destination.js';
 import { enqueueOrderEvent, wantsOrderEvents, type OrderEventType } from './order-webhooks.js';
 
 export type AgentOrder = components['schemas']['AgentOrder'];
@@ -150,7 +151,7 @@ async function priceNow(trx: Db, deps: Deps, sessionId: string): Promise<Quote |
   const found = await carts.findCartWithLines(trx, sessionId);
   if (!found || found.cart.status === 'open') throw unknownSession(sessionId);
   if (found.cart.status === 'completed') return undefined;
-  return quoteCart(deps, found).quote;
+  return quoteCart(deps, await withTerms(deps, found)).quote;
 }
 
 export interface RefundReport {
@@ -213,6 +214,15 @@ export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
     amount_paid: paidAmount(order.amount_paid),
     amount_refunded: paidAmount(order.amount_refunded),
     permalink_url: orderSummary(deps, order).permalink_url,
+    tax_included: session.tax_included ?? false,
+    ...(session.shipping_address
+      ? {
+          shipping_address: session.shipping_address,
+          ...(session.shipping_option ? { shipping_option: session.shipping_option } : {}),
+          ...(session.shipping_tax ? { shipping_tax: session.shipping_tax } : {}),
+          tax_lines: session.tax_lines ?? [],
+        }
+      : {}),
     created_at: new Date(order.created_at).toISOString(),
     updated_at: new Date(order.updated_at).toISOString(),
   };

@@ -10,6 +10,7 @@ import * as catalogVersion from './007_catalog_version.js';
 import * as catalogVersionTruncate from './008_catalog_version_truncate.js';
 import * as paymentHolds from './009_payment_holds.js';
 import * as fulfilment from './010_fulfilment.js';
+import * as sessionDestination from './011_session_destination.js';
 import * as webhookTrace from './012_webhook_trace.js';
 
 interface Migration {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '008_catalog_version_truncate': catalogVersionTruncate,
   '009_payment_holds': paymentHolds,
   '010_fulfilment': fulfilment,
+  '011_session_destination': sessionDestination,
   '012_webhook_trace': webhookTrace,
 };
 

@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { asPrepared, batchedPerDatabase, readByKey, type Db } from '../knex.js';
 import { canonicalCodes, type Promotion } from '../../domain/promotions.js';
 import type { BuyerDetails } from '../../domain/protocol-session.js';
+import type { Destination } from '../../domain/destination.js';
+import type { FulfilmentTerms, ShippingCode } from '../../domain/fulfilment.js';
 import { REGION_COLUMNS, type RegionRow } from './catalog.js';
 import { stillPricedAt } from './catalog-version.js';
 import {
@@ -38,6 +40,10 @@ export interface CartRow {
   buyer_details?: Record<string, string> | null;
   /** ACP `fulfillment_details`, stored and echoed as sent. */
   fulfillment_details?: unknown;
+  /** The checked destination (src/domain/destination.ts), or null: the session is priced as an estimate. */
+  shipping_address?: Destination | null;
+  /** The shipping option chosen, or null: the region's first (Standard). */
+  shipping_option?: ShippingCode | null;
 }
 
 /** A stored line joined with its variant's current title, stock and price in the cart's region. */
@@ -98,6 +104,7 @@ function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
     ...row,
     ...('buyer_details' in row ? { buyer_details: jsonText(row.buyer_details) } : {}),
     ...('fulfillment_details' in row ? { fulfillment_details: jsonText(row.fulfillment_details) } : {}),
+    ...('shipping_address' in row ? { shipping_address: jsonText(row.shipping_address) } : {}),
   };
 }
 
@@ -108,8 +115,8 @@ function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
 function newCartAndLines(condition: string): string {
   return `new_cart as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-                     buyer_details, fulfillment_details)
-  select ?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb
+                     buyer_details, fulfillment_details, shipping_address, shipping_option)
+  select ?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?
   where ${condition}
   returning id
 ), new_lines as (
@@ -162,6 +169,8 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.Raw
     cart.updated_at,
     jsonText(cart.buyer_details),
     jsonText(cart.fulfillment_details),
+    jsonText(cart.shipping_address),
+    cart.shipping_option ?? null,
     ...condition,
     lines.map((line) => line.id),
     lines.map((line) => line.variant_id),
@@ -176,12 +185,13 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.Raw
  */
 export const NEW_CARTS_AND_LINES = `new_carts as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-                     buyer_details, fulfillment_details)
+                     buyer_details, fulfillment_details, shipping_address, shipping_option)
   select id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-         buyer_details, fulfillment_details
+         buyer_details, fulfillment_details, shipping_address, shipping_option
   from jsonb_to_recordset(?::jsonb) as cart (id text, region_id text, status text, buyer_email text,
     promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
-    fulfillment_details jsonb, key_scope text, key text, priced_at bigint)
+    fulfillment_details jsonb, shipping_address jsonb, shipping_option text, key_scope text, key text,
+    priced_at bigint)
   where (cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed))
     and ${stillPricedAt('cart.priced_at')}
   returning id
@@ -205,6 +215,8 @@ export function newCartsAndLinesBindings(
     ...cart,
     buyer_details: cart.buyer_details ?? null,
     fulfillment_details: cart.fulfillment_details ?? null,
+    shipping_address: cart.shipping_address ?? null,
+    shipping_option: cart.shipping_option ?? null,
     key_scope: key?.scope ?? null,
     key: key?.key ?? null,
     priced_at: pricedAt ?? null,
@@ -341,6 +353,8 @@ const CART_COLUMNS = [
   'completed_at',
   'buyer_details',
   'fulfillment_details',
+  'shipping_address',
+  'shipping_option',
 ] as const;
 
 /**
@@ -356,6 +370,11 @@ export interface StoredSession {
   promotions: Map<string, Promotion>;
   /** The order a completed session became (looked up for completed sessions only). */
   order: OrderWithLines | undefined;
+  /**
+   * What the cart's destination brings to its price (loaded by the checkout service beside this read, for a cart with
+   * a shipping address): undefined when it has none, or its region no longer ships there.
+   */
+  terms?: FulfilmentTerms | undefined;
 }
 
 /**
@@ -453,7 +472,17 @@ export async function findCartForUpdate(db: Db, id: string): Promise<CartRow | u
 
 /** The fields of a session the protocol bindings change (always with `updated_at`). */
 export type CartChange = Partial<
-  Pick<CartRow, 'status' | 'buyer_email' | 'buyer_details' | 'fulfillment_details' | 'promo_codes' | 'canceled_at'>
+  Pick<
+    CartRow,
+    | 'status'
+    | 'buyer_email'
+    | 'buyer_details'
+    | 'fulfillment_details'
+    | 'promo_codes'
+    | 'canceled_at'
+    | 'shipping_address'
+    | 'shipping_option'
+  >
 > & { updated_at: Date };
 
 export async function updateCart(db: Db, id: string, change: CartChange): Promise<void> {

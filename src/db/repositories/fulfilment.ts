@@ -69,3 +69,14 @@ export async function loadFulfilmentTerms(db: Db, query: FulfilmentQuery): Promi
     shippingOptions: row.shipping_options,
   };
 }
+
+/** The ISO 3166-1 alpha-2 codes (upper case) of the countries `regionId` ships to. */
+export async function regionCountryCodes(db: Db, regionId: string): Promise<string[]> {
+  const rows = await runPrepared<{ iso_2: string }>(
+    db,
+    'region_country_codes',
+    'select upper(iso_2) as iso_2 from region_countries where region_id = $1 order by iso_2',
+    [regionId],
+  );
+  return rows.map((row) => row.iso_2);
+}

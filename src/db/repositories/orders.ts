@@ -1,5 +1,5 @@
 // Orders and their lines: the queries of the order a session became, and the changes refunds make to it.
-import type { OrderStatus, ReviewReason } from '../../domain/orders.js';
+import type { OrderStatus, QuoteFulfilment, ReviewReason } from '../../domain/orders.js';
 import type { Db } from '../knex.js';
 
 export type Processor = 'stripe' | 'test';
@@ -26,6 +26,8 @@ export interface OrderRow {
   processor: Processor;
   payment_reference: string;
   permalink_token: string;
+  /** The destination, option and tax by jurisdiction charged (migration 011); null for a session priced as an estimate. */
+  fulfilment?: QuoteFulfilment | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -195,7 +195,8 @@ export const PAID_ORDERS = `with recursive payment as materialized (
 ), new_order as (
   insert into orders (id, order_number, session_id, client_id, status, review_reasons, region_id, currency, subtotal,
                       discount, shipping, tax, total, amount_paid, paid_currency, amount_refunded, promo_codes,
-                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at)
+                      buyer_email, processor, payment_reference, permalink_token, created_at, updated_at,
+                      fulfilment)
   select accepted.order_id, numbered.order_number, accepted.session_id, accepted.client_id,
          case when cardinality(reasons.list) > 0 then 'needs_review' else 'paid' end, reasons.list,
          accepted.quote->>'regionId', accepted.quote->>'currencyCode', (accepted.quote->'totals'->>'subtotal')::bigint,
@@ -205,7 +206,7 @@ export const PAID_ORDERS = `with recursive payment as materialized (
          array(select code from jsonb_array_elements_text(accepted.quote->'promoCodes') with ordinality as c (code, place)
                order by place),
          coalesce(accepted.buyer_email, accepted.session_buyer_email), accepted.processor, accepted.payment_reference,
-         accepted.permalink_token, accepted.at, accepted.at
+         accepted.permalink_token, accepted.at, accepted.at, accepted.quote->'fulfilment'
   from accepted join reasons on reasons.n = accepted.n join numbered on numbered.n = accepted.n
   order by accepted.n
   returning *

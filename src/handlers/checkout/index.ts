@@ -14,7 +14,9 @@ type CheckoutOperation =
   | 'completeCheckoutSession'
   | 'completeCheckoutSessionAlias'
   | 'cancelCheckoutSession'
-  | 'cancelCheckoutSessionAlias';
+  | 'cancelCheckoutSessionAlias'
+  | 'updateCheckoutSession'
+  | 'updateCheckoutSessionAlias';
 
 export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOperation> {
   /** Under an Idempotency-Key, a replay answers the stored status, body and API version. */
@@ -40,7 +42,13 @@ export function checkoutHandlers(deps: Deps): Pick<OperationHandlers, CheckoutOp
     status: 200,
     body: await checkout.cancelCheckoutSession(deps, path.id),
   });
+  const update: OperationHandler<'updateCheckoutSession'> = async ({ path, body }) => ({
+    status: 200,
+    body: await checkout.updateCheckoutSession(deps, path.id, body),
+  });
   return {
+    updateCheckoutSession: update,
+    updateCheckoutSessionAlias: update,
     createCheckoutSession: create,
     createCheckoutSessionAlias: create,
     getCheckoutSession: get,

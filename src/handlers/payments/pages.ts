@@ -52,7 +52,36 @@ function cartTables(session: CheckoutSession): string {
     .join('');
   return `<table>${rows}</table>
 <table>${totals}</table>
+${destinationSection(session)}
 <p>Promo codes applied: ${session.promo_codes.length ? escapeHtml(session.promo_codes.join(', ')) : 'none'}.</p>`;
+}
+
+/** Where the order goes, how it ships and the tax by jurisdiction; or that the totals are an estimate. */
+function destinationSection(session: CheckoutSession): string {
+  const address = session.shipping_address;
+  if (!address) return '';
+  const { currency } = session;
+  const lines = [
+    address.recipient_name,
+    address.line1,
+    address.line2,
+    [address.postal_code, address.city].filter(Boolean).join(' '),
+    [address.region, address.country].filter(Boolean).join(', '),
+  ].filter((line): line is string => Boolean(line));
+  const option = session.shipping_options?.find((offered) => offered.id === session.shipping_option);
+  const shipping = option
+    ? `${escapeHtml(option.title)}: ${option.estimated_delivery.min_business_days}–${option.estimated_delivery.max_business_days} business days`
+    : escapeHtml(session.shipping_option ?? 'standard');
+  const taxes = (session.tax_lines ?? [])
+    .map(
+      (tax) =>
+        `<tr class="tax-line"><td>${escapeHtml(tax.name)} ${tax.rate} %</td><td>${money(tax.amount.amount, currency)}</td></tr>`,
+    )
+    .join('');
+  return `<p class="ship-to">Ships to: ${lines.map(escapeHtml).join(', ')}</p>
+<p class="shipping-option">Shipping: ${shipping}</p>
+<table>${taxes}</table>
+${session.tax_included ? '<p><small>Prices include tax.</small></p>' : ''}`;
 }
 
 export interface TestPaymentForm {

@@ -11,7 +11,7 @@
 // (src/services/agent-carts.ts) and presentProtocolSession (ACP, UCP).
 import type { components } from '../../../codegen/types.js';
 import * as carts from '../../db/repositories/carts.js';
-import { findNewCartReads, type NewCartRead, type NewCartReads } from '../../db/repositories/catalog.js';
+import { findNewCartReads, findRegion, type NewCartRead, type NewCartReads } from '../../db/repositories/catalog.js';
 import type { ProtocolAnswer, ProtocolCreateStored, StoredAnswer } from '../../db/repositories/protocol-idempotency.js';
 import { storeProtocolCreate } from '../../db/repositories/protocol-sessions.js';
 import type { Db } from '../../db/knex.js';
@@ -30,6 +30,8 @@ import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
 import { requireRegion } from '../catalog.js';
+import { checkedDestination, termsFor, type SessionDestination } from './destination.js';
+import type { FulfilmentTerms } from '../../domain/fulfilment.js';
 import { presentCart, presentProtocolSession, type CheckoutSession } from '../checkout.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import {
@@ -72,6 +74,13 @@ export interface NewSession {
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /** REST, MCP and agent carts: the checked destination and option, and the terms they bring (checked before the read). */
+  destination?: CheckedDestination | undefined;
+}
+
+/** A create's destination, checked against its region's countries, with the terms it brings to the price today. */
+export interface CheckedDestination extends Partial<SessionDestination> {
+  terms: FulfilmentTerms | undefined;
 }
 
 const PUBLIC_SESSION: SessionOwner = { status: 'ready_for_payment', client_id: null };
@@ -118,6 +127,9 @@ function build<Session>(
     buyer_email,
     buyer_details: carts.asJsonb(buyer_details) as Record<string, string> | null,
     fulfillment_details: carts.asJsonb(request.fulfillmentDetails ?? null),
+    shipping_address: (carts.asJsonb(request.destination?.shipping_address ?? null) ??
+      null) as carts.CartRow['shipping_address'],
+    shipping_option: request.destination?.shipping_option ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -138,6 +150,7 @@ function build<Session>(
     region,
     promotions: reads.promotions,
     order: undefined,
+    terms: request.destination?.terms,
   });
   return {
     kind: 'built',
@@ -168,14 +181,28 @@ export function requestedPromoCodes(input: CreateRequest): string[] {
 }
 
 /** A REST create request (also MCP's arguments and an agent's new cart) as a NewSession. */
-function restSession(input: CreateRequest, owner: SessionOwner): NewSession {
+function restSession(input: CreateRequest, owner: SessionOwner, destination?: CheckedDestination): NewSession {
   return {
     owner,
     market: { regionId: input.region_id },
     items: requestedItems(input.items),
     codes: requestedPromoCodes(input),
     buyer: input.buyer?.email === undefined ? null : { email: input.buyer.email },
+    destination,
   };
+}
+
+/**
+ * The destination a create sends, checked against the countries of its region (an unknown region is REST's 400 as
+ * before), with the terms it brings; undefined when it sends neither an address nor an option. Checked before
+ * anything is read or stored: an invalid address is the caller's 400 naming the field, and creates nothing.
+ */
+async function createDestination(deps: Deps, input: CreateRequest): Promise<CheckedDestination | undefined> {
+  if (input.shipping_address === undefined && input.shipping_option === undefined) return undefined;
+  if (input.shipping_address === undefined) return { shipping_option: input.shipping_option, terms: undefined };
+  const region = requireRegion(await findRegion(deps.db, input.region_id), input.region_id, 'region_id');
+  const checked = await checkedDestination(deps.db, region.id, input.shipping_address, input.shipping_option);
+  return { ...checked, terms: await termsFor(deps, region.id, checked.shipping_address) };
 }
 
 /** The cart built, or the failure REST answers: an unknown region, else the first line that cannot be bought. */
@@ -234,7 +261,7 @@ async function createSession<Session>(
   owner: SessionOwner,
   present: (stored: carts.StoredSession) => Session,
 ): Promise<Session> {
-  const request = restSession(input, owner);
+  const request = restSession(input, owner, await createDestination(deps, input));
   const read = readOf(request);
   const readKey = JSON.stringify(read);
   const earlier = deps.earlierReads.creates.get(readKey);
@@ -286,7 +313,7 @@ export async function createCheckoutSessionIdempotently(
   apiVersion: string,
 ): Promise<IdempotentCreation | KeyRefusal> {
   const request: IdempotentRequest = { scope: checkoutKeys.scope, key, body: input };
-  const session = restSession(input, PUBLIC_SESSION);
+  const session = restSession(input, PUBLIC_SESSION, await createDestination(deps, input));
   const present = (stored: carts.StoredSession) => presentCart(deps, stored);
   const read = readOf(session);
   const readKey = JSON.stringify(read);

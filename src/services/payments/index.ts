@@ -11,6 +11,7 @@ import type { CheckoutSession, PaidSession } from '../../domain/checkout-session
 import { quoteHash } from '../../domain/orders.js';
 import { newId } from '../../domain/ids.js';
 import { presentCart, quoteCart } from '../checkout.js';
+import { withTerms } from '../checkout/destination.js';
 import { Forbidden } from '../../domain/errors.js';
 import { recordPayment, unknownSession } from '../orders.js';
 import { stripeCheckout } from './stripe.js';
@@ -40,7 +41,7 @@ export type PayPage =
 async function findSession(deps: Deps, id: string) {
   const found = await carts.findCartWithLines(deps.db, id);
   if (!found || found.cart.status === 'open') throw unknownSession(id);
-  return found;
+  return withTerms(deps, found);
 }
 
 function unpayable(shortfalls: Shortfall[]): Unpayable {

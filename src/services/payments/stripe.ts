@@ -8,6 +8,7 @@ import * as processorCheckouts from '../../db/repositories/processor-checkouts.j
 import { reserveForCheckout, type Reservation } from '../../db/repositories/payment-holds.js';
 import type { Deps } from '../../deps.js';
 import { quoteHash, type Quote } from '../../domain/orders.js';
+import type { Destination } from '../../domain/destination.js';
 import { BadRequest, ProcessorUnavailable } from '../../domain/errors.js';
 import { recordPayment, recordRefund, type PaymentOutcome, type RefundOutcome } from '../orders.js';
 import { expireStripeCheckout } from './expiry.js';
@@ -100,8 +101,26 @@ function processorUnavailable(error: unknown): ProcessorUnavailable {
 /**
  * Stripe charges Σ line unit_amount × quantity + shipping. Each session line becomes one Stripe line of quantity 1
  * priced at the line's own total (after its discount share, tax included), so the sum is the quote's total to the
- * minor unit, whatever the rounding of a per-unit price would have been.
+ * minor unit, whatever the rounding of a per-unit price would have been. Shipping is the rest of the total: the
+ * option's charge and, where tax is added and the destination taxes shipping, its tax. Stripe computes no tax of its
+ * own (no automatic_tax): the amounts are the quote's. A quote for a destination sends its address as the payment's
+ * shipping details and names the option.
  */
+/** A destination as Stripe's shipping details. */
+function stripeShipping(address: Destination): Stripe.Checkout.SessionCreateParams.PaymentIntentData.Shipping {
+  return {
+    name: address.recipientName,
+    address: {
+      line1: address.line1,
+      ...(address.line2 ? { line2: address.line2 } : {}),
+      city: address.city,
+      ...(address.region ? { state: address.region.slice(address.country.length + 1) } : {}),
+      ...(address.postalCode ? { postal_code: address.postalCode } : {}),
+      country: address.country,
+    },
+  };
+}
+
 function checkoutParams(
   deps: Deps,
   sessionId: string,
@@ -110,11 +129,15 @@ function checkoutParams(
   expiresAt: number,
 ): Stripe.Checkout.SessionCreateParams {
   const pageUrl = `${deps.config.baseUrl}/pay/${encodeURIComponent(sessionId)}`;
+  const shippingCharged = quote.totals.total - quote.lines.reduce((sum, line) => sum + line.total, 0);
   return {
     mode: 'payment',
     client_reference_id: sessionId,
     metadata: { checkout_session_id: sessionId },
-    payment_intent_data: { metadata: { checkout_session_id: sessionId } },
+    payment_intent_data: {
+      metadata: { checkout_session_id: sessionId },
+      ...(quote.fulfilment ? { shipping: stripeShipping(quote.fulfilment.shippingAddress) } : {}),
+    },
     ...(buyerEmail ? { customer_email: buyerEmail } : {}),
     line_items: quote.lines.map((line) => ({
       quantity: 1,
@@ -127,14 +150,14 @@ function checkoutParams(
         },
       },
     })),
-    ...(quote.totals.shipping > 0
+    ...(shippingCharged > 0
       ? {
           shipping_options: [
             {
               shipping_rate_data: {
                 type: 'fixed_amount',
-                display_name: 'Shipping',
-                fixed_amount: { amount: quote.totals.shipping, currency: quote.currencyCode },
+                display_name: quote.fulfilment ? `Shipping: ${quote.fulfilment.shippingOption.title}` : 'Shipping',
+                fixed_amount: { amount: shippingCharged, currency: quote.currencyCode },
               },
             },
           ],
