@@ -931,7 +931,7 @@ export interface paths {
         put?: never;
         /**
          * Call the ACP MCP binding
-         * @description ACP 2026-04-17 over MCP (`openrpc.agentic_checkout.json`; Streamable HTTP, stateless, JSON responses): the tools
+         * @description ACP 2026-04-17 over MCP (`openrpc.agentic_checkout.json`; Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18 as on the other MCP servers, stateless, JSON responses): the tools
          *     `create_checkout_session`, `get_checkout_session`, `update_checkout_session`, `complete_checkout_session` and
          *     `cancel_checkout_session`, each the ACP REST operation it names, on the same sessions. Authenticated like ACP
          *     REST: `Authorization: Bearer` with scope `cart:write` (401/403 before the message is read). Every tool takes
@@ -3932,6 +3932,35 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
+        /** @description An ACP error about the feed's query (`invalid_target_country`, `country_not_served`, both naming `target_country`), or the rate limit's `429` (with `Retry-After`), a `405` for another method (with `Allow`), a `500` or a transient `503` (retry after `Retry-After` seconds). */
+        AcpFeedError: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Version": components["headers"]["Acp-API-Version"];
+                "Request-Id": components["headers"]["Request-Id-Echo"];
+                "Idempotency-Key": components["headers"]["Idempotency-Key-Echo"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Optional"];
+                Allow: components["headers"]["Allow-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "invalid_request",
+                 *       "code": "country_not_served",
+                 *       "message": "This store does not sell to BR; it sells to CA, DE, ES, FR, GB, IE, IT, JP, NL, US.",
+                 *       "param": "target_country"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AcpError"];
+            };
+        };
         /** @description The bearer token is missing, invalid or lacks `cart:write` (`401`/`403` with `WWW-Authenticate`, as on ACP REST), or, for `403` without it, the `Origin` header names an origin outside `MCP_ALLOWED_ORIGINS`. A JSON-RPC error with `id` null (the message was not read): `-32000`, its `data` ACP's flat Error. */
         AcpMcpAuthError: {
             headers: {
@@ -6486,7 +6515,7 @@ export interface operations {
                     "application/json": components["schemas"]["AcpProductFeed"];
                 };
             };
-            400: components["responses"]["AcpError"];
+            400: components["responses"]["AcpFeedError"];
             405: components["responses"]["AcpError"];
             429: components["responses"]["AcpError"];
             500: components["responses"]["AcpError"];
@@ -6506,6 +6535,16 @@ export interface operations {
                  *     `data: {supported, requested}`.
                  */
                 "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersion"];
+                /**
+                 * @description MCP 2026-07-28: the request's JSON-RPC `method`, mirrored for intermediaries. Required on a 2026-07-28 request and
+                 *     equal to the body's `method` (`400`, `-32020` otherwise); not read on a handshake-revision request.
+                 */
+                "Mcp-Method"?: components["parameters"]["McpMethod"];
+                /**
+                 * @description MCP 2026-07-28: a `tools/call`'s `params.name`, as is or Base64-wrapped (`=?base64?…?=`). Required on a 2026-07-28
+                 *     `tools/call` and equal to the tool's name once unwrapped (`400`, `-32020` otherwise).
+                 */
+                "Mcp-Name"?: components["parameters"]["McpName"];
                 /**
                  * @description Checked on every request as a DNS-rebinding guard: absent (not a browser) or one of `MCP_ALLOWED_ORIGINS` (default:
                  *     the origins of `BASE_URL` and `AGENT_BASE_URL`) passes; any other origin is a 403.
@@ -6552,6 +6591,7 @@ export interface operations {
             400: components["responses"]["McpBadRequest"];
             401: components["responses"]["AcpMcpAuthError"];
             403: components["responses"]["AcpMcpAuthError"];
+            404: components["responses"]["McpMethodNotFound"];
             405: components["responses"]["AcpError"];
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["McpPayloadTooLarge"];

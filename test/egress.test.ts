@@ -139,14 +139,14 @@ describe('platform profiles that cannot be used, at a host the operator allows',
     await profiles?.close();
   });
 
-  it('are answered in one message per code: no status, size, content type or schema path of the target', async () => {
+  it('are answered in one message per code: no status, size, content type or schema path of a document that is no profile', async () => {
     const unreachable = [
       profiles.url('/missing.json'),
       profiles.url('/redirect.json'),
       profiles.url('/huge.json'),
       `http://127.0.0.1:${await closedPort()}/profile.json`,
     ];
-    const malformed = [profiles.url('/not-json'), profiles.url('/invalid.json')];
+    const malformed = [profiles.url('/not-json'), profiles.url('/not-a-profile.json')];
     for (const [targets, status, code] of [
       [unreachable, 424, 'profile_unreachable'],
       [malformed, 422, 'profile_malformed'],
@@ -158,6 +158,10 @@ describe('platform profiles that cannot be used, at a host the operator allows',
       expect(answers.map(({ body }) => body.path)).toEqual(targets.map(() => undefined));
       expect(new Set(answers.map(({ body }) => body.content)).size).toBe(1);
     }
+    // A document that declares a UCP version is a platform's profile: its platform is told what to fix.
+    const profile = await readNaming(api, profiles.url('/invalid.json'));
+    expect([profile.response.status, profile.body.code]).toEqual([422, 'profile_malformed']);
+    expect(profile.body.content).toMatch(/ Fix \$\.ucp/);
   });
 });
 

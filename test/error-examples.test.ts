@@ -19,6 +19,8 @@ const INPUT_OF_CODE: Record<string, string> = {
   invalid_client_metadata: 'grant_types',
   invalid_profile_url: 'UCP-Agent',
   '-32700': 'body', // JSON-RPC parse error
+  '-32022': 'MCP-Protocol-Version', // MCP 2026-07-28: unsupported protocol version (the header)
+  '-32020': 'Mcp-Name', // MCP 2026-07-28: a header that does not mirror the body (the example's is Mcp-Name)
 };
 
 function resolve(node: any): any {

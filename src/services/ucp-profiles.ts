@@ -257,10 +257,11 @@ async function fetchProfile(
   const checked = checkedProfile(validators, profile, isUcpVersion(declared) ? declared : UCP_VERSIONS[0]);
   if (!checked.ok) {
     log.info({ profileUrl: url, reason: checked.problem }, 'platform profile not usable');
-    return {
-      result: failure('profile_malformed', `${MALFORMED} Fix ${checked.problem}.`),
-      ttl: FAILURE_TTL_MS,
-    };
+    // Naming the field to fix describes the fetched document: a document that declares a UCP version this business
+    // serves is a platform's profile, and its platform is told what to fix; of anything else (an HTML page, some
+    // other JSON) the caller learns only that it is no profile, as of a document that is not JSON.
+    const named = isUcpVersion(declared) ? `${MALFORMED} Fix ${checked.problem}.` : MALFORMED;
+    return { result: failure('profile_malformed', named), ttl: FAILURE_TTL_MS };
   }
   const valid = checked.profile as PlatformProfile & { ucp: { version: UcpVersion } };
   return { result: { ok: true, negotiated: negotiate(valid), notes: checked.notes }, ttl };

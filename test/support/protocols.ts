@@ -37,6 +37,7 @@ const PROFILES: Record<string, Answer> = {
   '/old-version.json': { status: 200, body: JSON.stringify(platformProfile({ version: '2026-01-23' })) },
   '/not-json': { status: 200, body: '<html>hello</html>', headers: { 'Content-Type': 'text/html' } },
   '/invalid.json': { status: 200, body: JSON.stringify({ ucp: { version: UCP_VERSION } }) },
+  '/not-a-profile.json': { status: 200, body: JSON.stringify({ service: 'inventory', items: [1, 2, 3] }) },
   '/missing.json': { status: 404, body: '{}' },
   '/redirect.json': { status: 302, body: '', headers: { Location: '/full.json' } },
   '/huge.json': { status: 200, body: JSON.stringify({ ...platformProfile(), padding: 'x'.repeat(300 * 1024) }) },
