@@ -2159,10 +2159,11 @@ export interface components {
              *     `invalid_client_metadata`. Bearer: `unauthorized` (no Authorization header), `invalid_token`,
              *     `insufficient_scope`. Any surface: `not_found`, `unknown_endpoint`, `method_not_allowed`, `payload_too_large`,
              *     `rate_limited`, `temporarily_unavailable`, `server_error`. Carts (409): `cart_not_open`, `cart_empty`,
-             *     `line_item_unavailable` (see `AgentCartError`).
+             *     `line_item_unavailable` (see `AgentCartError`). Admin (409): `order_transition_refused` (the order's current
+             *     `status` and `fulfilment_status` are named).
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused";
             /** @description What went wrong and what to do next, for a human or an agent. */
             error_description: string;
             /**
@@ -2175,6 +2176,16 @@ export interface components {
              * @example cart:write
              */
             scope?: string;
+            /**
+             * @description With `order_transition_refused`, the order's payment status now.
+             * @enum {string}
+             */
+            status?: "paid" | "needs_review" | "partially_refunded" | "refunded" | "canceled";
+            /**
+             * @description With `order_transition_refused`, the order's fulfilment status now.
+             * @enum {string}
+             */
+            fulfilment_status?: "unfulfilled" | "partially_shipped" | "shipped" | "delivered";
         };
         /** @description RFC 9728 metadata of the `/agent` API, the protected resource. */
         ProtectedResourceMetadata: {

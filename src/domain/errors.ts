@@ -77,7 +77,13 @@ export class BadRequest extends DomainError {
 export class NotFound extends DomainError {}
 
 export type ConflictReason =
-  'idempotency_in_flight' | 'session_completed' | 'cart_not_open' | 'cart_empty' | 'line_item_unavailable';
+  | 'idempotency_in_flight'
+  | 'session_completed'
+  | 'cart_not_open'
+  | 'cart_empty'
+  | 'line_item_unavailable'
+  // The merchant's change is not allowed in the order's current state (src/domain/order-states.ts)
+  | 'order_transition_refused';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {
