@@ -5,7 +5,7 @@
 import { Conflict } from './errors.js';
 import type { OrderStatus } from './orders.js';
 
-export type AdminOrderStatus = OrderStatus | 'canceled';
+export type AdminOrderStatus = OrderStatus;
 export const ORDER_STATUSES: readonly AdminOrderStatus[] = [
   'paid',
   'needs_review',

@@ -1,6 +1,7 @@
 // Every operationId of the contract maps to exactly one handler; a missing one is a type error.
 import type { WebDeps } from '../http/web-deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
+import { adminOrderHandlers } from './admin/orders.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
 import { agentOrderHandlers } from './agent/orders.js';
@@ -24,5 +25,6 @@ export function createHandlers(deps: WebDeps): OperationHandlers {
     ...agentCartHandlers(deps),
     ...protocolResourceHandlers(deps),
     ...agentOrderHandlers(deps),
+    ...adminOrderHandlers(deps),
   };
 }

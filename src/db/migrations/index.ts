@@ -10,6 +10,7 @@ import * as catalogVersion from './007_catalog_version.js';
 import * as catalogVersionTruncate from './008_catalog_version_truncate.js';
 import * as paymentHolds from './009_payment_holds.js';
 import * as fulfilment from './010_fulfilment.js';
+import * as admin from './012_admin.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '008_catalog_version_truncate': catalogVersionTruncate,
   '009_payment_holds': paymentHolds,
   '010_fulfilment': fulfilment,
+  '012_admin': admin,
 };
 
 /**
