@@ -1323,6 +1323,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/variants/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set or adjust a variant's stock
+         * @description Sets the stock (`quantity`) or adjusts it by `adjustment` units (negative to take away), exactly one of them, in
+         *     one statement: an adjustment is atomic under concurrent orders, and the stock of a variant whose inventory is kept
+         *     never goes below zero (409 `stock_would_go_negative`, nothing changed). Needs `admin:catalog`.
+         */
+        post: operations["adjustVariantStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/variants/{id}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a variant's prices per region
+         * @description Sets the variant's price (minor units of the region's currency, tax excluded) in each region named; other regions
+         *     keep theirs. Open checkout sessions re-price as the checkout contract documents; cached catalogue reads show the
+         *     new price within their cache window. Needs `admin:catalog`.
+         */
+        put: operations["updateVariantPrices"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/carts/{id}/line-items": {
         parameters: {
             query?: never;
@@ -2311,10 +2355,11 @@ export interface components {
              *     `insufficient_scope`. Any surface: `not_found`, `unknown_endpoint`, `method_not_allowed`, `payload_too_large`,
              *     `rate_limited`, `temporarily_unavailable`, `server_error`. Carts (409): `cart_not_open`, `cart_empty`,
              *     `line_item_unavailable` (see `AgentCartError`). Admin (409): `order_transition_refused` (the order's current
-             *     `status` and `fulfilment_status` are named).
+             *     `status` and `fulfilment_status` are named),
+             *     `stock_would_go_negative`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused";
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused" | "stock_would_go_negative";
             /** @description What went wrong and what to do next, for a human or an agent. */
             error_description: string;
             /**
@@ -2688,7 +2733,7 @@ export interface components {
             /** @description The operationId, e.g. `createOrderShipment`. */
             operation: string;
             /** @enum {string} */
-            target_type: "order";
+            target_type: "order" | "variant";
             target_id: string;
             /** @description The values the change replaced. */
             before: Record<string, never> | null;
@@ -2792,6 +2837,35 @@ export interface components {
             reason?: string;
             /** @description Lines and units to put back into stock (none when absent). */
             restock?: components["schemas"]["AdminLineQuantityRequest"][];
+        };
+        /** @description Exactly one of `quantity` and `adjustment`. */
+        AdminStockRequest: {
+            /** @description The stock to set. */
+            quantity?: number;
+            /** @description Units to add (negative to take away). */
+            adjustment?: number;
+            reason?: string;
+        };
+        AdminVariantStock: {
+            variant_id: string;
+            manage_inventory: boolean;
+            allow_backorder: boolean;
+            inventory_quantity: number;
+        };
+        AdminPricesRequest: {
+            prices: {
+                region_id: string;
+                /** @description Minor units of the region's currency, tax excluded. */
+                amount: number;
+            }[];
+        };
+        AdminVariantPrices: {
+            variant_id: string;
+            prices: {
+                region_id: string;
+                amount: number;
+                currency: string;
+            }[];
         };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
@@ -7191,6 +7265,104 @@ export interface operations {
             400: components["responses"]["AgentBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    adjustVariantStock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The variant id (prefix `variant_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminStockRequest"];
+            };
+        };
+        responses: {
+            /** @description The variant's stock after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminVariantStock"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    updateVariantPrices: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The variant id (prefix `variant_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPricesRequest"];
+            };
+        };
+        responses: {
+            /** @description The variant's prices after the change, every region. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminVariantPrices"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

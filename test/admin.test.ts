@@ -149,7 +149,7 @@ async function call(method: string, path: string, init: { token?: string; body?:
   const headers: Record<string, string> = {};
   if (init.token) Object.assign(headers, bearer(init.token));
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method === 'POST' && init.key !== null) headers['Idempotency-Key'] = init.key ?? newKey();
+  if ((method === 'POST' || method === 'PUT') && init.key !== null) headers['Idempotency-Key'] = init.key ?? newKey();
   const response = await api.http(path, {
     method,
     headers,
@@ -461,6 +461,117 @@ describe('admin scopes and hostile input', () => {
       refunds: [],
       history: [],
     });
+    expect(await auditCount()).toBe(before);
+  });
+});
+
+describe('admin catalogue changes', () => {
+  let catalog: string;
+  beforeAll(async () => {
+    catalog = await requestToken(api, await adminClient('admin:catalog'));
+  });
+  const TEST_VARIANT = 'variant_01tonguetravel';
+
+  it('sets stock, and adjusts it atomically under concurrent requests, never below zero', async () => {
+    const set = await call('POST', `/admin/variants/${TEST_VARIANT}/stock`, { token: catalog, body: { quantity: 5 } });
+    expect(set).toMatchObject({ status: 200, body: { variant_id: TEST_VARIANT, inventory_quantity: 5 } });
+    const takes = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        call('POST', `/admin/variants/${TEST_VARIANT}/stock`, { token: catalog, body: { adjustment: -1 } }),
+      ),
+    );
+    expect(takes.filter((take) => take.status === 200)).toHaveLength(5);
+    const refused = takes.filter((take) => take.status === 409);
+    expect(refused).toHaveLength(3);
+    expect(refused[0]!.body.error).toBe('stock_would_go_negative');
+    expect((await api.service.deps.db('variants').where({ id: TEST_VARIANT }).first()).inventory_quantity).toBe(0);
+    const audit = await call('GET', `/admin/audit?operation=adjustVariantStock&target_id=${TEST_VARIANT}&limit=100`, {
+      token: await requestToken(api, await adminClient('admin:orders')),
+    });
+    expect(audit.body.data).toHaveLength(6); // the set and the five adjustments; the refusals recorded nothing
+    const back = await call('POST', `/admin/variants/${TEST_VARIANT}/stock`, {
+      token: catalog,
+      body: { adjustment: 240, reason: 'delivery from the supplier' },
+    });
+    expect(back.body.inventory_quantity).toBe(240);
+  });
+
+  it('sets prices per region, replays under its key, and refuses unknown regions', async () => {
+    const key = newKey();
+    const body = { prices: [{ region_id: 'reg_us', amount: 1599 }] };
+    const set = await call('PUT', `/admin/variants/${TEST_VARIANT}/prices`, { token: catalog, key, body });
+    expect(set.status).toBe(200);
+    expect(set.body.prices).toContainEqual({ region_id: 'reg_us', amount: 1599, currency: 'usd' });
+    const replay = await call('PUT', `/admin/variants/${TEST_VARIANT}/prices`, { token: catalog, key, body });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const row = await api.service.deps
+      .db('variant_prices')
+      .where({ variant_id: TEST_VARIANT, region_id: 'reg_us' })
+      .first();
+    expect(row.amount).toBe(1599);
+    const unknown = await call('PUT', `/admin/variants/${TEST_VARIANT}/prices`, {
+      token: catalog,
+      body: {
+        prices: [
+          { region_id: 'reg_us', amount: 1 },
+          { region_id: 'reg_mars', amount: 1 },
+        ],
+      },
+    });
+    expect(unknown).toMatchObject({ status: 400, body: { param: 'prices[1].region_id' } });
+    expect(
+      (await api.service.deps.db('variant_prices').where({ variant_id: TEST_VARIANT, region_id: 'reg_us' }).first())
+        .amount,
+    ).toBe(1599);
+    const missing = await call('PUT', '/admin/variants/variant_nope/prices', { token: catalog, body });
+    expect(missing.status).toBe(404);
+  });
+
+  it.each([
+    ['POST', 'stock', { adjustment: 1 }],
+    ['PUT', 'prices', { prices: [{ region_id: 'reg_us', amount: 1 }] }],
+  ])('%s …/%s needs admin:catalog', async (method, action, body) => {
+    const orders = await requestToken(api, await adminClient('admin:orders admin:promotions'));
+    expect((await call(method, `/admin/variants/${TEST_VARIANT}/${action}`, { body })).status).toBe(401);
+    for (const token of [orders, agentTokenValue]) {
+      const refused = await call(method, `/admin/variants/${TEST_VARIANT}/${action}`, { token, body });
+      expect(refused).toMatchObject({ status: 403, body: { scope: 'admin:catalog' } });
+    }
+  });
+
+  it('refuses hostile bodies with 400 and changes nothing', async () => {
+    const before = await auditCount();
+    const hostile: Array<[string, string, unknown]> = [
+      ['POST', 'stock', {}],
+      ['POST', 'stock', { quantity: 1, adjustment: 1 }],
+      ['POST', 'stock', { quantity: -1 }],
+      ['POST', 'stock', { quantity: 1.5 }],
+      ['POST', 'stock', { adjustment: 1e12 }],
+      ['POST', 'stock', { adjustment: '1' }],
+      ['POST', 'stock', { reason: 'only a reason' }],
+      ['POST', 'stock', { inventory_quantity: 5 }],
+      ['PUT', 'prices', {}],
+      ['PUT', 'prices', { prices: [] }],
+      ['PUT', 'prices', { prices: [{ region_id: 'reg_us', amount: 0 }] }],
+      ['PUT', 'prices', { prices: [{ region_id: 'reg_us', amount: -5 }] }],
+      ['PUT', 'prices', { prices: [{ region_id: 'reg_us', amount: 10.5 }] }],
+      [
+        'PUT',
+        'prices',
+        {
+          prices: [
+            { region_id: 'reg_us', amount: 1 },
+            { region_id: 'reg_us', amount: 2 },
+          ],
+        },
+      ],
+      ['PUT', 'prices', { prices: [{ region_id: 'reg_us' }] }],
+      ['PUT', 'prices', '[{"region_id":'],
+    ];
+    for (const [method, action, body] of hostile) {
+      const answer = await call(method, `/admin/variants/${TEST_VARIANT}/${action}`, { token: catalog, body });
+      expect(answer.status, `${action} ${JSON.stringify(body)}`).toBe(400);
+    }
     expect(await auditCount()).toBe(before);
   });
 });

@@ -1,6 +1,7 @@
 // Every operationId of the contract maps to exactly one handler; a missing one is a type error.
 import type { WebDeps } from '../http/web-deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
+import { adminCatalogHandlers } from './admin/catalog.js';
 import { adminOrderHandlers } from './admin/orders.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
@@ -26,5 +27,6 @@ export function createHandlers(deps: WebDeps): OperationHandlers {
     ...protocolResourceHandlers(deps),
     ...agentOrderHandlers(deps),
     ...adminOrderHandlers(deps),
+    ...adminCatalogHandlers(deps),
   };
 }

@@ -9,13 +9,13 @@ import type { AdminOrderRow, LineQuantity } from '../db/repositories/admin-order
 import type { Db } from '../db/knex.js';
 import type { OrderLineRow } from '../db/repositories/orders.js';
 import type { Deps } from '../deps.js';
-import { BadRequest, Conflict, NotFound, ProcessorUnavailable, Unprocessable } from '../domain/errors.js';
+import { BadRequest, NotFound, ProcessorUnavailable } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+export type { AdminCall } from './admin-changes.js';
 import { transition, type FulfilmentStatus, type OrderTransition } from '../domain/order-states.js';
 import type { OrderStatus } from '../domain/orders.js';
-import { adminKeys, claimFirst, type KeyOutcome } from './idempotency/index.js';
+import { runAdminChange, type AdminCall } from './admin-changes.js';
 import { tellAgent } from './orders.js';
-import type { ProtocolResponse } from '../protocols/answers.js';
 
 type Schemas = components['schemas'];
 export type AdminOrder = Schemas['AdminOrder'];
@@ -238,14 +238,7 @@ export async function listAuditEvents(deps: Deps, query: AuditQuery) {
   return { object: 'list' as const, data: shown.rows.map(auditView), next_cursor: shown.next };
 }
 
-/** Who asks for an admin change, under which key, with what body (as the contract validated it). */
-export interface AdminCall<Body> {
-  clientId: string;
-  idempotencyKey: string;
-  body: Body;
-}
-
-/** How a change was answered: the order after it (ran, or replayed from its key), or a key refusal. */
+/** How a change was answered: the order after it (ran, or replayed from its key). */
 export type AdminChange = { order: AdminOrder; replayed: boolean };
 
 type Change = (
@@ -258,7 +251,7 @@ function snapshot(order: AdminOrderRow) {
   return { status: order.status, fulfilment_status: order.fulfilment_status, amount_refunded: order.amount_refunded };
 }
 
-/** Runs one admin change of one order under its key (see the header). */
+/** One admin change of one order (runAdminChange), the order locked, and the agent told of it through the outbox. */
 async function changeOrder(
   deps: Deps,
   call: AdminCall<unknown>,
@@ -266,46 +259,26 @@ async function changeOrder(
   orderId: string,
   change: Change,
 ): Promise<AdminChange> {
-  const outcome: KeyOutcome<ProtocolResponse> = await claimFirst(
+  const { answer, replayed } = await runAdminChange(
     deps,
-    adminKeys,
-    { scope: adminKeys.scope(call.clientId, operation, orderId), key: call.idempotencyKey, body: call.body ?? {} },
-    async (trx) => {
+    call,
+    operation,
+    { type: 'order', id: orderId },
+    async (trx, at) => {
       const order = await repo.lockOrder(trx, orderId);
       if (!order) throw noOrder(orderId);
       const lines = await linesOf(trx, orderId);
-      const at = new Date(deps.now());
       const { changes, details } = await change(trx, order, lines);
       const updated = await repo.updateOrder(trx, orderId, { ...changes, updated_at: at });
-      await repo.insertAudit(trx, {
-        id: newId('audit'),
-        client_id: call.clientId,
-        operation,
-        target_type: 'order',
-        target_id: orderId,
+      await tellAgent(trx, deps, updated, 'order.updated');
+      return {
         before: snapshot(order),
         after: { ...snapshot(updated), ...details },
-        created_at: at,
-      });
-      await tellAgent(trx, deps, updated, 'order.updated');
-      return { status: 200, body: JSON.stringify(await orderView(trx, updated)), headers: {} };
+        render: (db) => orderView(db, updated),
+      };
     },
   );
-  switch (outcome.kind) {
-    case 'ran':
-    case 'replayed':
-      return { order: JSON.parse(outcome.answer.body) as AdminOrder, replayed: outcome.kind === 'replayed' };
-    case 'conflict':
-      throw new Unprocessable(
-        'idempotency_conflict',
-        'This Idempotency-Key was used with another request; use a new key for a new request.',
-        { param: 'Idempotency-Key' },
-      );
-    case 'in_flight':
-      throw new Conflict('idempotency_in_flight', 'A request with this Idempotency-Key is still in flight.', 1, {
-        param: 'Idempotency-Key',
-      });
-  }
+  return { order: answer, replayed };
 }
 
 /** Checks `requested` against the order's lines and what each has left (`left`); each line named once. */

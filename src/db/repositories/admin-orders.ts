@@ -179,3 +179,65 @@ export async function listAudit(db: Db, filters: AuditFilters): Promise<AuditRow
     ])
     .limit(filters.limit + 1)) as AuditRow[];
 }
+
+// The merchant's catalogue changes (admin:catalog).
+
+export interface VariantStockRow {
+  id: string;
+  manage_inventory: boolean;
+  allow_backorder: boolean;
+  inventory_quantity: number;
+}
+
+export async function lockVariant(db: Db, id: string): Promise<VariantStockRow | undefined> {
+  return (await db('variants')
+    .where({ id })
+    .forUpdate()
+    .first('id', 'manage_inventory', 'allow_backorder', 'inventory_quantity')) as VariantStockRow | undefined;
+}
+
+/**
+ * Sets the stock, or adds `adjustment` to it, in one statement that never takes a kept variant below zero: undefined
+ * when it would (nothing is written).
+ */
+export async function changeStock(
+  db: Db,
+  id: string,
+  change: { quantity: number } | { adjustment: number },
+): Promise<VariantStockRow | undefined> {
+  const next =
+    'quantity' in change
+      ? db.raw('?::int', [change.quantity])
+      : db.raw('inventory_quantity + ?::int', [change.adjustment]);
+  const [row] = (await db('variants')
+    .where({ id })
+    .andWhere((guard) => guard.where('manage_inventory', false).orWhereRaw('? >= 0', [next]))
+    .update({ inventory_quantity: next })
+    .returning(['id', 'manage_inventory', 'allow_backorder', 'inventory_quantity'])) as VariantStockRow[];
+  return row;
+}
+
+export interface VariantPriceRow {
+  region_id: string;
+  amount: number;
+  currency: string;
+}
+
+export async function pricesOf(db: Db, variantId: string): Promise<VariantPriceRow[]> {
+  return (await db('variant_prices as p')
+    .join('regions as r', 'r.id', 'p.region_id')
+    .where('p.variant_id', variantId)
+    .orderBy('p.region_id')
+    .select('p.region_id', 'p.amount', 'r.currency_code as currency')) as VariantPriceRow[];
+}
+
+export async function knownRegions(db: Db, ids: string[]): Promise<string[]> {
+  return ((await db('regions').whereIn('id', ids).select('id')) as Array<{ id: string }>).map((row) => row.id);
+}
+
+export async function upsertPrices(db: Db, variantId: string, prices: Array<{ region_id: string; amount: number }>) {
+  await db('variant_prices')
+    .insert(prices.map((price) => ({ variant_id: variantId, ...price })))
+    .onConflict(['variant_id', 'region_id'])
+    .merge(['amount']);
+}
