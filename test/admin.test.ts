@@ -5,6 +5,7 @@ import { runAdminCommand } from '../src/admin/commands.js';
 import { createLogger } from '../src/log.js';
 import { bearer, registerClient, requestToken, type RegisteredClient } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
+import { contractFetch } from './support/contract.js';
 import { startTestService, type TestService } from './support/service.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -573,5 +574,47 @@ describe('admin catalogue changes', () => {
       expect(answer.status, `${action} ${JSON.stringify(body)}`).toBe(400);
     }
     expect(await auditCount()).toBe(before);
+  });
+});
+
+describe('the CLI orders commands, through the generated SDK', () => {
+  it('list, show, ship, deliver, cancel and refund from the command line', async () => {
+    const client = await adminClient('admin:orders');
+    const access = {
+      baseUrl: api.url,
+      clientId: client.client_id,
+      clientSecret: client.client_secret,
+      fetch: contractFetch,
+    };
+    const run = async (...argv: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await runAdminCommand(access, argv, {
+        out: (text) => (out += text),
+        err: (text) => (err += text),
+      });
+      return { code, out, err };
+    };
+    const shipped = await paidOrder();
+    const canceled = await paidOrder();
+    const list = await run('orders', 'list', '--status', 'paid', '--fulfilment-status', 'unfulfilled', '--json');
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.out).data as Array<{ id: string }>).map((order) => order.id)).toEqual(
+      expect.arrayContaining([shipped, canceled]),
+    );
+    expect((await run('orders', 'list')).out).toContain(shipped);
+    const ship = await run('orders', 'ship', shipped, '--carrier', 'UPS', '--tracking-number', '1Z1', '--json');
+    expect(ship.code).toBe(0);
+    expect(JSON.parse(ship.out).fulfilment_status).toBe('shipped');
+    expect((await run('orders', 'deliver', shipped)).out).toContain('delivered');
+    const show = await run('orders', 'show', shipped);
+    expect(show.out).toMatch(/shipment UPS 1Z1 \(delivered\)/);
+    const before = await stock();
+    expect((await run('orders', 'cancel', canceled, '--json')).code).toBe(0);
+    expect(await stock()).toBe(before + 2);
+    const again = await run('orders', 'refund', canceled, '--amount', '1');
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('order_transition_refused');
+    expect((await run('orders', 'fly', shipped)).code).toBe(2);
   });
 });

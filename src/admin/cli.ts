@@ -6,17 +6,32 @@ import { createDatabase, prepareDatabase } from '../db/knex.js';
 import { createLogger } from '../log.js';
 import { runAdminCommand } from './commands.js';
 
+const argv = process.argv.slice(2);
+const io = {
+  out: (text: string) => process.stdout.write(`${text}\n`),
+  err: (text: string) => process.stderr.write(`${text}\n`),
+};
 const config = loadConfig();
-const log = createLogger('warn', process.stderr);
-const db = await createDatabase(config, log);
 let code: number;
-try {
-  await prepareDatabase(db);
-  code = await runAdminCommand({ db, log, now: Date.now }, process.argv.slice(2), {
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
-  });
-} finally {
-  await db.destroy();
+if (argv[0] === 'orders') {
+  // Through the API (the SDK), as the admin client: the service owns the database.
+  code = await runAdminCommand(
+    {
+      baseUrl: process.env.ADMIN_API_URL ?? config.agentBaseUrl,
+      clientId: process.env.ADMIN_CLIENT_ID ?? '',
+      clientSecret: process.env.ADMIN_CLIENT_SECRET ?? '',
+    },
+    argv,
+    io,
+  );
+} else {
+  const log = createLogger('warn', process.stderr);
+  const db = await createDatabase(config, log);
+  try {
+    await prepareDatabase(db);
+    code = await runAdminCommand({ db, log, now: Date.now }, argv, io);
+  } finally {
+    await db.destroy();
+  }
 }
 process.exit(code);
