@@ -4292,6 +4292,27 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
+        /** @description The payment processor that took the order's payment (Stripe) could not be reached or refused the refund (`server_error`). Nothing was changed and the key is left free: retry with the same Idempotency-Key after `Retry-After`. */
+        AdminProcessorUnavailable: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "server_error",
+                 *       "error_description": "Stripe did not take the refund; nothing was changed. Retry with the same key."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description The request is malformed or asks for something that cannot be bought; `param` names the field. Nothing was changed. Fix the request; do not retry it unchanged. */
         AgentLineItemBadRequest: {
             headers: {
@@ -7166,6 +7187,7 @@ export interface operations {
             409: components["responses"]["AdminConflict"];
             422: components["responses"]["AdminIdempotencyConflict"];
             429: components["responses"]["OAuthRateLimited"];
+            502: components["responses"]["AdminProcessorUnavailable"];
             503: components["responses"]["OAuthUnavailable"];
         };
     };
@@ -7215,6 +7237,7 @@ export interface operations {
             409: components["responses"]["AdminConflict"];
             422: components["responses"]["AdminIdempotencyConflict"];
             429: components["responses"]["OAuthRateLimited"];
+            502: components["responses"]["AdminProcessorUnavailable"];
             503: components["responses"]["OAuthUnavailable"];
         };
     };
