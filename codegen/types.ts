@@ -1367,6 +1367,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/promotions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List promotions with their redemption counts
+         * @description Every promotion code, with its terms and how many paid orders redeemed it. Needs `admin:promotions`.
+         */
+        get: operations["listPromotions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/promotions/{code}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire a promotion now
+         * @description Ends the promotion now (its `ends_at` becomes the current time): new sessions can no longer apply it, and open
+         *     sessions re-price as the checkout contract documents. Expiring an expired promotion keeps its end and answers 200.
+         *     Needs `admin:promotions`.
+         */
+        post: operations["expirePromotion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/carts/{id}/line-items": {
         parameters: {
             query?: never;
@@ -2733,7 +2775,7 @@ export interface components {
             /** @description The operationId, e.g. `createOrderShipment`. */
             operation: string;
             /** @enum {string} */
-            target_type: "order" | "variant";
+            target_type: "order" | "variant" | "promotion";
             target_id: string;
             /** @description The values the change replaced. */
             before: Record<string, never> | null;
@@ -2866,6 +2908,22 @@ export interface components {
                 amount: number;
                 currency: string;
             }[];
+        };
+        AdminPromotion: {
+            code: string;
+            /** @enum {string} */
+            kind: "percentage" | "fixed";
+            /** @description Basis points (percentage) or minor units of `currency` (fixed). */
+            value: number;
+            currency: string | null;
+            min_subtotal: number | null;
+            /** Format: date-time */
+            starts_at: string | null;
+            /** Format: date-time */
+            ends_at: string | null;
+            usage_limit: number | null;
+            /** @description Paid orders that redeemed it (a cancelled order's redemption is released). */
+            times_redeemed: number;
         };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
@@ -7378,6 +7436,85 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminVariantPrices"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listPromotions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every promotion, by code. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["AdminPromotion"][];
+                    };
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    expirePromotion: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The promotion code (any case). */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The promotion after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPromotion"];
                 };
             };
             400: components["responses"]["AgentBadRequest"];

@@ -618,3 +618,36 @@ describe('the CLI orders commands, through the generated SDK', () => {
     expect((await run('orders', 'fly', shipped)).code).toBe(2);
   });
 });
+
+describe('admin promotions', () => {
+  it('lists promotions with redemption counts and expires one, once under its key; needs admin:promotions', async () => {
+    const token = await requestToken(api, await adminClient('admin:promotions'));
+    const list = await call('GET', '/admin/promotions', { token });
+    expect(list.status).toBe(200);
+    const tenOff = list.body.data.find((promotion: any) => promotion.code === '10OFF');
+    expect(tenOff.times_redeemed).toBe(await redeemed());
+    const key = newKey();
+    const expired = await call('POST', '/admin/promotions/welcome5/expire', { token, key });
+    expect(expired.status).toBe(200);
+    expect(expired.body).toMatchObject({ code: 'WELCOME5', ends_at: expect.any(String) });
+    const replay = await call('POST', '/admin/promotions/WELCOME5/expire', { token, key });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const again = await call('POST', '/admin/promotions/WELCOME5/expire', { token });
+    expect(again.body.ends_at).toBe(expired.body.ends_at);
+    expect((await call('POST', '/admin/promotions/NOPE/expire', { token })).status).toBe(404);
+    const row = await api.service.deps.db('promotions').where({ code: 'WELCOME5' }).first();
+    expect(new Date(row.ends_at).toISOString()).toBe(expired.body.ends_at);
+    const orders = await requestToken(api, await adminClient('admin:orders admin:catalog'));
+    for (const [method, path] of [
+      ['GET', '/admin/promotions'],
+      ['POST', '/admin/promotions/10OFF/expire'],
+    ] as const) {
+      expect((await call(method, path)).status).toBe(401);
+      expect(await call(method, path, { token: orders })).toMatchObject({
+        status: 403,
+        body: { scope: 'admin:promotions' },
+      });
+    }
+    expect(list.body.data.find((promotion: any) => promotion.code === '10OFF').ends_at).toBeNull();
+  });
+});

@@ -3,6 +3,7 @@ import type { WebDeps } from '../http/web-deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
 import { adminCatalogHandlers } from './admin/catalog.js';
 import { adminOrderHandlers } from './admin/orders.js';
+import { adminPromotionHandlers } from './admin/promotions.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
 import { agentOrderHandlers } from './agent/orders.js';
@@ -28,5 +29,6 @@ export function createHandlers(deps: WebDeps): OperationHandlers {
     ...agentOrderHandlers(deps),
     ...adminOrderHandlers(deps),
     ...adminCatalogHandlers(deps),
+    ...adminPromotionHandlers(deps),
   };
 }
