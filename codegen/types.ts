@@ -1288,6 +1288,242 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders
+         * @description Every order of the store, newest first, filtered by payment status, fulfilment status and creation time, a page at a
+         *     time: pass the `next_cursor` of a page as `cursor` for the next. Needs `admin:orders`.
+         */
+        get: operations["listAdminOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order, with its payments, refunds, shipments and history
+         * @description Any order of the store. Needs `admin:orders`.
+         */
+        get: operations["getAdminOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{id}/shipments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a shipment
+         * @description Records a shipment of the order: the carrier, the tracking number and URL, and either every unit not yet shipped
+         *     (no `line_items`) or some lines with quantities. The order becomes `partially_shipped` or `shipped`. Allowed while
+         *     the order is `paid` or `partially_refunded` and not yet all shipped; otherwise 409 `order_transition_refused`
+         *     naming its state. The agent whose cart it was is sent `order.updated`. Needs `admin:orders`.
+         */
+        post: operations["createOrderShipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{id}/deliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an order delivered
+         * @description Marks a shipped order (every unit shipped) delivered, with its shipments. Needs `admin:orders`.
+         */
+        post: operations["markOrderDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an order not yet shipped
+         * @description Cancels an order nothing of which has shipped: what is left of its payment is refunded through the processor that
+         *     took it (the test processor, or Stripe), every unit goes back into stock, and its promotion redemptions are
+         *     released. The order becomes `canceled`. Needs `admin:orders`.
+         */
+        post: operations["cancelAdminOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund an order
+         * @description Refunds the order fully (no `amount`) or partly (`amount`, minor units of the currency paid, at most what is left),
+         *     through the processor that took the payment; `restock` puts the units of the named lines back into stock. The order
+         *     becomes `partially_refunded` or `refunded` (one in review stays `needs_review` until refunded in full). A refund
+         *     event later reported by the processor for the same money is recorded, never refunded again. Needs `admin:orders`.
+         */
+        post: operations["refundAdminOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Every admin change, newest first: the client that made it, when, the operation, what it changed and the values
+         *     before and after. A refused or failed admin request records nothing. Needs `admin:orders`.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/variants/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set or adjust a variant's stock
+         * @description Sets the stock (`quantity`) or adjusts it by `adjustment` units (negative to take away), exactly one of them, in
+         *     one statement: an adjustment is atomic under concurrent orders, and the stock of a variant whose inventory is kept
+         *     never goes below zero (409 `stock_would_go_negative`, nothing changed). Needs `admin:catalog`.
+         */
+        post: operations["adjustVariantStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/variants/{id}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a variant's prices per region
+         * @description Sets the variant's price (minor units of the region's currency, tax excluded) in each region named; other regions
+         *     keep theirs. Open checkout sessions re-price as the checkout contract documents; cached catalogue reads show the
+         *     new price within their cache window. Needs `admin:catalog`.
+         */
+        put: operations["updateVariantPrices"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/promotions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List promotions with their redemption counts
+         * @description Every promotion code, with its terms and how many paid orders redeemed it. Needs `admin:promotions`.
+         */
+        get: operations["listPromotions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/promotions/{code}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire a promotion now
+         * @description Ends the promotion now (its `ends_at` becomes the current time): new sessions can no longer apply it, and open
+         *     sessions re-price as the checkout contract documents. Expiring an expired promotion keeps its end and answers 200.
+         *     Needs `admin:promotions`.
+         */
+        post: operations["expirePromotion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/carts/{id}/line-items": {
         parameters: {
             query?: never;
@@ -1777,10 +2013,11 @@ export interface components {
         /**
          * @description `paid`: paid exactly as quoted. `needs_review`: paid, but the store must look at it before shipping (the amount or
          *     currency paid differs from the quote, the stock cannot cover it, or the session had been cancelled); the payment is
-         *     kept and nothing is lost. `partially_refunded`: part of the payment was given back. `refunded`: all of it was.
+         *     kept and nothing is lost. `partially_refunded`: part of the payment was given back. `refunded`: all of it was. `canceled`: the
+         *     merchant cancelled it before shipping; what was left of the payment was refunded and the stock put back.
          * @enum {string}
          */
-        OrderStatus: "paid" | "needs_review" | "partially_refunded" | "refunded";
+        OrderStatus: "paid" | "needs_review" | "partially_refunded" | "refunded" | "canceled";
         /** @description The order a paid session became (present only when `status` is `completed`). Added 2026-11-24 (additive). */
         CheckoutOrder: {
             /**
@@ -2512,10 +2749,12 @@ export interface components {
              *     `invalid_client_metadata`. Bearer: `unauthorized` (no Authorization header), `invalid_token`,
              *     `insufficient_scope`. Any surface: `not_found`, `unknown_endpoint`, `method_not_allowed`, `payload_too_large`,
              *     `rate_limited`, `temporarily_unavailable`, `server_error`. Carts (409): `cart_not_open`, `cart_empty`,
-             *     `line_item_unavailable` (see `AgentCartError`).
+             *     `line_item_unavailable` (see `AgentCartError`). Admin (409): `order_transition_refused` (the order's current
+             *     `status` and `fulfilment_status` are named),
+             *     `stock_would_go_negative`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused" | "stock_would_go_negative";
             /** @description What went wrong and what to do next, for a human or an agent. */
             error_description: string;
             /**
@@ -2528,6 +2767,16 @@ export interface components {
              * @example cart:write
              */
             scope?: string;
+            /**
+             * @description With `order_transition_refused`, the order's payment status now.
+             * @enum {string}
+             */
+            status?: "paid" | "needs_review" | "partially_refunded" | "refunded" | "canceled";
+            /**
+             * @description With `order_transition_refused`, the order's fulfilment status now.
+             * @enum {string}
+             */
+            fulfilment_status?: "unfulfilled" | "partially_shipped" | "shipped" | "delivered";
         };
         /** @description RFC 9728 metadata of the `/agent` API, the protected resource. */
         ProtectedResourceMetadata: {
@@ -2879,6 +3128,194 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /**
+         * @description `unfulfilled`: nothing shipped yet. `partially_shipped`: some units shipped. `shipped`: every unit shipped.
+         *     `delivered`: the merchant marked the shipped order delivered.
+         * @enum {string}
+         */
+        FulfilmentStatus: "unfulfilled" | "partially_shipped" | "shipped" | "delivered";
+        /** @description An order in the merchant's list. Amounts in integer minor units. */
+        AdminOrderSummary: {
+            id: string;
+            order_number: string;
+            status: components["schemas"]["OrderStatus"];
+            fulfilment_status: components["schemas"]["FulfilmentStatus"];
+            currency: string;
+            total: number;
+            amount_paid: number;
+            amount_refunded: number;
+            /** @enum {string} */
+            processor: "stripe" | "test";
+            /** @description The agent whose cart it was; null for a public checkout. */
+            client_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AdminLineQuantity: {
+            /** @description An order line's id. */
+            line_id: string;
+            quantity: number;
+        };
+        /** @description One admin change. */
+        AuditEvent: {
+            id: string;
+            /** @description The admin client that made the change. */
+            client_id: string;
+            /** @description The operationId, e.g. `createOrderShipment`. */
+            operation: string;
+            /** @enum {string} */
+            target_type: "order" | "variant" | "promotion";
+            target_id: string;
+            /** @description The values the change replaced. */
+            before: Record<string, never> | null;
+            /** @description The values the change wrote. */
+            after: Record<string, never> | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description An order as the merchant sees it: its lines (with what is shipped and restocked), its payment, refunds, shipments
+         *     and history (the admin changes made to it). Amounts in integer minor units.
+         */
+        AdminOrder: {
+            id: string;
+            order_number: string;
+            status: components["schemas"]["OrderStatus"];
+            fulfilment_status: components["schemas"]["FulfilmentStatus"];
+            review_reasons: string[];
+            currency: string;
+            totals: {
+                subtotal: number;
+                discount: number;
+                shipping: number;
+                tax: number;
+                total: number;
+            };
+            line_items: {
+                id: string;
+                variant_id: string;
+                title: string;
+                quantity: number;
+                unit_amount: number;
+                total: number;
+                quantity_shipped: number;
+                quantity_restocked: number;
+            }[];
+            payments: {
+                /** @enum {string} */
+                processor: "stripe" | "test";
+                reference: string;
+                amount: number;
+                currency: string;
+                amount_refunded: number;
+            }[];
+            refunds: {
+                id: string;
+                amount: number;
+                currency: string;
+                reason: string | null;
+                restocked: boolean;
+                line_items: components["schemas"]["AdminLineQuantity"][];
+                processor_reference: string | null;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+            shipments: {
+                id: string;
+                carrier: string;
+                tracking_number: string;
+                tracking_url: string | null;
+                line_items: components["schemas"]["AdminLineQuantity"][];
+                /** Format: date-time */
+                shipped_at: string;
+                /** Format: date-time */
+                delivered_at: string | null;
+            }[];
+            /** @description The admin changes made to the order, oldest first. */
+            history: components["schemas"]["AuditEvent"][];
+            promo_codes: string[];
+            client_id: string | null;
+            buyer_email: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AdminLineQuantityRequest: {
+            /** @description An order line's id. */
+            line_id: string;
+            quantity: number;
+        };
+        AdminShipmentRequest: {
+            /** @example UPS */
+            carrier: string;
+            tracking_number: string;
+            /**
+             * Format: uri
+             * @description An https URL where the buyer can follow the parcel.
+             */
+            tracking_url?: string;
+            /** @description The lines and units shipped; absent, every unit not yet shipped. */
+            line_items?: components["schemas"]["AdminLineQuantityRequest"][];
+        };
+        AdminNote: {
+            /** @description Why, for the audit trail. */
+            reason?: string;
+        };
+        AdminRefundRequest: {
+            /** @description Minor units of the currency paid; absent, everything not yet refunded. */
+            amount?: number;
+            reason?: string;
+            /** @description Lines and units to put back into stock (none when absent). */
+            restock?: components["schemas"]["AdminLineQuantityRequest"][];
+        };
+        /** @description Exactly one of `quantity` and `adjustment`. */
+        AdminStockRequest: {
+            /** @description The stock to set. */
+            quantity?: number;
+            /** @description Units to add (negative to take away). */
+            adjustment?: number;
+            reason?: string;
+        };
+        AdminVariantStock: {
+            variant_id: string;
+            manage_inventory: boolean;
+            allow_backorder: boolean;
+            inventory_quantity: number;
+        };
+        AdminPricesRequest: {
+            prices: {
+                region_id: string;
+                /** @description Minor units of the region's currency, tax excluded. */
+                amount: number;
+            }[];
+        };
+        AdminVariantPrices: {
+            variant_id: string;
+            prices: {
+                region_id: string;
+                amount: number;
+                currency: string;
+            }[];
+        };
+        AdminPromotion: {
+            code: string;
+            /** @enum {string} */
+            kind: "percentage" | "fixed";
+            /** @description Basis points (percentage) or minor units of `currency` (fixed). */
+            value: number;
+            currency: string | null;
+            min_subtotal: number | null;
+            /** Format: date-time */
+            starts_at: string | null;
+            /** Format: date-time */
+            ends_at: string | null;
+            usage_limit: number | null;
+            /** @description Paid orders that redeemed it (a cancelled order's redemption is released). */
+            times_redeemed: number;
         };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
@@ -4385,6 +4822,64 @@ export interface components {
                 "application/json": components["schemas"]["AgentCartError"];
             };
         };
+        /** @description The change is not allowed in the order's current state (`order_transition_refused`: its `status` and `fulfilment_status` are named), or a request with this Idempotency-Key is still in flight (`invalid_request`, retry after `Retry-After`). Nothing was changed. */
+        AdminConflict: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "order_transition_refused",
+                 *       "error_description": "This order cannot be cancelled: it is paid and shipped.",
+                 *       "status": "paid",
+                 *       "fulfilment_status": "shipped"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The Idempotency-Key was used with another request body (`invalid_request`, `param` `Idempotency-Key`). Nothing was changed; use a new key for a new request. */
+        AdminIdempotencyConflict: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The payment processor that took the order's payment (Stripe) could not be reached or refused the refund (`server_error`). Nothing was changed and the key is left free: retry with the same Idempotency-Key after `Retry-After`. */
+        AdminProcessorUnavailable: {
+            headers: {
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "server_error",
+                 *       "error_description": "Stripe did not take the refund; nothing was changed. Retry with the same key."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description The request is malformed or asks for something that cannot be bought; `param` names the field. Nothing was changed. Fix the request; do not retry it unchanged. */
         AgentLineItemBadRequest: {
             headers: {
@@ -4715,6 +5210,17 @@ export interface components {
         AgentReviewProductFilter: string;
         /** @description The cart id (prefix `cart_`), as returned by `POST /agent/carts`. Once the cart is turned into a checkout session, this is also the session id. */
         AgentCartId: string;
+        /** @description The `next_cursor` of the previous page. */
+        AdminCursor: string;
+        /** @description Items per page (default 20). */
+        AdminLimit: number;
+        /**
+         * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+         *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+         *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+         *     so it can be retried with its key.
+         */
+        AdminIdempotencyKey: string;
         /** @description The line item id (prefix `cali_`), from the cart's `line_items[].id`. */
         AgentCartLineItemId: string;
     };
@@ -7319,6 +7825,515 @@ export interface operations {
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAdminOrders: {
+        parameters: {
+            query?: {
+                /** @description Only orders in these payment statuses. */
+                status?: ("paid" | "needs_review" | "partially_refunded" | "refunded" | "canceled")[];
+                /** @description Only orders in these fulfilment statuses. */
+                fulfilment_status?: ("unfulfilled" | "partially_shipped" | "shipped" | "delivered")[];
+                /** @description Only orders created at or after this instant. */
+                created_from?: string;
+                /** @description Only orders created before this instant. */
+                created_before?: string;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["AdminCursor"];
+                /** @description Items per page (default 20). */
+                limit?: components["parameters"]["AdminLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["AdminOrderSummary"][];
+                        /** @description The cursor of the next page; null on the last. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    getAdminOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createOrderShipment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminShipmentRequest"];
+            };
+        };
+        responses: {
+            /** @description The order after the change (or, replayed, as the first request with this key left it). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    markOrderDelivered: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminNote"];
+            };
+        };
+        responses: {
+            /** @description The order after the change (or, replayed, as the first request with this key left it). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    cancelAdminOrder: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminNote"];
+            };
+        };
+        responses: {
+            /** @description The order after the change (or, replayed, as the first request with this key left it). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            502: components["responses"]["AdminProcessorUnavailable"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    refundAdminOrder: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The order id (prefix `order_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The order after the change (or, replayed, as the first request with this key left it). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            502: components["responses"]["AdminProcessorUnavailable"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only changes made by this client. */
+                client_id?: string;
+                /** @description Only changes made by this operation (its operationId, e.g. `createOrderShipment`). */
+                operation?: string;
+                /** @description Only changes of this order (or other resource) id. */
+                target_id?: string;
+                /** @description Only changes made at or after this instant. */
+                created_from?: string;
+                /** @description Only changes made before this instant. */
+                created_before?: string;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["parameters"]["AdminCursor"];
+                /** @description Items per page (default 20). */
+                limit?: components["parameters"]["AdminLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["AuditEvent"][];
+                        /** @description The cursor of the next page; null on the last. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    adjustVariantStock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The variant id (prefix `variant_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminStockRequest"];
+            };
+        };
+        responses: {
+            /** @description The variant's stock after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminVariantStock"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    updateVariantPrices: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The variant id (prefix `variant_`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPricesRequest"];
+            };
+        };
+        responses: {
+            /** @description The variant's prices after the change, every region. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminVariantPrices"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    listPromotions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every promotion, by code. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["AdminPromotion"][];
+                    };
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    expirePromotion: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The promotion code (any case). */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The promotion after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPromotion"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

@@ -6,6 +6,17 @@ import { BadRequest, InvalidClient } from './errors.js';
 export const SCOPES = ['catalog:read', 'cart:write', 'orders:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The merchant's scopes (the `/admin` API): granted only to clients an operator creates (`npm run admin -- clients
+ * create`), never through open registration. `admin:orders` reads, ships, delivers, cancels and refunds orders and reads
+ * the audit trail; `admin:catalog` changes prices and stock; `admin:promotions` creates, expires and lists promotions.
+ */
+export const ADMIN_SCOPES = ['admin:orders', 'admin:catalog', 'admin:promotions'] as const;
+export type AdminScope = (typeof ADMIN_SCOPES)[number];
+
+/** Every scope a token can carry: the agents' and the merchant's. */
+export const ALL_SCOPES: readonly string[] = [...SCOPES, ...ADMIN_SCOPES];
+
 /** Registration without a `scope` gets the least privilege: reading the catalogue. */
 export const DEFAULT_SCOPES: Scope[] = ['catalog:read'];
 
@@ -106,16 +117,40 @@ export function formatScope(scopes: readonly string[]): string {
 export function registrableScopes(requested: string[] | undefined): Scope[] {
   if (!requested) return DEFAULT_SCOPES;
   const unknown = requested.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknown.some((scope) => (ADMIN_SCOPES as readonly string[]).includes(scope)))
+    throw invalidScope('Admin scopes are never granted by registration; the store operator creates admin clients.');
   if (unknown.length) throw invalidScope(`Unknown scope ${unknown.map((scope) => `"${scope}"`).join(', ')}.`);
   return SCOPES.filter((scope) => requested.includes(scope));
+}
+
+/**
+ * The scopes an operator may give a client (`npm run admin -- clients create`): any known scope, admin ones included,
+ * in the canonical order; none, or an unknown one, is `invalid_scope`.
+ */
+export function operatorScopes(requested: string[] | undefined): string[] {
+  if (!requested) throw new BadRequest('invalid_scope', `Name at least one scope: ${ALL_SCOPES.join(', ')}.`);
+  const unknown = requested.filter((scope) => !ALL_SCOPES.includes(scope));
+  if (unknown.length)
+    throw new BadRequest(
+      'invalid_scope',
+      `Unknown scope ${unknown.map((scope) => `"${scope}"`).join(', ')}. Use only ${ALL_SCOPES.join(', ')}.`,
+    );
+  return ALL_SCOPES.filter((scope) => requested.includes(scope));
+}
+
+/** The requested scopes, any known one (agent or admin); an unknown one is `invalid_scope`. */
+function knownScopes(requested: string[]): string[] {
+  const unknown = requested.filter((scope) => !ALL_SCOPES.includes(scope));
+  if (unknown.length) throw invalidScope(`Unknown scope ${unknown.map((scope) => `"${scope}"`).join(', ')}.`);
+  return ALL_SCOPES.filter((scope) => requested.includes(scope));
 }
 
 /**
  * The scopes a token is granted: those requested that the client registered (all registered when none are requested).
  * An unknown scope, or nothing left after the intersection, is `invalid_scope`.
  */
-export function grantableScopes(requested: string[] | undefined, registered: readonly string[]): Scope[] {
-  const wanted = requested ? registrableScopes(requested) : SCOPES.filter((scope) => registered.includes(scope));
+export function grantableScopes(requested: string[] | undefined, registered: readonly string[]): string[] {
+  const wanted = requested ? knownScopes(requested) : ALL_SCOPES.filter((scope) => registered.includes(scope));
   const granted = wanted.filter((scope) => registered.includes(scope));
   if (!granted.length) {
     throw invalidScope(

@@ -84,7 +84,11 @@ export type ConflictReason =
   | 'session_canceled'
   | 'cart_not_open'
   | 'cart_empty'
-  | 'line_item_unavailable';
+  | 'line_item_unavailable'
+  // The merchant's change is not allowed in the order's current state (src/domain/order-states.ts)
+  | 'order_transition_refused'
+  // A stock adjustment would take a kept variant's stock below zero
+  | 'stock_would_go_negative';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {

@@ -37,7 +37,7 @@ export interface Quote {
   fulfilment?: QuoteFulfilment | undefined;
 }
 
-export type OrderStatus = 'paid' | 'needs_review' | 'partially_refunded' | 'refunded';
+export type OrderStatus = 'paid' | 'needs_review' | 'partially_refunded' | 'refunded' | 'canceled';
 /**
  * Why a paid order needs a person: the amount or currency paid is not the quote's. (Orders made before payments the
  * store cannot honour were refunded may also carry `insufficient_stock` or `session_canceled`.)
@@ -75,6 +75,8 @@ export function quoteHash(quote: Quote): string {
  * `needs_review` order in review until it is refunded in full.
  */
 export function statusAfterRefund(current: OrderStatus, paid: MinorUnits, refunded: MinorUnits): OrderStatus {
+  // A cancelled order's refund (the merchant's, reported again by the processor) leaves it cancelled.
+  if (current === 'canceled') return current;
   if (refunded >= paid) return 'refunded';
   if (refunded <= 0) return current;
   return current === 'needs_review' ? 'needs_review' : 'partially_refunded';

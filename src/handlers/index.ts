@@ -1,6 +1,9 @@
 // Every operationId of the contract maps to exactly one handler; a missing one is a type error.
 import type { WebDeps } from '../http/web-deps.js';
 import type { OperationHandlers } from '../http/openapi.js';
+import { adminCatalogHandlers } from './admin/catalog.js';
+import { adminOrderHandlers } from './admin/orders.js';
+import { adminPromotionHandlers } from './admin/promotions.js';
 import { agentCartHandlers } from './agent/carts.js';
 import { agentCatalogHandlers } from './agent/index.js';
 import { agentOrderHandlers } from './agent/orders.js';
@@ -24,5 +27,8 @@ export function createHandlers(deps: WebDeps): OperationHandlers {
     ...agentCartHandlers(deps),
     ...protocolResourceHandlers(deps),
     ...agentOrderHandlers(deps),
+    ...adminOrderHandlers(deps),
+    ...adminCatalogHandlers(deps),
+    ...adminPromotionHandlers(deps),
   };
 }

@@ -55,6 +55,8 @@ const SURFACE_PATHS = {
     paths: ['/checkout-sessions', '/checkout-sessions/*', '/checkout_sessions', '/checkout_sessions/*'],
   },
   agent: { paths: ['/agent', '/agent/*'] },
+  /** The merchant's API: the agent surface's steps, with admin scopes (src/http/agent-auth.ts checks them). */
+  admin: { paths: ['/admin', '/admin/*'] },
   registration: { paths: ['/oauth/register'], methods: ['POST'] },
   oauth: { paths: ['/oauth', '/oauth/*', '/.well-known', '/.well-known/*'] },
   mcp: { paths: ['/catalog/mcp', '/checkout/mcp'] },
@@ -178,6 +180,12 @@ export function surfaces({
     // Scopes are checked by the operation's security step (agent-auth.ts requireScopes), which reads resolveBearer's grant.
     agent: {
       name: 'agent',
+      errors: errorsAs('oauth'),
+      steps: [always(resolveBearer(deps)), always(limitByAddressAndClient(limiter)), notice, body],
+    },
+    // The same bearer tokens and scope checks as the agent surface; the operations name the admin scopes they need.
+    admin: {
+      name: 'admin',
       errors: errorsAs('oauth'),
       steps: [always(resolveBearer(deps)), always(limitByAddressAndClient(limiter)), notice, body],
     },

@@ -16,6 +16,7 @@ import {
   hashSecret,
   invalidClient,
   newSecret,
+  operatorScopes,
   parseScope,
   registrableScopes,
   secretMatches,
@@ -150,6 +151,39 @@ export async function registerClient(
     token_endpoint: agentUrls(deps.config).token,
     ...(webhook ? { webhook_url: webhook.url, webhook_secret: webhookSecret(webhook.key, client.id) } : {}),
   };
+}
+
+/** A client made by the store's operator (`npm run admin -- clients create`): the secret is returned once. */
+export interface OperatorClient {
+  client_id: string;
+  client_secret: string;
+  scope: string;
+}
+
+/**
+ * Creates a client with any known scope, admin scopes included: the operator's command only, talking to the database
+ * directly (open registration, registerClient, never grants an admin scope).
+ */
+export async function createOperatorClient(
+  deps: Pick<Deps, 'db' | 'now' | 'log'>,
+  request: { name: string; scope: string },
+): Promise<OperatorClient> {
+  const name = request.name.trim();
+  if (!name || name.length > 200)
+    throw new BadRequest('invalid_client_metadata', 'The name must be 1 to 200 characters.', { param: 'name' });
+  const scope = formatScope(operatorScopes(parseScope(request.scope)));
+  const clientSecret = newSecret(CLIENT_SECRET_PREFIX);
+  const client: repo.ClientRow = {
+    id: newId('client'),
+    secret_hash: hashSecret(clientSecret),
+    name,
+    scope,
+    webhook_url: null,
+    created_at: new Date(deps.now()),
+  };
+  await repo.insertClient(deps.db, client);
+  deps.log.info({ clientId: client.id, scope }, 'OAuth client created by the operator');
+  return { client_id: client.id, client_secret: clientSecret, scope };
 }
 
 /** The client behind the credentials of a token or revocation request; anything else is `invalid_client`. */

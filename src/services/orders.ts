@@ -229,7 +229,7 @@ export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
 }
 
 /** Queues the event for the agent whose cart this was, inside the order's transaction (a transactional outbox). */
-async function tellAgent(trx: Db, deps: Deps, order: OrderRow, type: OrderEventType): Promise<void> {
+export async function tellAgent(trx: Db, deps: Deps, order: OrderRow, type: OrderEventType): Promise<void> {
   if (!order.client_id || !(await wantsOrderEvents(trx, order.client_id))) return;
   const paid = await orders.findOrderBySession(trx, order.session_id);
   await enqueueOrderEvent(trx, deps, order.client_id, type, agentOrderView(deps, paid!));

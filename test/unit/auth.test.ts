@@ -6,6 +6,7 @@ import {
   hashSecret,
   hasScopes,
   newSecret,
+  operatorScopes,
   parseBasicCredentials,
   parseBearerToken,
   parseScope,
@@ -133,6 +134,19 @@ describe('scopes', () => {
   it('refuses an unknown scope and an empty intersection with invalid_scope', () => {
     expect(thrown(() => grantableScopes(['admin'], ['catalog:read']))).toMatchObject({ reason: 'invalid_scope' });
     expect(thrown(() => grantableScopes(['cart:write'], ['catalog:read']))).toMatchObject({ reason: 'invalid_scope' });
+  });
+
+  it('gives admin scopes only through the operator, never through registration', () => {
+    for (const scope of ['admin:orders', 'admin:catalog', 'admin:promotions'])
+      expect(thrown(() => registrableScopes([scope]))).toMatchObject({ reason: 'invalid_scope' });
+    expect(operatorScopes(['admin:promotions', 'admin:orders', 'admin:orders'])).toEqual([
+      'admin:orders',
+      'admin:promotions',
+    ]);
+    expect(thrown(() => operatorScopes(['ADMIN:ORDERS']))).toMatchObject({ reason: 'invalid_scope' });
+    expect(thrown(() => operatorScopes(undefined))).toMatchObject({ reason: 'invalid_scope' });
+    expect(grantableScopes(undefined, ['admin:orders', 'catalog:read'])).toEqual(['catalog:read', 'admin:orders']);
+    expect(grantableScopes(['admin:orders'], ['admin:orders', 'admin:catalog'])).toEqual(['admin:orders']);
   });
 
   it('checks that every required scope was granted', () => {

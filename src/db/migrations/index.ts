@@ -12,6 +12,7 @@ import * as paymentHolds from './009_payment_holds.js';
 import * as fulfilment from './010_fulfilment.js';
 import * as sessionDestination from './011_session_destination.js';
 import * as webhookTrace from './012_webhook_trace.js';
+import * as admin from './013_admin.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '010_fulfilment': fulfilment,
   '011_session_destination': sessionDestination,
   '012_webhook_trace': webhookTrace,
+  '013_admin': admin,
 };
 
 /**

@@ -154,6 +154,7 @@ const STATUS_NOTICE: Record<OrderStatus, string> = {
     '<p class="notice warn">Your payment was received. Something about this order needs a person to check it (the amount paid, or stock); the store will contact you. Nothing is lost.</p>',
   partially_refunded: '<p class="notice">Part of your payment was refunded.</p>',
   refunded: '<p class="notice">Your payment was refunded in full.</p>',
+  canceled: '<p class="notice">The store cancelled this order and refunded your payment.</p>',
 };
 
 /** The receipt: the order as charged. `session` is the paid session (its `order` present). */

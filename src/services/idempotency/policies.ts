@@ -146,3 +146,19 @@ export const protocolKeys = {
   /** Where claim-first operations read a key's record and store their answer (in their transaction). */
   records: { find: findRecord, store: storeAnswer },
 } satisfies KeyPolicy<ProtocolResponse, StoredAnswer, ProtocolAnswer> & { scope: unknown; records: unknown };
+
+/**
+ * The merchant's changes under `/admin` (table protocol_idempotency, beside the protocols' keys): a scope per client,
+ * operation and target; kept 48 h; only an answer the change gave is kept (a refusal throws, stores nothing, and
+ * leaves the key free).
+ */
+export const adminKeys = {
+  scope: (clientId: string, operation: string, target: string) => `admin|${clientId}|${operation} ${target}`,
+  fingerprint: jcsHash,
+  retentionMs: () => PROTOCOL_IDEMPOTENCY_RETENTION_MS,
+  storedScope,
+  keeps: isFinalAnswer,
+  replayOf: protocolKeys.replayOf,
+  toStore: (claim, response) => ({ ...claim, response }),
+  records: { find: findRecord, store: storeAnswer },
+} satisfies KeyPolicy<ProtocolResponse, StoredAnswer, ProtocolAnswer> & { scope: unknown; records: unknown };

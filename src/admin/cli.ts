@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// `npm run admin -- …`: the operator's commands (src/admin/commands.ts) against the database the service is configured
+// with (DATABASE_URL, or PGLITE_DIR while the service is stopped: an embedded database belongs to one process).
+import { loadConfig } from '../config.js';
+import { createDatabase, prepareDatabase } from '../db/knex.js';
+import { createLogger } from '../log.js';
+import { runAdminCommand } from './commands.js';
+
+const argv = process.argv.slice(2);
+const io = {
+  out: (text: string) => process.stdout.write(`${text}\n`),
+  err: (text: string) => process.stderr.write(`${text}\n`),
+};
+const config = loadConfig();
+let code: number;
+if (argv[0] === 'orders') {
+  // Through the API (the SDK), as the admin client: the service owns the database.
+  code = await runAdminCommand(
+    {
+      baseUrl: process.env.ADMIN_API_URL ?? config.agentBaseUrl,
+      clientId: process.env.ADMIN_CLIENT_ID ?? '',
+      clientSecret: process.env.ADMIN_CLIENT_SECRET ?? '',
+    },
+    argv,
+    io,
+  );
+} else {
+  const log = createLogger('warn', process.stderr);
+  const db = await createDatabase(config, log);
+  try {
+    await prepareDatabase(db);
+    code = await runAdminCommand({ db, log, now: Date.now }, argv, io);
+  } finally {
+    await db.destroy();
+  }
+}
+process.exit(code);
