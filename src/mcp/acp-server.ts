@@ -9,12 +9,11 @@ import type { WebDeps as Deps } from '../http/web-deps.js';
 import { protocolErrorOf, rateLimit, type ProtocolAnswer } from '../http/protocol-io.js';
 import type { AcpOperation } from '../handlers/acp/checkout.js';
 import { RateLimited } from '../domain/errors.js';
-import { jsonPath } from '../domain/protocol-session.js';
-import { unstorableTextAt } from '../domain/text.js';
 import type { Logger } from '../log.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { REQUEST_SCHEMAS, type RequestSchemaName } from '../protocols/requests.js';
-import { acpSelfContained, firstSchemaError, schemaByRef } from '../protocols/schemas.js';
+import { acpSelfContained } from '../protocols/schemas.js';
+import { protocolArgumentProblem } from './schemas.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import {
   createRpcServer,
@@ -180,22 +179,8 @@ function checkedArguments(
   tool: ToolDefinition,
   args: unknown,
 ): ToolArguments {
-  const unstorable = unstorableTextAt(args);
-  if (unstorable) {
-    const path = jsonPath(unstorable);
-    throw invalidParams(
-      `Invalid arguments: ${path} must not contain a NUL character (U+0000) or an unpaired surrogate.`,
-      path,
-    );
-  }
-  const error = firstSchemaError(schemaByRef(validators, `acp-mcp:${name}`, argumentsSchema(tool)), args ?? {});
-  if (error) {
-    const segments = error.instancePath.split('/').slice(1);
-    const missing =
-      error.keyword === 'required' ? [String((error.params as { missingProperty: string }).missingProperty)] : [];
-    const path = jsonPath([...segments, ...missing]);
-    throw invalidParams(`Invalid arguments: ${path} ${error.message ?? 'is invalid'}.`, path);
-  }
+  const problem = protocolArgumentProblem(validators, `acp-mcp:${name}`, argumentsSchema(tool), args);
+  if (problem) throw invalidParams(problem.message, problem.path);
   return args as ToolArguments;
 }
 

@@ -8,6 +8,9 @@ import type { components } from '../../codegen/types.js';
 import type { Document } from 'openapi-backend';
 import { firstProblem } from '../http/validation-errors.js';
 import type { ValidatorRegistry } from '../validators.js';
+import { jsonPath } from '../domain/protocol-session.js';
+import { unstorableTextAt } from '../domain/text.js';
+import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
 
 type Schemas = components['schemas'];
 type SchemaName = keyof Schemas;
@@ -131,4 +134,32 @@ export function singleTyped<T>(schema: T): T {
   if (!Array.isArray(type) || 'anyOf' in node) return node as T;
   const { type: _type, ...rest } = node;
   return { ...rest, anyOf: type.map((one: unknown) => ({ type: one })) } as T;
+}
+
+/**
+ * The first problem of a protocol binding's tool arguments (/ucp/mcp, /acp/mcp): text the database cannot store, then
+ * the schema's first error (compiled over the protocol schemas, once per `key`), as a JSONPath and a message; undefined
+ * when the arguments are valid.
+ */
+export function protocolArgumentProblem(
+  validators: ValidatorRegistry,
+  key: string,
+  schema: object,
+  args: unknown,
+): { path: string; message: string } | undefined {
+  const unstorable = unstorableTextAt(args);
+  if (unstorable) {
+    const path = jsonPath(unstorable);
+    return {
+      path,
+      message: `Invalid arguments: ${path} must not contain a NUL character (U+0000) or an unpaired surrogate.`,
+    };
+  }
+  const error = firstSchemaError(schemaByRef(validators, key, schema), args ?? {});
+  if (!error) return undefined;
+  const segments = error.instancePath.split('/').slice(1);
+  const missing =
+    error.keyword === 'required' ? [String((error.params as { missingProperty: string }).missingProperty)] : [];
+  const path = jsonPath([...segments, ...missing]);
+  return { path, message: `Invalid arguments: ${path} ${error.message ?? 'is invalid'}.` };
 }

@@ -11,11 +11,9 @@ import { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
 import type { Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
-import { firstSchemaError, schemaByRef } from '../protocols/schemas.js';
+import { protocolArgumentProblem } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { protocolKeys } from '../services/idempotency/index.js';
-import { jsonPath } from '../domain/protocol-session.js';
-import { unstorableTextAt } from '../domain/text.js';
 import {
   createRpcServer,
   errorAnswer,
@@ -232,22 +230,8 @@ function checkedArguments(
   tool: ToolDefinition,
   args: unknown,
 ): ToolArguments {
-  const unstorable = unstorableTextAt(args);
-  if (unstorable) {
-    const path = jsonPath(unstorable);
-    throw invalidParams(
-      `Invalid arguments: ${path} must not contain a NUL character (U+0000) or an unpaired surrogate.`,
-      path,
-    );
-  }
-  const error = firstSchemaError(schemaByRef(validators, `ucp-mcp:${name}`, argumentSchema(tool)), args ?? {});
-  if (error) {
-    const segments = error.instancePath.split('/').slice(1);
-    const missing =
-      error.keyword === 'required' ? [String((error.params as { missingProperty: string }).missingProperty)] : [];
-    const path = jsonPath([...segments, ...missing]);
-    throw invalidParams(`Invalid arguments: ${path} ${error.message ?? 'is invalid'}.`, path);
-  }
+  const problem = protocolArgumentProblem(validators, `ucp-mcp:${name}`, argumentSchema(tool), args);
+  if (problem) throw invalidParams(problem.message, problem.path);
   const checked = args as ToolArguments;
   const key = checked.meta['idempotency-key'];
   if (tool.op === 'update' && checked.checkout && 'id' in checked.checkout)
