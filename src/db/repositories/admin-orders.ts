@@ -2,6 +2,7 @@
 // and what a shipment, a delivery, a cancellation or a refund writes; the audit trail of every admin change.
 import type { FulfilmentStatus } from '../../domain/order-states.js';
 import type { OrderStatus } from '../../domain/orders.js';
+import type { Knex } from 'knex';
 import type { Db } from '../knex.js';
 import type { OrderRow } from './orders.js';
 
@@ -47,14 +48,37 @@ export interface AuditRow {
   created_at: Date;
 }
 
-export interface OrderFilters {
-  status?: OrderStatus[];
-  fulfilment?: FulfilmentStatus[];
+/** What a page of a newest-first list is cut by: a creation range and the last row of the previous page. */
+export interface NewestFirstPage {
   createdFrom?: Date;
   createdBefore?: Date;
-  /** The last order of the previous page (newest first). */
+  /** The last row of the previous page (newest first). */
   after?: { createdAt: Date; id: string };
   limit: number;
+}
+
+/** `query` newest first (ties by id) within the range and after the cursor, one more than `limit` rows. */
+function newestFirstPage<Q extends Knex.QueryBuilder>(query: Q, page: NewestFirstPage): Q {
+  if (page.createdFrom) query.where('created_at', '>=', page.createdFrom);
+  if (page.createdBefore) query.where('created_at', '<', page.createdBefore);
+  const after = page.after;
+  if (after)
+    query.where((older) =>
+      older
+        .where('created_at', '<', after.createdAt)
+        .orWhere((same) => same.where('created_at', '=', after.createdAt).andWhere('id', '<', after.id)),
+    );
+  return query
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(page.limit + 1) as Q;
+}
+
+export interface OrderFilters extends NewestFirstPage {
+  status?: OrderStatus[];
+  fulfilment?: FulfilmentStatus[];
 }
 
 /** Orders newest first (ties by id), one more than `limit` so the caller knows whether a next page exists. */
@@ -62,21 +86,7 @@ export async function listOrders(db: Db, filters: OrderFilters): Promise<AdminOr
   const query = db<AdminOrderRow>('orders');
   if (filters.status?.length) query.whereIn('status', filters.status);
   if (filters.fulfilment?.length) query.whereIn('fulfilment_status', filters.fulfilment);
-  if (filters.createdFrom) query.where('created_at', '>=', filters.createdFrom);
-  if (filters.createdBefore) query.where('created_at', '<', filters.createdBefore);
-  const after = filters.after;
-  if (after)
-    query.where((page) =>
-      page
-        .where('created_at', '<', after.createdAt)
-        .orWhere((same) => same.where('created_at', '=', after.createdAt).andWhere('id', '<', after.id)),
-    );
-  return (await query
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(filters.limit + 1)) as AdminOrderRow[];
+  return (await newestFirstPage(query, filters)) as AdminOrderRow[];
 }
 
 export async function findOrder(db: Db, id: string): Promise<AdminOrderRow | undefined> {
@@ -145,15 +155,11 @@ export async function insertAudit(db: Db, row: AuditRow): Promise<void> {
   });
 }
 
-export interface AuditFilters {
+export interface AuditFilters extends NewestFirstPage {
   clientId?: string;
   operation?: string;
   targetType?: string;
   targetId?: string;
-  createdFrom?: Date;
-  createdBefore?: Date;
-  after?: { createdAt: Date; id: string };
-  limit: number;
 }
 
 /** Audit events newest first, one more than `limit`. */
@@ -163,21 +169,7 @@ export async function listAudit(db: Db, filters: AuditFilters): Promise<AuditRow
   if (filters.operation) query.where('operation', filters.operation);
   if (filters.targetType) query.where('target_type', filters.targetType);
   if (filters.targetId) query.where('target_id', filters.targetId);
-  if (filters.createdFrom) query.where('created_at', '>=', filters.createdFrom);
-  if (filters.createdBefore) query.where('created_at', '<', filters.createdBefore);
-  const after = filters.after;
-  if (after)
-    query.where((page) =>
-      page
-        .where('created_at', '<', after.createdAt)
-        .orWhere((same) => same.where('created_at', '=', after.createdAt).andWhere('id', '<', after.id)),
-    );
-  return (await query
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(filters.limit + 1)) as AuditRow[];
+  return (await newestFirstPage(query, filters)) as AuditRow[];
 }
 
 // The merchant's catalogue changes (admin:catalog).
