@@ -202,6 +202,32 @@ describe('ACP over MCP: authentication and discovery', () => {
     expect([invalid.status, ((await invalid.json()) as any).error.data.code]).toEqual([401, 'invalid_token']);
   });
 
+  it("answers over the rate limit with a JSON-RPC error carrying ACP's Error and the wait, before reading anything", async () => {
+    const limited = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '1' } });
+    try {
+      const send = () =>
+        limited.http('/acp/mcp', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...bearer('not-a-token') },
+          body: JSON.stringify(initialize),
+        });
+      expect((await send()).status).toBe(401);
+      const refused = await send();
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(await refused.json()).toMatchObject({
+        id: null,
+        error: {
+          code: -32000,
+          data: { type: 'service_unavailable', code: 'rate_limit_exceeded', retry_after: retryAfter },
+        },
+      });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('advertises the mcp transport in /.well-known/acp.json', async () => {
     const { body } = await protocolFetch(api, '/.well-known/acp.json');
     expect(body.transports).toEqual(['rest', 'mcp']);

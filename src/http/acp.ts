@@ -59,19 +59,20 @@ function errorType(status: number): 'invalid_request' | 'processing_error' | 'se
 }
 
 /** ACP's flat Error: `type`, `code`, `message`, `param` (a JSONPath, or the header's name), and documented extras. */
+function errorBody(error: ProtocolError): { type: string; code: string; message: string } & Record<string, unknown> {
+  const { param, details } = error.options;
+  return {
+    type: errorType(error.status),
+    code: error.code,
+    message: error.message,
+    ...(param ? { param } : {}),
+    ...details,
+  };
+}
+
+/** ACP's flat Error as answered. */
 function renderError(error: ProtocolError): ProtocolResponse {
-  const { param, headers, details } = error.options;
-  return jsonResponse(
-    error.status,
-    {
-      type: errorType(error.status),
-      code: error.code,
-      message: error.message,
-      ...(param ? { param } : {}),
-      ...details,
-    },
-    { ...headers },
-  );
+  return jsonResponse(error.status, errorBody(error), { ...error.options.headers });
 }
 
 export async function acpDiscovery(deps: Deps) {
@@ -320,6 +321,10 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     authenticate: (ctx) => authenticate(deps, ctx),
     execute: runOverMcp,
     failure,
+    refusal: (error, log) => {
+      const refused = protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' });
+      return { status: refused.status, body: errorBody(refused), headers: { ...refused.options.headers } };
+    },
   };
   const mcp = createAcpMcpServer(mcpBinding, deps.validators);
   const cors = mcpCors(deps.config.mcpAllowedOrigins);

@@ -6,7 +6,7 @@
 // result with `isError: true` whose text is ACP's flat Error as JSON, as the agent would read it over REST.
 import type { AppContext } from '../http/context.js';
 import type { WebDeps as Deps } from '../http/web-deps.js';
-import { protocolErrorOf, rateLimit, type ProtocolAnswer } from '../http/protocol-io.js';
+import { rateLimit, type ProtocolAnswer } from '../http/protocol-io.js';
 import type { AcpOperation } from '../handlers/acp/checkout.js';
 import { RateLimited } from '../domain/errors.js';
 import type { Logger } from '../log.js';
@@ -53,6 +53,11 @@ export interface AcpMcpBinding {
   execute(clientId: string, call: AcpMcpCall): Promise<ProtocolAnswer>;
   /** Any failure, as ACP's flat Error with its status (a 500 logged). */
   failure(error: unknown, log: () => Logger): ProtocolResponse;
+  /** The same, as a value: the data of the JSON-RPC error that refuses a request before its message is read. */
+  refusal(
+    error: unknown,
+    log: () => Logger,
+  ): { status: number; body: { message: string } & Record<string, unknown>; headers: Record<string, string> };
 }
 
 const meta = (idempotencyKey: boolean) => ({
@@ -244,14 +249,14 @@ export function createAcpMcpServer(binding: AcpMcpBinding, validators: Validator
 }
 
 /** A refusal before the message is read (no id can be trusted), with the binding's status and headers. */
-function refuse(ctx: AppContext, response: ProtocolResponse): void {
-  const error = JSON.parse(response.body) as { message: string };
-  const data = JSON.parse(response.body) as Record<string, unknown>;
-  const { 'Cache-Control': _cacheControl, ...headers } = response.headers;
-  sendAnswer(
-    ctx,
-    errorAnswer(null, new RpcError(SERVER_ERROR, error.message, { status: response.status, data, headers })),
-  );
+function refuse(
+  ctx: AppContext,
+  refusal: ReturnType<AcpMcpBinding['refusal']>,
+  extra: Record<string, unknown> = {},
+): void {
+  const { status, body, headers } = refusal;
+  const data = { ...body, ...extra };
+  sendAnswer(ctx, errorAnswer(null, new RpcError(SERVER_ERROR, body.message, { status, data, headers })));
 }
 
 /** Serves one JSON-RPC message on /acp/mcp: the rate limit, the transport's checks, the bearer token, the message. */
@@ -266,11 +271,7 @@ export async function serveAcpMcp(
     await rateLimit(ctx, deps);
   } catch (error) {
     if (!(error instanceof RateLimited)) throw error;
-    const response = binding.failure(error, log);
-    refuse(ctx, {
-      ...response,
-      body: JSON.stringify({ ...JSON.parse(response.body), retry_after: error.retryAfterSeconds }),
-    });
+    refuse(ctx, binding.refusal(error, log), { retry_after: error.retryAfterSeconds });
     return;
   }
   if (!admit(ctx, deps)) return;
@@ -278,7 +279,7 @@ export async function serveAcpMcp(
   try {
     clientId = await binding.authenticate(ctx);
   } catch (error) {
-    refuse(ctx, binding.failure(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' }), log));
+    refuse(ctx, binding.refusal(error, log));
     return;
   }
   const message = await readMessage(ctx);
