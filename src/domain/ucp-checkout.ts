@@ -193,13 +193,11 @@ function taxEntries(
 ): UcpTotal[] {
   const fulfilment = session.shipping.fulfilment;
   const itemized = (included: boolean) =>
-    (byJurisdiction ?? []).map(
-      (entry): UcpTotalLine => ({
-        type: 'tax',
-        display_text: `${entry.name} ${percent(entry.rate)}${included ? ' (included)' : ''}`,
-        amount: entry.amount,
-      }),
-    );
+    (byJurisdiction ?? []).map((entry): UcpTotalLine => ({
+      type: 'tax',
+      display_text: `${entry.name} ${percent(entry.rate)}${included ? ' (included)' : ''}`,
+      amount: entry.amount,
+    }));
   if (fulfilment?.taxIncluded)
     return [
       {

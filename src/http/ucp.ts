@@ -121,7 +121,10 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
             config:
               version === '2026-08-25'
                 ? { multi_destination: [], method_combinations: [['shipping']] }
-                : { allows_multi_destination: { shipping: false, pickup: false }, allows_method_combinations: [['shipping']] },
+                : {
+                    allows_multi_destination: { shipping: false, pickup: false },
+                    allows_method_combinations: [['shipping']],
+                  },
           },
         ],
       },

@@ -24,11 +24,7 @@ import {
   type UcpVersion,
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
-import {
-  checkRequest,
-  type UcpCheckoutRequest,
-  type UcpDestinationRequest,
-} from '../../protocols/requests.js';
+import { checkRequest, type UcpCheckoutRequest, type UcpDestinationRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
@@ -198,8 +194,7 @@ function shippingRequest(input: UcpCheckoutRequest, call: UcpCall, op: 'create' 
                 type: 'warning',
                 code: 'fulfillment_not_negotiated',
                 path: '$.fulfillment',
-                content:
-                  'Fulfillment was ignored: the platform profile does not declare dev.ucp.shopping.fulfillment.',
+                content: 'Fulfillment was ignored: the platform profile does not declare dev.ucp.shopping.fulfillment.',
               }),
             ],
     };
@@ -229,7 +224,12 @@ function shippingRequest(input: UcpCheckoutRequest, call: UcpCall, op: 'create' 
   const selectedId = method.selected_destination_id ?? undefined;
   const change: NonNullable<ShippingRequest['change']> = {};
   let addressPath: string | undefined;
-  const chosen = selectedId === undefined ? (destinations.length === 1 ? 0 : -1) : destinations.findIndex((d) => d.id === selectedId);
+  const chosen =
+    selectedId === undefined
+      ? destinations.length === 1
+        ? 0
+        : -1
+      : destinations.findIndex((d) => d.id === selectedId);
   if (chosen >= 0) {
     change.address = destinationInput(destinations[chosen]!);
     addressPath = `${base}.destinations[${chosen}]`;
@@ -392,9 +392,7 @@ export function createUcpOperations(deps: Deps) {
         lines: requestedLines(input),
         codes: discounts.codes ?? [],
         buyer: buyerOf(input),
-        ...(change
-          ? { shipping: { address: change.address ?? undefined, option: change.option ?? undefined } }
-          : {}),
+        ...(change ? { shipping: { address: change.address ?? undefined, option: change.option ?? undefined } } : {}),
       },
       respond(outcome) {
         if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);

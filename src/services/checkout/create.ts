@@ -30,12 +30,7 @@ import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
 import { requireRegion } from '../catalog.js';
-import {
-  checkedDestination,
-  checkedProtocolDestination,
-  termsFor,
-  type SessionDestination,
-} from './destination.js';
+import { checkedDestination, checkedProtocolDestination, termsFor, type SessionDestination } from './destination.js';
 import type { DestinationInput, DestinationProblem } from '../../domain/destination.js';
 import type { FulfilmentTerms, ShippingCode } from '../../domain/fulfilment.js';
 import { presentCart, presentProtocolSession, type CheckoutSession } from '../checkout.js';

@@ -113,7 +113,10 @@ export async function checkedProtocolDestination(
   db: Db,
   regionId: string,
   address: DestinationInput,
-): Promise<{ ok: true; destination: Destination; terms: FulfilmentTerms | undefined } | { ok: false; problems: DestinationProblem[] }> {
+): Promise<
+  | { ok: true; destination: Destination; terms: FulfilmentTerms | undefined }
+  | { ok: false; problems: DestinationProblem[] }
+> {
   const check = checkDestination(address, await regionCountryCodes(db, regionId));
   if (!check.ok) return check;
   return { ok: true, destination: check.destination, terms: await termsFor(deps, regionId, check.destination, db) };
