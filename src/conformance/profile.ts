@@ -20,13 +20,26 @@ export function capabilityEntry(name: string, version: string, extra: Record<str
   };
 }
 
-/** A valid UCP platform profile (checkout and discount by default). */
+/** A valid UCP platform profile (checkout and discount by default; fulfillment when asked). */
 export function platformProfile(
-  options: { version?: string; checkout?: boolean; discount?: boolean; capabilities?: Record<string, Json> } = {},
+  options: {
+    version?: string;
+    checkout?: boolean;
+    discount?: boolean;
+    fulfillment?: boolean;
+    capabilities?: Record<string, Json>;
+  } = {},
 ) {
-  const { version = UCP_VERSION, checkout = true, discount = true } = options;
+  const { version = UCP_VERSION, checkout = true, discount = true, fulfillment = false } = options;
   const capabilities = options.capabilities ?? {
     ...(checkout ? { 'dev.ucp.shopping.checkout': [capabilityEntry('dev.ucp.shopping.checkout', UCP_VERSION)] } : {}),
+    ...(fulfillment
+      ? {
+          'dev.ucp.shopping.fulfillment': [
+            capabilityEntry('dev.ucp.shopping.fulfillment', UCP_VERSION, { extends: 'dev.ucp.shopping.checkout' }),
+          ],
+        }
+      : {}),
     ...(discount
       ? {
           'dev.ucp.shopping.discount': [

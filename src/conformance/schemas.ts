@@ -67,6 +67,7 @@ const ucpSchemas = (errorResponse: string) => ({
     oneOf: [{ $ref: `${UCP_BASE}shopping/checkout.json` }, { $ref: `${UCP_BASE}${errorResponse}` }],
   },
   checkout_with_discount: { $ref: `${UCP_BASE}shopping/discount.json#/$defs/dev.ucp.shopping.checkout` },
+  checkout_with_fulfillment: { $ref: `${UCP_BASE}shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout` },
   error_response: { $ref: `${UCP_BASE}${errorResponse}` },
   business_profile: {
     type: 'object',

@@ -255,6 +255,13 @@ function textField(
   return text === '' ? null : text;
 }
 
+/** A country as typed (ISO 3166-1 alpha-2 or alpha-3, any case) as its assigned alpha-2 code; undefined otherwise. */
+export function countryCodeOf(text: string | null | undefined): string | undefined {
+  const typed = (text ?? '').trim().toUpperCase();
+  const code = Object.hasOwn(iso31661Alpha3ToAlpha2, typed) ? iso31661Alpha3ToAlpha2[typed]! : typed;
+  return ASSIGNED_COUNTRIES.has(code) ? code : undefined;
+}
+
 /**
  * Checks an address against ISO 3166 and the national postal code forms, and that the store ships there.
  * `shipsTo` holds the ISO 3166-1 alpha-2 codes (any case) of the countries the store ships to.

@@ -2,6 +2,8 @@
 // from the pricing module (never major units). Pure: src/domain/ucp-checkout.ts and src/domain/acp-checkout.ts render
 // it in each protocol's shape, so both bindings always quote the same numbers for the same session.
 import { currencyOf, toMajorUnits, type MinorUnits } from './money.js';
+import type { ShippingCode, ShippingOption } from './fulfilment.js';
+import type { QuoteFulfilment } from './orders.js';
 import type { PricedCart, PricedLine } from './pricing.js';
 import type { AppliedPromotion, PromoMessage } from './promotions.js';
 
@@ -40,6 +42,17 @@ export interface SessionLine extends PricedLine {
   imageUrl: string | null;
 }
 
+/**
+ * Where a session ships and how, as it is priced: `fulfilment` (the address, the option, the tax by jurisdiction) once
+ * it has an address (null: the totals are an estimate), each option offered there with what it costs these goods, and
+ * the option the buyer chose (kept without an address too).
+ */
+export interface SessionShipping {
+  fulfilment: QuoteFulfilment | null;
+  offered: Array<{ option: ShippingOption; amount: MinorUnits }>;
+  chosenOption: ShippingCode | null;
+}
+
 export interface ProtocolSession {
   id: string;
   state: SessionState;
@@ -55,6 +68,7 @@ export interface ProtocolSession {
   unavailableLines: number;
   buyer: BuyerDetails | null;
   fulfillmentDetails: unknown;
+  shipping: SessionShipping;
   createdAt: Date;
   updatedAt: Date;
   continueUrl: string;
@@ -104,6 +118,7 @@ export interface SessionFacts extends Pick<
   | 'unavailableLines'
   | 'buyer'
   | 'fulfillmentDetails'
+  | 'shipping'
   | 'createdAt'
   | 'updatedAt'
   | 'continueUrl'
@@ -133,6 +148,7 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     unavailableLines: facts.unavailableLines,
     buyer: facts.buyer && Object.keys(facts.buyer).length ? facts.buyer : null,
     fulfillmentDetails: facts.fulfillmentDetails,
+    shipping: facts.shipping,
     createdAt: facts.createdAt,
     updatedAt: facts.updatedAt,
     continueUrl: facts.continueUrl,

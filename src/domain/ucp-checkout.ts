@@ -1,6 +1,8 @@
 // A session rendered as a UCP checkout (shopping/checkout.json, with discount.json when negotiated) of the version the
 // request negotiated (2026-08-25 or 2026-04-08: the same shape for what this store fills), and UCP's error_response. Pure. Field by field as in A.5–A.7 of the design; amounts are integer minor units, discounts
 // negative, a zero discount omitted (the schema's exclusiveMaximum: 0).
+import type { Destination } from './destination.js';
+import { RATE_SCALE, type ShippingOption } from './fulfilment.js';
 import { discountTitle, HANDOFF_CONTENT, type ProtocolSession } from './protocol-session.js';
 
 /** The UCP versions served, newest first: the business profile at /.well-known/ucp is the newest's. */
@@ -26,6 +28,15 @@ export function isEachUnit(requested: { unit: string; scale?: number }): boolean
 }
 export const UCP_CHECKOUT = 'dev.ucp.shopping.checkout';
 export const UCP_DISCOUNT = 'dev.ucp.shopping.discount';
+export const UCP_FULFILLMENT = 'dev.ucp.shopping.fulfillment';
+
+/**
+ * The fulfillment extension's ids of this store: one shipping method for every line, its one destination (the
+ * session's address) and its one group, whose options are the region's shipping options by code.
+ */
+export const UCP_SHIPPING_METHOD_ID = 'shipping';
+export const UCP_DESTINATION_ID = 'shipping_address';
+export const UCP_GROUP_ID = 'package';
 
 export interface UcpMessage {
   type: 'error' | 'warning' | 'info';
@@ -40,6 +51,8 @@ export interface UcpTotal {
   type: string;
   display_text: string;
   amount: number;
+  /** The entry itemized (tax by jurisdiction; a tax-inclusive total's net and tax): the lines add up to it. */
+  lines?: UcpTotalLine[];
 }
 
 export interface UcpLink {
@@ -57,6 +70,12 @@ export interface UcpRendering {
   baseUrl: string;
   links: UcpLink[];
   discountNegotiated: boolean;
+  fulfillmentNegotiated: boolean;
+  /**
+   * This request's own problem leaves the checkout not ready for payment (an address the store does not ship to): the
+   * status is `incomplete` whatever the stored session's.
+   */
+  notReady?: boolean;
   /** Messages of this request (update problems, negotiation notes), placed by kind among the session's own. */
   extraMessages?: UcpMessage[];
 }
@@ -65,7 +84,7 @@ export type UcpCheckout = Record<string, unknown> & { id: string; status: string
 
 export function ucpEnvelope(
   status: 'success' | 'error',
-  rendering: Pick<UcpRendering, 'version' | 'namespace' | 'discountNegotiated'>,
+  rendering: Pick<UcpRendering, 'version' | 'namespace' | 'discountNegotiated' | 'fulfillmentNegotiated'>,
 ) {
   const { version } = rendering;
   return {
@@ -74,6 +93,7 @@ export function ucpEnvelope(
     capabilities: {
       [UCP_CHECKOUT]: [{ version }],
       ...(rendering.discountNegotiated ? { [UCP_DISCOUNT]: [{ version }] } : {}),
+      ...(rendering.fulfillmentNegotiated ? { [UCP_FULFILLMENT]: [{ version }] } : {}),
     },
     payment_handlers: {
       [`${rendering.namespace}.human_handoff`]: [
@@ -124,6 +144,19 @@ function orderedMessages(session: ProtocolSession, rendering: UcpRendering): Ucp
         }),
       )
     : [];
+  const open = session.state === 'requires_escalation' || session.state === 'incomplete';
+  const estimate =
+    rendering.fulfillmentNegotiated && open && session.lines.length > 0 && !session.shipping.fulfilment
+      ? [
+          ucpMessage({
+            type: 'info',
+            code: 'totals_estimated',
+            path: '$.totals',
+            content:
+              'Shipping and tax are estimates until fulfillment names a shipping destination (methods[0].destinations).',
+          }),
+        ]
+      : [];
   return [
     ...handoff,
     ...unavailable,
@@ -131,20 +164,67 @@ function orderedMessages(session: ProtocolSession, rendering: UcpRendering): Ucp
     ...discountWarnings,
     ...extra.filter((m) => m.type === 'warning'),
     ...extra.filter((m) => m.type === 'info'),
+    ...estimate,
   ];
 }
 
-function lineTotals(line: ProtocolSession['lines'][number]): UcpTotal[] {
+/** A sub-line of a total entry (UCP 2026-08-25 totals.json `lines`; extra metadata, `type`, allowed). */
+export interface UcpTotalLine {
+  type: 'net' | 'tax';
+  display_text: string;
+  amount: number;
+}
+
+/** A rate in thousandths of a percent as a buyer reads it: 19 000 → "19 %", 9 975 → "9.975 %". */
+function percent(rate: number): string {
+  return `${rate / (RATE_SCALE / 100)} %`;
+}
+
+/**
+ * The tax entries of a line or the cart. Where tax is added (US, Canada) a `tax` entry, itemized by jurisdiction when
+ * the destination is known; where prices include it (EU, UK, Japan) no `tax` entry (the entries before the total add up
+ * to it without one), but the total itemized: what it is without tax, and each jurisdiction's tax inside it.
+ */
+function taxEntries(
+  session: ProtocolSession,
+  tax: number,
+  total: number,
+  byJurisdiction: Array<{ name: string; rate: number; amount: number }> | undefined,
+): UcpTotal[] {
+  const fulfilment = session.shipping.fulfilment;
+  const itemized = (included: boolean) =>
+    (byJurisdiction ?? []).map((entry): UcpTotalLine => ({
+      type: 'tax',
+      display_text: `${entry.name} ${percent(entry.rate)}${included ? ' (included)' : ''}`,
+      amount: entry.amount,
+    }));
+  if (fulfilment?.taxIncluded)
+    return [
+      {
+        type: 'total',
+        display_text: 'Total',
+        amount: total,
+        lines: [{ type: 'net', display_text: 'Excluding tax', amount: total - tax }, ...itemized(true)],
+      },
+    ];
+  const lines = byJurisdiction && byJurisdiction.length ? { lines: itemized(false) } : {};
+  return [
+    { type: 'tax', display_text: 'Tax', amount: tax, ...lines },
+    { type: 'total', display_text: 'Total', amount: total },
+  ];
+}
+
+function lineTotals(session: ProtocolSession, line: ProtocolSession['lines'][number]): UcpTotal[] {
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: line.baseAmount },
     ...(line.discount > 0 ? [{ type: 'items_discount', display_text: 'Discount', amount: -line.discount }] : []),
-    { type: 'tax', display_text: 'Tax', amount: line.tax },
-    { type: 'total', display_text: 'Total', amount: line.total },
+    ...taxEntries(session, line.tax, line.total, undefined),
   ];
 }
 
 function cartTotals(session: ProtocolSession): UcpTotal[] {
   const { totals, applied } = session;
+  const taxes = session.shipping.fulfilment?.taxes.map(({ name, rate, amount }) => ({ name, rate, amount }));
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: totals.subtotal },
     ...(totals.discount > 0
@@ -161,9 +241,78 @@ function cartTotals(session: ProtocolSession): UcpTotal[] {
       display_text: totals.shipping === 0 ? 'Shipping (free)' : 'Shipping',
       amount: totals.shipping,
     },
-    { type: 'tax', display_text: 'Tax', amount: totals.tax },
-    { type: 'total', display_text: 'Total', amount: totals.total },
+    ...taxEntries(session, totals.tax, totals.total, taxes),
   ];
+}
+
+/** A checked address as UCP's shipping destination (postal_address.json with its id; 2026-08-25 also its type). */
+function shippingDestination(address: Destination, version: UcpVersion) {
+  // The recipient's name is kept whole; UCP splits it: the last word is the last name.
+  const name = address.recipientName.trim();
+  const cut = name.lastIndexOf(' ');
+  return {
+    id: UCP_DESTINATION_ID,
+    ...(version === '2026-08-25' ? { type: 'shipping_address' } : {}),
+    ...(cut > 0 ? { first_name: name.slice(0, cut), last_name: name.slice(cut + 1) } : { first_name: name }),
+    street_address: address.line1,
+    ...(address.line2 ? { extended_address: address.line2 } : {}),
+    address_locality: address.city,
+    // The subdivision's code within its country (US-CA → CA), beside the country.
+    ...(address.region ? { address_region: address.region.slice(address.country.length + 1) } : {}),
+    ...(address.postalCode ? { postal_code: address.postalCode } : {}),
+    address_country: address.country,
+  };
+}
+
+function fulfillmentOption(
+  option: Pick<ShippingOption, 'code' | 'title' | 'description'>,
+  amount: number,
+  version: UcpVersion,
+) {
+  return {
+    id: option.code,
+    title: option.title,
+    // 2026-08-25 describes in formats (common/types/description.json); 2026-04-08 in plain text.
+    description: version === '2026-08-25' ? { plain: option.description } : option.description,
+    totals: [{ type: 'fulfillment', display_text: option.title, amount }],
+  };
+}
+
+/**
+ * The fulfillment extension's view of the session: one shipping method for every line; with an address, its one
+ * destination (selected) and one group offering each option at what it costs these goods, the priced one selected.
+ */
+function fulfillment(session: ProtocolSession, version: UcpVersion) {
+  const { fulfilment, offered } = session.shipping;
+  const lineIds = session.lines.map((line) => line.id);
+  const options = offered.length
+    ? offered
+    : fulfilment
+      ? [{ option: fulfilment.shippingOption, amount: session.totals.shipping }]
+      : [];
+  return {
+    methods: [
+      {
+        id: UCP_SHIPPING_METHOD_ID,
+        type: 'shipping',
+        line_item_ids: lineIds,
+        destinations: fulfilment ? [shippingDestination(fulfilment.shippingAddress, version)] : [],
+        selected_destination_id: fulfilment ? UCP_DESTINATION_ID : null,
+        ...(fulfilment
+          ? {
+              groups: [
+                {
+                  id: UCP_GROUP_ID,
+                  line_item_ids: lineIds,
+                  options: options.map(({ option, amount }) => fulfillmentOption(option, amount, version)),
+                  selected_option_id: fulfilment.shippingOption.code,
+                },
+              ],
+            }
+          : {}),
+      },
+    ],
+  };
 }
 
 function discounts(session: ProtocolSession) {
@@ -205,7 +354,7 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
   return {
     ucp: ucpEnvelope('success', rendering),
     id: session.id,
-    status: session.state,
+    status: rendering.notReady && open ? 'incomplete' : session.state,
     currency: session.currency.toUpperCase(),
     line_items: session.lines.map((line) => ({
       id: line.id,
@@ -216,11 +365,12 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
         ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
       },
       quantity: line.quantity,
-      totals: lineTotals(line),
+      totals: lineTotals(session, line),
     })),
     ...buyerOf(session),
     totals: cartTotals(session),
     ...(rendering.discountNegotiated ? { discounts: discounts(session) } : {}),
+    ...(rendering.fulfillmentNegotiated ? { fulfillment: fulfillment(session, rendering.version) } : {}),
     messages: orderedMessages(session, rendering),
     links: rendering.links,
     ...(open ? { continue_url: session.continueUrl } : {}),

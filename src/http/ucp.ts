@@ -10,6 +10,7 @@ import {
   ucpMessage,
   UCP_CHECKOUT,
   UCP_DISCOUNT,
+  UCP_FULFILLMENT,
   UCP_LATEST,
   UCP_VERSIONS,
   type UcpMessage,
@@ -110,6 +111,22 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
             extends: UCP_CHECKOUT,
           },
         ],
+        [UCP_FULFILLMENT]: [
+          {
+            version,
+            spec: `https://ucp.dev/${version}/specification/fulfillment`,
+            schema: `https://ucp.dev/${version}/schemas/shopping/fulfillment.json`,
+            extends: UCP_CHECKOUT,
+            // One shipping address per checkout, shipping only (docs/fulfilment-and-tax.md).
+            config:
+              version === '2026-08-25'
+                ? { multi_destination: [], method_combinations: [['shipping']] }
+                : {
+                    allows_multi_destination: { shipping: false, pickup: false },
+                    allows_method_combinations: [['shipping']],
+                  },
+          },
+        ],
       },
       payment_handlers: {
         [`${ucpNamespace(deps, version)}.human_handoff`]: [
@@ -186,12 +203,18 @@ async function negotiateWith(
     if (result.problem === 'invalid_profile_url' || !lenient) {
       throw new ProtocolError(PROFILE_PROBLEM_STATUS[result.problem], result.problem, result.content);
     }
-    return { negotiated: { version: UCP_LATEST, checkout: true, discount: true }, notes: [NOT_NEGOTIATED] };
+    return {
+      negotiated: { version: UCP_LATEST, checkout: true, discount: true, fulfillment: true },
+      notes: [NOT_NEGOTIATED],
+    };
   }
   const { negotiated, notes } = result;
   if (negotiated.checkout) return { negotiated, notes };
   if (lenient)
-    return { negotiated: { ...negotiated, checkout: true, discount: true }, notes: [...notes, NOT_NEGOTIATED] };
+    return {
+      negotiated: { ...negotiated, checkout: true, discount: true, fulfillment: true },
+      notes: [...notes, NOT_NEGOTIATED],
+    };
   return incompatible(deps.config.baseUrl, negotiated.version);
 }
 

@@ -36,6 +36,64 @@ const ucpLines = {
   },
 };
 
+/** Free text of an address: bounded here, its content checked by the destination check (a business outcome). */
+const addressText = { type: 'string', maxLength: 1000 };
+const ucpId = { type: 'string', maxLength: 200 };
+
+/**
+ * UCP's fulfillment (shopping/types/fulfillment.json) as a platform writes it: methods with their type, shipping
+ * destinations (postal_address.json with an id), the selected destination and each group's selected option. What the
+ * business writes (options, group line ids, available_methods) is ignored, as `ucp_request` marks it `omit`.
+ */
+const ucpFulfillment = {
+  type: 'object',
+  properties: {
+    methods: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        properties: {
+          id: ucpId,
+          type: { type: 'string', maxLength: 64 },
+          line_item_ids: { type: 'array', maxItems: 100, items: ucpId },
+          destinations: {
+            type: 'array',
+            maxItems: 10,
+            items: {
+              type: 'object',
+              properties: Object.fromEntries(
+                [
+                  'id',
+                  'type',
+                  'first_name',
+                  'last_name',
+                  'phone_number',
+                  'street_address',
+                  'extended_address',
+                  'address_locality',
+                  'address_region',
+                  'postal_code',
+                  'address_country',
+                ].map((field) => [field, addressText]),
+              ),
+            },
+          },
+          selected_destination_id: { type: ['string', 'null'], maxLength: 200 },
+          groups: {
+            type: 'array',
+            maxItems: 10,
+            items: {
+              type: 'object',
+              properties: { id: ucpId, selected_option_id: { type: ['string', 'null'], maxLength: 200 } },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 const ucpCheckoutRequest = {
   type: 'object',
   required: ['line_items'],
@@ -44,6 +102,7 @@ const ucpCheckoutRequest = {
     buyer: ucpBuyer,
     context: { type: 'object', properties: { address_country: { type: 'string', maxLength: 64 } } },
     discounts: { type: 'object', properties: { codes } },
+    fulfillment: ucpFulfillment,
   },
 };
 
@@ -229,6 +288,34 @@ export interface UcpCheckoutRequest {
   buyer?: BuyerDetails;
   context?: { address_country?: string };
   discounts?: { codes?: string[] };
+  fulfillment?: UcpFulfillmentRequest;
+}
+
+/** A shipping destination as a platform sends it (postal_address.json, with the destination's id). */
+export interface UcpDestinationRequest {
+  id?: string;
+  type?: string;
+  first_name?: string;
+  last_name?: string;
+  phone_number?: string;
+  street_address?: string;
+  extended_address?: string;
+  address_locality?: string;
+  address_region?: string;
+  postal_code?: string;
+  address_country?: string;
+}
+
+/** UCP's fulfillment as `ucpFulfillment` describes it. */
+export interface UcpFulfillmentRequest {
+  methods?: Array<{
+    id?: string;
+    type?: string;
+    line_item_ids?: string[];
+    destinations?: UcpDestinationRequest[];
+    selected_destination_id?: string | null;
+    groups?: Array<{ id?: string; selected_option_id?: string | null }>;
+  }>;
 }
 
 export type AcpLineRequest = { id: string; quantity?: number } | { item: { id: string }; quantity: number };

@@ -7,16 +7,23 @@ import type { ValidatorRegistry } from '../validators.js';
 export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
   const object = (body ?? {}) as Record<string, any>;
   // UCP bodies by the version they say they are in (2026-08-25's schemas, or 2026-04-08's).
-  const ucp = (name: 'checkout_response' | 'checkout_with_discount' | 'business_profile'): ProtocolSchemaName =>
+  const ucp = (
+    name: 'checkout_response' | 'checkout_with_discount' | 'checkout_with_fulfillment' | 'business_profile',
+  ): ProtocolSchemaName =>
     object.ucp?.version === '2026-08-25' ? `ucp@2026-08-25.${name}` : `ucp.${name}`;
   if (path === '/.well-known/ucp' || path.startsWith('/ucp/profiles/'))
     return status === 200 ? [ucp('business_profile')] : [];
   if (path === '/.well-known/acp.json') return status === 200 ? ['acp.DiscoveryResponse'] : ['acp.Error'];
   if (/^\/ucp\/checkout-sessions(\/|$)/.test(path)) {
     if (status !== 200 && status !== 201) return [];
-    const discount =
-      Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']) && object.ucp?.status === 'success';
-    return discount ? [ucp('checkout_response'), ucp('checkout_with_discount')] : [ucp('checkout_response')];
+    // A checkout also against each negotiated extension's composition (the extension's fields as it defines them).
+    const success = object.ucp?.status === 'success';
+    const has = (capability: string) => success && Boolean(object.ucp?.capabilities?.[capability]);
+    return [
+      ucp('checkout_response'),
+      ...(has('dev.ucp.shopping.discount') ? [ucp('checkout_with_discount')] : []),
+      ...(has('dev.ucp.shopping.fulfillment') ? [ucp('checkout_with_fulfillment')] : []),
+    ];
   }
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];

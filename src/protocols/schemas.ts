@@ -85,6 +85,7 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.checkout_response': { oneOf: [ucp('shopping/checkout.json'), ucp('shopping/types/error_response.json')] },
   'ucp.checkout': ucp('shopping/checkout.json'),
   'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.error_response': ucp('shopping/types/error_response.json'),
   'ucp.business_profile': {
     type: 'object',
@@ -102,6 +103,7 @@ export const PROTOCOL_SCHEMAS = {
   },
   'ucp@2026-08-25.checkout': ucp('shopping/checkout.json'),
   'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp@2026-08-25.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
   'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
   'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),

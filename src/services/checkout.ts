@@ -316,6 +316,18 @@ export function presentProtocolSession(deps: Deps, found: carts.StoredSession): 
       promoMessages: paid ? [] : current.messages,
       buyer: carts.buyerOf(cart),
       fulfillmentDetails: cart.fulfillment_details ?? null,
+      // A paid session ships as its order was charged; an open one as it is priced now.
+      shipping: paid
+        ? {
+            fulfilment: paid.order.fulfilment ?? null,
+            offered: [],
+            chosenOption: paid.order.fulfilment?.shippingOption.code ?? null,
+          }
+        : {
+            fulfilment: current.fulfilment ?? null,
+            offered: current.offered,
+            chosenOption: cart.shipping_option ?? null,
+          },
       createdAt: new Date(cart.created_at),
       updatedAt: new Date(cart.updated_at),
       continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),

@@ -19,6 +19,9 @@ import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.j
 import type { Deps } from '../deps.js';
 import { expireProcessorCheckoutsAfterCommit } from './payments/expiry.js';
 import { presentProtocolSession } from './checkout.js';
+import { checkedProtocolDestination, withTerms } from './checkout/destination.js';
+import type { DestinationInput, DestinationProblem } from '../domain/destination.js';
+import type { ShippingCode } from '../domain/fulfilment.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -88,7 +91,7 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
-  return presentProtocolSession(deps, found);
+  return presentProtocolSession(deps, await withTerms(deps, found, db));
 }
 
 /** What an update changes; an absent field is left as it is. */
@@ -97,12 +100,19 @@ export interface ProtocolSessionChange {
   codes?: string[];
   buyer?: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /**
+   * The destination: `address` checked against the session's region (null removes it), `option` the shipping option
+   * chosen (null: none chosen, the first offered is used); an absent field is left as it is.
+   */
+  shipping?: { address?: DestinationInput | null; option?: ShippingCode | null };
 }
 
 export type ChangeOutcome =
   | { kind: 'changed'; session: ProtocolSession }
   /** A line cannot be bought: the session is unchanged; the problems are reported with it. */
   | { kind: 'rejected'; session: ProtocolSession; problems: LineProblem[] }
+  /** The address is not one the store ships to: the session is unchanged; every problem names its field. */
+  | { kind: 'invalid_destination'; session: ProtocolSession; problems: DestinationProblem[] }
   | { kind: 'not_found' }
   | { kind: 'not_modifiable'; session: ProtocolSession };
 
@@ -128,10 +138,23 @@ export async function changeProtocolSession(
   if (!locked) return { kind: 'not_found' };
   const { cart, session } = locked;
   if (cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session };
+  // Everything is checked before anything is written: a problem leaves the session exactly as it was.
+  let resolved: Awaited<ReturnType<typeof resolveProtocolLines>>['lines'] | undefined;
   if (change.lines) {
     const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
     const { lines, problems } = await resolveProtocolLines(db, change.lines, region);
     if (problems.length) return { kind: 'rejected', session, problems };
+    resolved = lines;
+  }
+  const { address, option } = change.shipping ?? {};
+  let shippingAddress: carts.CartRow['shipping_address'] | undefined = address === null ? null : undefined;
+  if (address) {
+    const checked = await checkedProtocolDestination(deps, db, cart.region_id, address);
+    if (!checked.ok) return { kind: 'invalid_destination', session, problems: checked.problems };
+    shippingAddress = checked.destination;
+  }
+  if (resolved) {
+    const lines = resolved;
     // A line keeps its id when the request names it, or when its variant stays in the session.
     const current = await carts.listLineRows(db, id);
     const currentIds = new Set(current.map((line) => line.id));
@@ -153,6 +176,8 @@ export async function changeProtocolSession(
     ...(change.codes === undefined ? {} : { promo_codes: change.codes }),
     ...(change.buyer === undefined ? {} : carts.buyerColumns(change.buyer)),
     ...(change.fulfillmentDetails === undefined ? {} : { fulfillment_details: change.fulfillmentDetails }),
+    ...(shippingAddress === undefined ? {} : { shipping_address: shippingAddress }),
+    ...(option === undefined ? {} : { shipping_option: option }),
   });
   return { kind: 'changed', session: (await loadProtocolSession(deps, db, id))! };
 }

@@ -16,6 +16,7 @@ import {
   ucpMessage,
   UCP_CHECKOUT,
   UCP_DISCOUNT,
+  UCP_FULFILLMENT,
   UCP_VERSIONS,
   type UcpMessage,
   type UcpVersion,
@@ -77,6 +78,7 @@ export interface Negotiated {
   version: UcpVersion;
   checkout: boolean;
   discount: boolean;
+  fulfillment: boolean;
 }
 
 /**
@@ -143,7 +145,12 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     (service) => service.version === version && TRANSPORTS.includes(service.transport ?? ''),
   );
   const checkout = transport && offers(UCP_CHECKOUT);
-  return { version, checkout, discount: checkout && offers(UCP_DISCOUNT) };
+  return {
+    version,
+    checkout,
+    discount: checkout && offers(UCP_DISCOUNT),
+    fulfillment: checkout && offers(UCP_FULFILLMENT),
+  };
 }
 
 /**

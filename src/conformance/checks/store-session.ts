@@ -34,10 +34,11 @@ export function bodyProblems(path: string, status: number, body: unknown): Schem
   if (path === '/.well-known/acp.json') return acp.problems(status === 200 ? 'DiscoveryResponse' : 'Error', body);
   if (/^\/ucp\/checkout-sessions(\/|$)/.test(path)) {
     if (status !== 200 && status !== 201) return [];
-    const discount = object.ucp?.capabilities?.['dev.ucp.shopping.discount'] && object.ucp?.status === 'success';
+    const has = (capability: string) => object.ucp?.capabilities?.[capability] && object.ucp?.status === 'success';
     return [
       ...ucp.problems('checkout_response', body),
-      ...(discount ? ucp.problems('checkout_with_discount', body) : []),
+      ...(has('dev.ucp.shopping.discount') ? ucp.problems('checkout_with_discount', body) : []),
+      ...(has('dev.ucp.shopping.fulfillment') ? ucp.problems('checkout_with_fulfillment', body) : []),
     ];
   }
   if (/^\/acp(\/|$)/.test(path)) {

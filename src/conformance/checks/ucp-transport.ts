@@ -57,6 +57,8 @@ export function validateUcpBody(setup: UcpTransportSetup, answer: Answer, body: 
   const names = ['checkout_response'];
   if (body?.ucp?.status !== 'error' && body?.ucp?.capabilities?.['dev.ucp.shopping.discount'])
     names.push('checkout_with_discount');
+  if (body?.ucp?.status !== 'error' && body?.ucp?.capabilities?.['dev.ucp.shopping.fulfillment'])
+    names.push('checkout_with_fulfillment');
   for (const name of names) {
     const problems = schemas.problems(name, body);
     if (problems.length) {

@@ -6,9 +6,17 @@ import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import {
+  countryCodeOf,
+  type DestinationField,
+  type DestinationInput,
+  type DestinationProblem,
+} from '../../domain/destination.js';
+import type { ShippingCode } from '../../domain/fulfilment.js';
+import {
   EACH_UNIT,
   isEachUnit,
   toUcpCheckout,
+  UCP_DESTINATION_ID,
   ucpErrorResponse,
   ucpMessage,
   type UcpLink,
@@ -16,7 +24,7 @@ import {
   type UcpVersion,
 } from '../../domain/ucp-checkout.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
-import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
+import { checkRequest, type UcpCheckoutRequest, type UcpDestinationRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
@@ -125,6 +133,164 @@ function discountCodes(input: UcpCheckoutRequest, call: UcpCall): { codes?: stri
   };
 }
 
+/** The shipping options a group offers, by id (every region offers both). */
+const OPTION_IDS: readonly ShippingCode[] = ['standard', 'express'];
+
+/** Each field of the domain's address as UCP's postal_address names it. */
+const UCP_ADDRESS_FIELDS: Record<DestinationField, keyof UcpDestinationRequest> = {
+  recipientName: 'first_name',
+  line1: 'street_address',
+  line2: 'extended_address',
+  city: 'address_locality',
+  region: 'address_region',
+  postalCode: 'postal_code',
+  country: 'address_country',
+};
+
+function destinationInput(destination: UcpDestinationRequest): DestinationInput {
+  const name = [destination.first_name, destination.last_name].filter((part) => part?.trim()).join(' ');
+  return {
+    recipientName: name || undefined,
+    line1: destination.street_address,
+    line2: destination.extended_address,
+    city: destination.address_locality,
+    region: destination.address_region,
+    postalCode: destination.postal_code,
+    country: destination.address_country,
+  };
+}
+
+/** What a request's `fulfillment` asks for, in the session's terms. */
+interface ShippingRequest {
+  /** The change to make; undefined changes nothing. */
+  change?: { address?: DestinationInput | null; option?: ShippingCode | null };
+  /** Where the address is in the request (its problems' paths start there). */
+  addressPath?: string;
+  /** What the request asks that this store cannot do: recoverable errors; nothing is changed. */
+  problems: UcpMessage[];
+  /** Fulfillment sent without the extension negotiated: ignored, with a warning. */
+  notes: UcpMessage[];
+}
+
+function fulfillmentProblem(path: string, code: string, content: string): UcpMessage {
+  return ucpMessage({ type: 'error', code, severity: 'recoverable', path, content });
+}
+
+/**
+ * The request's `fulfillment` (only when the extension is negotiated): one shipping method for every line, at most one
+ * destination (a new address, or the checkout's own by `selected_destination_id`) and its group's selected option. An
+ * update replaces: without `fulfillment`, or without a destination, the address is removed (PUT replaces the checkout).
+ */
+function shippingRequest(input: UcpCheckoutRequest, call: UcpCall, op: 'create' | 'update'): ShippingRequest {
+  const { fulfillment } = input;
+  if (!call.negotiated.fulfillment)
+    return {
+      problems: [],
+      notes:
+        fulfillment === undefined
+          ? []
+          : [
+              ucpMessage({
+                type: 'warning',
+                code: 'fulfillment_not_negotiated',
+                path: '$.fulfillment',
+                content: 'Fulfillment was ignored: the platform profile does not declare dev.ucp.shopping.fulfillment.',
+              }),
+            ],
+    };
+  const cleared = op === 'update' ? { address: null, option: null } : undefined;
+  const methods = fulfillment?.methods ?? [];
+  if (!methods.length) return { change: cleared, problems: [], notes: [] };
+  const problems: UcpMessage[] = methods
+    .slice(1)
+    .map((_, index) =>
+      fulfillmentProblem(
+        `$.fulfillment.methods[${index + 1}]`,
+        'fulfillment_method_unsupported',
+        'This store ships every line to one address: send one method of type shipping.',
+      ),
+    );
+  const method = methods[0]!;
+  const base = '$.fulfillment.methods[0]';
+  if (method.type !== undefined && method.type !== 'shipping')
+    problems.push(
+      fulfillmentProblem(
+        `${base}.type`,
+        'fulfillment_method_unsupported',
+        `This store offers shipping only, not ${JSON.stringify(method.type.slice(0, 40))}.`,
+      ),
+    );
+  const destinations = method.destinations ?? [];
+  const selectedId = method.selected_destination_id ?? undefined;
+  const change: NonNullable<ShippingRequest['change']> = {};
+  let addressPath: string | undefined;
+  const chosen =
+    selectedId === undefined
+      ? destinations.length === 1
+        ? 0
+        : -1
+      : destinations.findIndex((d) => d.id === selectedId);
+  if (chosen >= 0) {
+    change.address = destinationInput(destinations[chosen]!);
+    addressPath = `${base}.destinations[${chosen}]`;
+  } else if (selectedId === UCP_DESTINATION_ID && op === 'update') {
+    // The checkout's own destination, as answered: kept.
+  } else if (selectedId !== undefined)
+    problems.push(
+      fulfillmentProblem(
+        `${base}.selected_destination_id`,
+        'invalid_destination',
+        `${selectedId.slice(0, 40)} names none of the destinations sent; send the address in destinations.`,
+      ),
+    );
+  else if (destinations.length > 1)
+    problems.push(
+      fulfillmentProblem(
+        `${base}.selected_destination_id`,
+        'invalid_destination',
+        'Several destinations were sent: name the one to ship to in selected_destination_id.',
+      ),
+    );
+  else if (op === 'update') change.address = null;
+  const groups = method.groups ?? [];
+  if (groups.length > 1)
+    problems.push(
+      fulfillmentProblem(
+        `${base}.groups[1]`,
+        'invalid_fulfillment_group',
+        'Every line ships in one group: select the option in groups[0].',
+      ),
+    );
+  const selectedOption = groups[0]?.selected_option_id ?? undefined;
+  if (selectedOption === undefined) {
+    if (op === 'update') change.option = null;
+  } else if ((OPTION_IDS as readonly string[]).includes(selectedOption)) change.option = selectedOption as ShippingCode;
+  else
+    problems.push(
+      fulfillmentProblem(
+        `${base}.groups[0].selected_option_id`,
+        'invalid_fulfillment_option',
+        `${JSON.stringify(selectedOption.slice(0, 40))} is not an option of this group: choose one of ${OPTION_IDS.join(', ')}.`,
+      ),
+    );
+  return { change, addressPath, problems, notes: [] };
+}
+
+/**
+ * An address the store does not ship to, as UCP's business outcome: one recoverable error per problem at the field's
+ * JSONPath (`address_undeliverable` for a place the store does not ship to, `invalid_address` otherwise).
+ */
+function destinationMessages(problems: DestinationProblem[], addressPath: string): UcpMessage[] {
+  return problems.map((problem) => {
+    const field = UCP_ADDRESS_FIELDS[problem.field];
+    return fulfillmentProblem(
+      `${addressPath}.${field}`,
+      problem.code === 'not_shipped' ? 'address_undeliverable' : 'invalid_address',
+      `${problem.message.replace(`${problem.field}:`, `${field}:`)}.`,
+    );
+  });
+}
+
 /**
  * UCP 2026-08-25 `item.quantity_unit`: this store sells every item in whole items (`each`, C62 at scale 0). A line
  * asserting another unit is refused with a recoverable message at its path, never reinterpreted; a line without one
@@ -169,6 +335,7 @@ export function createUcpOperations(deps: Deps) {
     session: ProtocolSession,
     call: UcpCall,
     extra: UcpMessage[] = [],
+    notReady = false,
   ): ProtocolResponse =>
     jsonResponse(
       status,
@@ -177,6 +344,8 @@ export function createUcpOperations(deps: Deps) {
         version: call.negotiated.version,
         namespace: ucpNamespace(deps, call.negotiated.version),
         discountNegotiated: call.negotiated.discount,
+        fulfillmentNegotiated: call.negotiated.fulfillment,
+        notReady,
         extraMessages: [...extra, ...call.notes],
       }),
     );
@@ -212,16 +381,24 @@ export function createUcpOperations(deps: Deps) {
     const discounts = discountCodes(input, call);
     const units = unitMessages(input, call);
     if (units.length) return { refused: errorResponse(units, call) };
+    const shipping = shippingRequest(input, call, 'create');
+    // What the store cannot do is reported with the checkout, created without any of the fulfillment asked for.
+    const change = shipping.problems.length ? undefined : shipping.change;
+    // Without a market named, the address's country chooses it (so its region's prices and options apply).
+    const marketCountry = country ?? countryCodeOf(change?.address?.country)?.toLowerCase();
     return {
       input: {
-        market: { country },
+        market: { country: marketCountry },
         lines: requestedLines(input),
         codes: discounts.codes ?? [],
         buyer: buyerOf(input),
+        ...(change ? { shipping: { address: change.address ?? undefined, option: change.option ?? undefined } } : {}),
       },
       respond(outcome) {
         if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
-        const notes = [...discounts.notes];
+        const addressed = destinationMessages(outcome.destinationProblems, shipping.addressPath ?? '$.fulfillment');
+        const notReady = [...shipping.problems, ...addressed];
+        const notes = [...notReady, ...shipping.notes, ...discounts.notes];
         if (country && !outcome.countryServed)
           notes.push(
             ucpMessage({
@@ -231,7 +408,7 @@ export function createUcpOperations(deps: Deps) {
               content: `This store does not sell to ${country}; prices are in the default market.`,
             }),
           );
-        return checkout(201, outcome.session, call, notes);
+        return checkout(201, outcome.session, call, notes, notReady.length > 0);
       },
     };
   }
@@ -247,29 +424,38 @@ export function createUcpOperations(deps: Deps) {
     const input = request('update', call);
     const discounts = discountCodes(input, call);
     const units = unitMessages(input, call);
-    if (units.length)
+    const shipping = shippingRequest(input, call, 'update');
+    if (units.length || shipping.problems.length)
       // Nothing changes: the checkout as it is, with what to fix.
       return async (db) => {
         const session = await sessions.loadProtocolSession(deps, db, call.id!);
         if (!session) return notFound(call.id!, call);
         if (session.state === 'canceled' || session.state === 'completed') throw notModifiable(session);
-        return checkout(200, session, call, units);
+        return checkout(200, session, call, [...units, ...shipping.problems], shipping.problems.length > 0);
       };
+    const notes = [...shipping.notes, ...discounts.notes];
     return async (db) => {
-      // PUT replaces the checkout: an absent buyer (or codes, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
+      // PUT replaces the checkout: an absent buyer (or codes, or fulfillment, when negotiated) is cleared. `context` is ignored: the market is fixed at create.
       const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
         lines: requestedLines(input),
         buyer: buyerOf(input),
         codes: discounts.codes,
+        shipping: shipping.change,
       });
       if (outcome.kind === 'not_found') return notFound(call.id!, call);
       if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session);
       if (outcome.kind === 'rejected')
-        return checkout(200, outcome.session, call, [
-          ...problemMessages(outcome.problems, 'recoverable'),
-          ...discounts.notes,
-        ]);
-      return checkout(200, outcome.session, call, discounts.notes);
+        return checkout(200, outcome.session, call, [...problemMessages(outcome.problems, 'recoverable'), ...notes]);
+      if (outcome.kind === 'invalid_destination')
+        // The session as it was: the address is refused, field by field.
+        return checkout(
+          200,
+          outcome.session,
+          call,
+          [...destinationMessages(outcome.problems, shipping.addressPath ?? '$.fulfillment'), ...notes],
+          true,
+        );
+      return checkout(200, outcome.session, call, notes);
     };
   }
 

@@ -30,8 +30,9 @@ import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
 import { requireRegion } from '../catalog.js';
-import { checkedDestination, termsFor, type SessionDestination } from './destination.js';
-import type { FulfilmentTerms } from '../../domain/fulfilment.js';
+import { checkedDestination, checkedProtocolDestination, termsFor, type SessionDestination } from './destination.js';
+import type { DestinationInput, DestinationProblem } from '../../domain/destination.js';
+import type { FulfilmentTerms, ShippingCode } from '../../domain/fulfilment.js';
 import { presentCart, presentProtocolSession, type CheckoutSession } from '../checkout.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
 import {
@@ -366,10 +367,21 @@ export interface NewProtocolSession<M extends ProtocolMarket = ProtocolMarket> {
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /**
+   * Where the goods go (UCP's fulfillment): the address, checked against the countries of the region the create's read
+   * finds (an address the store does not ship to is not stored, and reported with the session), and the option chosen.
+   */
+  shipping?: { address?: DestinationInput; option?: ShippingCode | null };
 }
 
 export type CreateOutcome<M extends ProtocolMarket = ProtocolMarket> =
-  | { kind: 'created'; session: ProtocolSession; countryServed: boolean }
+  | {
+      kind: 'created';
+      session: ProtocolSession;
+      countryServed: boolean;
+      /** The address's problems, each naming its field: the session was created without it. */
+      destinationProblems: DestinationProblem[];
+    }
   /** A line cannot be bought: nothing is stored, and every failing line is reported. */
   | { kind: 'rejected'; problems: ProtocolLineProblem[] }
   /** No region sells in the requested currency. */
@@ -435,11 +447,49 @@ async function storeProtocolAnswer(
  * is judged by a fresh read), stored only if the catalogue is still at that read's version (and under `grant`, only
  * if that token is still active).
  */
+/** A protocol create's reads: the create's, and its address checked against the region they found. */
+type ProtocolCreateReads = NewCartReads & { destination?: ProtocolDestination };
+
+type ProtocolDestination = Awaited<ReturnType<typeof checkedProtocolDestination>>;
+
+/** The address a protocol create sends, checked against the region its read found (none without an address). */
+async function protocolDestination(
+  deps: Deps,
+  create: ProtocolCreate,
+  reads: NewCartReads,
+): Promise<ProtocolCreateReads> {
+  const address = create.input?.shipping?.address;
+  if (!address || !reads.region) return reads;
+  return { ...reads, destination: await checkedProtocolDestination(deps, deps.db, reads.region.id, address) };
+}
+
+/** The session to build with its destination (an invalid address left out), and the address's problems. */
+function withProtocolDestination(
+  create: ProtocolCreate,
+  request: NewSession,
+  reads: ProtocolCreateReads,
+): { request: NewSession; problems: DestinationProblem[] } {
+  const option = create.input?.shipping?.option ?? undefined;
+  const checked = reads.destination;
+  if (checked?.ok)
+    return {
+      request: {
+        ...request,
+        destination: { shipping_address: checked.destination, shipping_option: option, terms: checked.terms },
+      },
+      problems: [],
+    };
+  return {
+    request: option ? { ...request, destination: { shipping_option: option, terms: undefined } } : request,
+    problems: checked?.problems ?? [],
+  };
+}
+
 function answerCreate(
   deps: Deps,
   create: ProtocolCreate,
-  request: NewSession,
-  reads: NewCartReads,
+  sessionRequest: NewSession,
+  reads: ProtocolCreateReads,
   earlier: boolean,
   grant?: string,
 ): CreateAnswer | undefined {
@@ -456,6 +506,7 @@ function answerCreate(
   const { input, respond } = create;
   // A country no region serves prices in the default region: only a store without one has none.
   if (!('currency' in input.market)) requireRegion(reads.region, undefined);
+  const { request, problems: destinationProblems } = withProtocolDestination(create, sessionRequest, reads);
   const built = build(deps, request, reads, (stored) => presentProtocolSession(deps, stored));
   if (built.kind === 'no_region')
     return answerOnly(respond({ kind: 'unsupported_currency', currencies: reads.currencies }));
@@ -463,7 +514,12 @@ function answerCreate(
     return answerOnly(respond({ kind: 'rejected', problems: protocolProblems(built.problems) }));
   const pricedAt = earlier ? reads.catalogVersion : undefined;
   return {
-    answer: respond({ kind: 'created', session: built.session, countryServed: reads.countryServed }),
+    answer: respond({
+      kind: 'created',
+      session: built.session,
+      countryServed: reads.countryServed,
+      destinationProblems,
+    }),
     store: (answer) => storeProtocolAnswer(db, built, answer, { pricedAt, grant }),
   };
 }
@@ -482,12 +538,14 @@ export function createProtocolSession(
   const request = protocolSession(create);
   const read = readOf(request);
   const readKey = JSON.stringify(read);
+  // A create with an address checks it against the region its own read finds: never priced from an earlier read.
+  const withAddress = Boolean(create.input?.shipping?.address);
   return claimWithWrite(deps, protocolKeys, call, {
-    earlier: deps.earlierReads.creates.get(readKey),
+    earlier: withAddress ? undefined : deps.earlierReads.creates.get(readKey),
     async read(key) {
       const reads = await findNewCartReads(deps.db, { ...read, protocolKey: key });
       deps.earlierReads.creates.set(readKey, { ...reads, protocolRecord: undefined });
-      return { reads, record: reads.protocolRecord };
+      return { reads: await protocolDestination(deps, create, reads), record: reads.protocolRecord };
     },
     answer: (reads, earlier) => answerCreate(deps, create, request, reads, earlier),
   });
@@ -506,7 +564,8 @@ export function createProtocolSessionUnderGrant(
 ): Promise<ProtocolResponse | undefined> {
   const request = protocolSession(create);
   const earlier = deps.earlierReads.creates.get(JSON.stringify(readOf(request)));
-  if (!earlier) return Promise.resolve(undefined);
+  // An address is checked against a fresh read (createProtocolSession).
+  if (!earlier || create.input?.shipping?.address) return Promise.resolve(undefined);
   return claimWithEarlierWrite(deps, protocolKeys, call, earlier, (reads) =>
     answerCreate(deps, create, request, reads, true, grant),
   );

@@ -10,6 +10,7 @@ import {
   checkDestination,
   type Destination,
   type DestinationField,
+  type DestinationInput,
   type DestinationProblem,
 } from '../../domain/destination.js';
 import { BadRequest } from '../../domain/errors.js';
@@ -82,9 +83,10 @@ export function termsFor(
   deps: Deps,
   regionId: string,
   address: Destination | null | undefined,
+  db: Db = deps.db,
 ): Promise<FulfilmentTerms | undefined> {
   if (!address) return Promise.resolve(undefined);
-  return loadFulfilmentTerms(deps.db, {
+  return loadFulfilmentTerms(db, {
     regionId,
     country: address.country,
     subdivision: address.region,
@@ -92,8 +94,30 @@ export function termsFor(
   });
 }
 
-/** A stored session with the terms its destination brings (the same read, when it has none). */
-export async function withTerms(deps: Deps, stored: StoredSession): Promise<StoredSession> {
+/**
+ * A stored session with the terms its destination brings (the same read, when it has none), read in `db` (the
+ * transaction a protocol change runs in).
+ */
+export async function withTerms(deps: Deps, stored: StoredSession, db: Db = deps.db): Promise<StoredSession> {
   if (!stored.cart.shipping_address || stored.order) return stored;
-  return { ...stored, terms: await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address) };
+  return { ...stored, terms: await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address, db) };
+}
+
+/**
+ * A protocol's address (in the domain's terms, the binding having mapped its fields) checked against the countries
+ * `regionId` ships to, with the terms it brings today; or every problem, for the binding to report as its business
+ * outcome (UCP and ACP answer a checkout not ready for payment rather than an error).
+ */
+export async function checkedProtocolDestination(
+  deps: Deps,
+  db: Db,
+  regionId: string,
+  address: DestinationInput,
+): Promise<
+  | { ok: true; destination: Destination; terms: FulfilmentTerms | undefined }
+  | { ok: false; problems: DestinationProblem[] }
+> {
+  const check = checkDestination(address, await regionCountryCodes(db, regionId));
+  if (!check.ok) return check;
+  return { ok: true, destination: check.destination, terms: await termsFor(deps, regionId, check.destination, db) };
 }
