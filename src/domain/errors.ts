@@ -1,6 +1,23 @@
-// The service's one error vocabulary. Domain code and services say what went wrong in these surface-neutral terms;
-// each surface decides how it reads (src/http/errors.ts renders the documented HTTP shapes, src/mcp/tools.ts tool
-// errors). Nothing here knows a status code or a response shape.
+// The service's one error hierarchy. Every error this service raises on purpose is a ServiceError. Domain code and
+// services say what went wrong as a DomainError, in the surface-neutral kinds below; a protocol binding that must say
+// it in its own words raises a SurfaceError subclass of its own (ProtocolError, src/http/protocol-error.ts; RpcError,
+// src/mcp/rpc.ts). Each surface has one renderer, typed from its schema: src/http/errors.ts (the contract's REST
+// shapes), src/http/protocol-errors.ts (ACP's Error, UCP's protocol error), src/mcp/rpc.ts (JSON-RPC's error object),
+// src/mcp/tools.ts (tool errors). Nothing here knows a status code or a response shape.
+
+/** The root of every error this service raises on purpose; anything else thrown is an unexpected failure. */
+export abstract class ServiceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * An error already said in one surface's own terms (a protocol's status and code, a JSON-RPC error object), raised by
+ * that surface's binding and rendered only by that surface's renderer; to any other renderer it is unexpected.
+ */
+export abstract class SurfaceError extends ServiceError {}
 
 export interface ErrorOptions {
   /** The offending parameter, body field or header, e.g. `limit`, `items[0].quantity`, `Idempotency-Key`. */
@@ -23,7 +40,8 @@ export type NextStep =
   | { to: 'create_cart' | 'create_new_cart' | 'add_cart_line' }
   | { to: 'change_cart_line'; lineId: string };
 
-export abstract class DomainError extends Error {
+/** What went wrong, in the service's surface-neutral kinds (the subclasses below). */
+export abstract class DomainError extends ServiceError {
   readonly param: string | undefined;
   readonly resolution: string | undefined;
   readonly next: NextStep | undefined;
@@ -31,7 +49,6 @@ export abstract class DomainError extends Error {
 
   constructor(message: string, options: ErrorOptions = {}) {
     super(message);
-    this.name = new.target.name;
     this.param = options.param;
     this.resolution = options.resolution;
     this.next = options.next;

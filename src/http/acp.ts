@@ -8,10 +8,8 @@ import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js'
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import { agentUrls, earlierGrant, findActiveGrant } from '../services/oauth.js';
-import type { ProtocolResponse } from '../protocols/answers.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
 import { readAcpFeed } from '../services/acp-feed.js';
-import type { Logger } from '../log.js';
 import { mcpCors } from '../mcp/transport.js';
 import {
   ACP_MCP_PATH,
@@ -23,9 +21,7 @@ import {
 import {
   createUnderGrant,
   jsonResponse,
-  notStored,
   ProtocolError,
-  protocolErrorOf,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
@@ -34,6 +30,7 @@ import {
   type ProtocolBinding,
   type ProtocolExchange,
 } from './protocol-io.js';
+import { ACP_CODES, acpErrorBody, acpFailure, protocolErrorOf, renderAcpError } from './protocol-errors.js';
 
 export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
@@ -51,29 +48,6 @@ const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'PO
   { path: '/acp/checkout_sessions/{id}/complete', methods: { POST: 'complete' } },
   { path: '/acp/checkout_sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
-
-/** ACP's error type for a status: there is no rate-limit type, so a 429 is `service_unavailable` (B.9 #11). */
-function errorType(status: number): 'invalid_request' | 'processing_error' | 'service_unavailable' {
-  if (status === 429 || status === 503) return 'service_unavailable';
-  return status >= 500 ? 'processing_error' : 'invalid_request';
-}
-
-/** ACP's flat Error: `type`, `code`, `message`, `param` (a JSONPath, or the header's name), and documented extras. */
-function errorBody(error: ProtocolError): { type: string; code: string; message: string } & Record<string, unknown> {
-  const { param, details } = error.options;
-  return {
-    type: errorType(error.status),
-    code: error.code,
-    message: error.message,
-    ...(param ? { param } : {}),
-    ...details,
-  };
-}
-
-/** ACP's flat Error as answered. */
-function renderError(error: ProtocolError): ProtocolResponse {
-  return jsonResponse(error.status, errorBody(error), { ...error.options.headers });
-}
 
 export async function acpDiscovery(deps: Deps) {
   const { baseUrl } = deps.config;
@@ -224,7 +198,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
       key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
     if (earlier && scope) {
       const grant = earlier.tokenHash;
-      const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderError, grant));
+      const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderAcpError, grant));
       if (stored) return { response: stored };
     }
     if (earlier) await authenticate(deps, exchange);
@@ -239,7 +213,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
   ): Promise<ProtocolAnswer> {
     const { op } = call;
     const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
-    const outcome = await runProtocolOperation(deps, scope, operation, renderError);
+    const outcome = await runProtocolOperation(deps, scope, operation, renderAcpError);
     switch (outcome.kind) {
       case 'ran':
         return { response: outcome.answer };
@@ -285,8 +259,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
   };
 
   /** Any failure, as ACP's flat error. */
-  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
-    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' })));
+  const failure = acpFailure;
 
   const checkout = (op: AcpOperation): BindingAnswer => {
     return async (ctx, { id }) =>
@@ -322,8 +295,8 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     execute: runOverMcp,
     failure,
     refusal: (error, log) => {
-      const refused = protocolErrorOf(error, log, { rateLimited: 'rate_limit_exceeded' });
-      return { status: refused.status, body: errorBody(refused), headers: { ...refused.options.headers } };
+      const refused = protocolErrorOf(error, log, ACP_CODES);
+      return { status: refused.status, body: acpErrorBody(refused), headers: { ...refused.options.headers } };
     },
   };
   const mcp = createAcpMcpServer(mcpBinding, deps.validators);

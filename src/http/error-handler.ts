@@ -1,7 +1,7 @@
 // The first step of every surface's pipeline (src/http/surfaces.ts): whatever the later steps throw is rendered in the
 // surface's documented error shape (src/http/errors.ts). Unexpected errors are logged and answered without internals.
 import { isDatabaseUnavailable, isRejectedInput } from '../db/knex.js';
-import { BadRequest, DomainError, PayloadTooLarge, Unavailable } from '../domain/errors.js';
+import { BadRequest, DomainError, PayloadTooLarge, SurfaceError, Unavailable } from '../domain/errors.js';
 import type { AppMiddleware } from './context.js';
 import { renderError, type ErrorShape, type RenderedError } from './errors.js';
 import type { Logger } from '../log.js';
@@ -13,7 +13,8 @@ interface HttpError extends Error {
 
 /** Errors raised by the body parser, Koa and the database driver, in the service's vocabulary. */
 function asDomainError(error: unknown): unknown {
-  if (error instanceof DomainError) return error;
+  // Another surface's own error (a protocol's, JSON-RPC's) is unexpected here, whatever status it carries.
+  if (error instanceof DomainError || error instanceof SurfaceError) return error;
   if (isDatabaseUnavailable(error)) return new Unavailable();
   // A safety net behind the contract's patterns: a value the database cannot even compare is the request's fault.
   if (isRejectedInput(error))

@@ -4,12 +4,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps.js';
 import type { WebDeps } from './web-deps.js';
-import { isDatabaseUnavailable } from '../db/knex.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody } from './body.js';
 import type { AppContext } from './context.js';
 import { addressKey } from './rate-limit.js';
 import type { Logger } from '../log.js';
-import { MethodNotAllowed, RateLimited, Unavailable, UnknownEndpoint } from '../domain/errors.js';
+import { ProtocolError } from './protocol-errors.js';
 import type { Db } from '../db/knex.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import { claimFirst, protocolKeys, type IdempotentRequest, type KeyOutcome } from '../services/idempotency/index.js';
@@ -20,18 +19,8 @@ import {
   type ProtocolCreate,
 } from '../services/checkout/create.js';
 
-/** An error answered in a binding's own shape: status and code are the protocol's (rendered by src/http/ucp.ts, acp.ts). */
-export class ProtocolError extends Error {
-  override name = 'ProtocolError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly options: { param?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
-  ) {
-    super(message);
-  }
-}
+// The bindings' errors and their renderers live in src/http/protocol-errors.ts; these names stay importable from here.
+export { jsonResponse, notStored, ProtocolError, protocolErrorOf } from './protocol-errors.js';
 
 /** What a binding's steps use of a request, and how they set its answer's headers. */
 export interface ProtocolExchange {
@@ -123,16 +112,6 @@ export async function readJsonBody(
   return { kind: 'json', value: parsed.value, raw: read.bytes };
 }
 
-/** A JSON answer, serialised once: these exact bytes are sent, and stored for replays. */
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): ProtocolResponse {
-  return { status, body: JSON.stringify(body), headers };
-}
-
-/** A binding's failure answer as sent: never stored by a cache. */
-export function notStored(response: ProtocolResponse): ProtocolResponse {
-  return { ...response, headers: { ...response.headers, 'Cache-Control': 'no-store' } };
-}
-
 /** Sets an answer's headers, the response's then the binding's own, as `sendProtocolResponse` sends them. */
 function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
   for (const [name, value] of Object.entries({ ...response.headers, ...headers })) exchange.set(name, value);
@@ -143,35 +122,6 @@ export function sendProtocolResponse(ctx: AppContext, answer: ProtocolAnswer): v
   setAnswerHeaders(ctx, answer);
   ctx.type = 'application/json';
   ctx.body = answer.response.body;
-}
-
-/**
- * What any failure is on a protocol surface: its own errors as they are; the route, the rate limit and an unreachable
- * database with the protocol's `rateLimited` code; anything else a logged 500 without internals.
- */
-export function protocolErrorOf(error: unknown, log: () => Logger, codes: { rateLimited: string }): ProtocolError {
-  if (error instanceof ProtocolError) return error;
-  if (error instanceof UnknownEndpoint) return new ProtocolError(404, 'unknown_endpoint', error.message);
-  if (error instanceof MethodNotAllowed)
-    return new ProtocolError(405, 'method_not_allowed', error.message, {
-      headers: { Allow: error.allowed.join(', ') },
-    });
-  if (error instanceof RateLimited)
-    return new ProtocolError(429, codes.rateLimited, error.message, {
-      headers: { 'Retry-After': String(error.retryAfterSeconds) },
-    });
-  const unavailable =
-    error instanceof Unavailable ? error : isDatabaseUnavailable(error) ? new Unavailable() : undefined;
-  if (unavailable) {
-    return new ProtocolError(
-      503,
-      'service_unavailable',
-      'The service is temporarily unavailable; nothing was changed. Retry after Retry-After seconds.',
-      { headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } },
-    );
-  }
-  log().error({ err: error }, 'request failed');
-  return new ProtocolError(500, 'internal_error', 'An unexpected error occurred; nothing was charged.');
 }
 
 /** Counts the request against the client address (these paths are not counted by the application-wide limiter). */

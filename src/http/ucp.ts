@@ -40,9 +40,7 @@ import type { Logger } from '../log.js';
 import {
   isUuid,
   jsonResponse,
-  notStored,
   ProtocolError,
-  protocolErrorOf,
   runProtocolOperation,
   readJsonBody,
   sendProtocolResponse,
@@ -51,6 +49,7 @@ import {
   type ProtocolBinding,
   type ProtocolExchange,
 } from './protocol-io.js';
+import { renderUcpError, ucpErrorBody, ucpFailure } from './protocol-errors.js';
 
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
 /** Where each older version's complete profile is served (named in the newest's `supported_versions`). */
@@ -144,21 +143,6 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
   };
 }
 
-/** UCP's protocol-error body (overview, Error Handling): `code`, `content`, optional `path`, and where to continue. */
-
-function ucpErrorBody(error: ProtocolError, baseUrl: string): UcpErrorBody {
-  return {
-    code: error.code,
-    content: error.message,
-    ...(error.options.param ? { path: error.options.param } : {}),
-    continue_url: `${baseUrl}/`,
-  };
-}
-
-function renderError(error: ProtocolError, baseUrl: string, body = ucpErrorBody(error, baseUrl)): ProtocolResponse {
-  return jsonResponse(error.status, body, { ...error.options.headers });
-}
-
 /** The 200 error_response when the platform cannot do checkout with this business (in the profile's version). */
 function incompatible(baseUrl: string, version: UcpVersion): ProtocolResponse {
   const message = ucpMessage({
@@ -245,8 +229,8 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     // This call's rendered errors, by the response that renders them (the one answered, or one a retry replaced).
     const failures = new Map<ProtocolResponse, UcpErrorBody>();
     const render = (error: ProtocolError) => {
-      const body = ucpErrorBody(error, baseUrl);
-      const response = renderError(error, baseUrl, body);
+      const body = ucpErrorBody(error, `${baseUrl}/`);
+      const response = renderUcpError(error, baseUrl, body);
       failures.set(response, body);
       return response;
     };
@@ -336,8 +320,7 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
   }
 
   /** Any failure on a UCP surface, as UCP's protocol error. */
-  const failure = (error: unknown, log: () => Logger): ProtocolResponse =>
-    notStored(renderError(protocolErrorOf(error, log, { rateLimited: 'rate_limited' }), baseUrl));
+  const failure = (error: unknown, log: () => Logger): ProtocolResponse => ucpFailure(error, log, baseUrl);
 
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
   const checkout = (op: UcpOperation): BindingAnswer => {

@@ -18,6 +18,7 @@ import type {
   RequestId,
   Tool as ToolListing,
 } from '@modelcontextprotocol/sdk/types.js';
+import { SurfaceError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -58,8 +59,11 @@ export function unsupportedProtocolVersion(requested: unknown): RpcError {
 
 export type JsonRpcId = RequestId;
 
-/** A JSON-RPC error as answered: its error object, and the HTTP status and headers it travels with. */
-export class RpcError extends Error {
+/**
+ * A JSON-RPC error as answered (the JSON-RPC surfaces' error in src/domain/errors.ts's hierarchy): its error object,
+ * typed by the MCP SDK's JSON-RPC schema, and the HTTP status and headers it travels with.
+ */
+export class RpcError extends SurfaceError {
   constructor(
     readonly code: number,
     message: string,

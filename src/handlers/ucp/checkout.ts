@@ -27,6 +27,7 @@ import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest, type UcpDestinationRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
+import type { UcpErrorBody } from '../../http/protocol-errors.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
@@ -51,12 +52,7 @@ export interface UcpExecution {
   idempotency?: { key: string; scope: string; hashed: unknown; raw?: Buffer };
 }
 
-export interface UcpErrorBody {
-  code: string;
-  content: string;
-  path?: string;
-  continue_url?: string;
-}
+export type { UcpErrorBody } from '../../http/protocol-errors.js';
 
 /**
  * The answer as sent and stored; `failure` is the protocol error body it renders, when it was answered now (a replay
