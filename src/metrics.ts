@@ -46,9 +46,106 @@ export interface ScrapeSources {
 
 type Observe = (value: number) => void;
 
+type RequestLabel = 'http_request_method' | 'http_route' | 'http_response_status_code' | 'operation_id';
+
+/** One label set of the request duration histogram: its counts per bucket (not cumulative), sum and count. */
+interface DurationSeries {
+  labels: Partial<Record<RequestLabel, string>>;
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/** A sample as prom-client's registry reads it: `labels` first, then the series' own (`sharedLabels`). */
+interface Sample {
+  labels: Record<string, string | number>;
+  sharedLabels: DurationSeries['labels'];
+  value: number;
+  metricName: string;
+}
+
+/**
+ * The request duration histogram, a metric of the registry as prom-client's own Histogram is (`get`, `reset`). A
+ * request's labels are fixed when its route is compiled (its method and status once known), so each label set is
+ * resolved once to its series and a request's observation is a bucket search and three additions: prom-client's
+ * observe checks every label name, hashes the label set and allocates, on every request. What is scraped is what
+ * prom-client writes for a histogram (cumulative `_bucket` with `le`, `+Inf`, `_sum`, `_count`, per label set).
+ */
+class RequestDurations {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly #bounds: number[];
+  readonly #series: DurationSeries[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    buckets: number[],
+  ) {
+    this.#bounds = [...buckets].sort((a, b) => a - b);
+  }
+
+  /** The observe of one label set. */
+  series(labels: DurationSeries['labels']): Observe {
+    const series: DurationSeries = { labels, counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 };
+    this.#series.push(series);
+    const bounds = this.#bounds;
+    return (seconds) => {
+      series.sum += seconds;
+      series.count += 1;
+      for (let i = 0; i < bounds.length; i++) {
+        if (seconds <= bounds[i]!) {
+          series.counts[i]! += 1;
+          return;
+        }
+      }
+    };
+  }
+
+  /** What the registry writes in the text format (as prom-client's Histogram gives it). */
+  getForPromString() {
+    const values: Sample[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const { labels, counts, sum, count } of this.#series) {
+      if (count === 0) continue;
+      let cumulative = 0;
+      this.#bounds.forEach((le, i) => {
+        cumulative += counts[i]!;
+        values.push({ labels: { le }, sharedLabels: labels, value: cumulative, metricName: bucket });
+      });
+      values.push(
+        { labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: bucket },
+        { labels: {}, sharedLabels: labels, value: sum, metricName: `${this.name}_sum` },
+        { labels: {}, sharedLabels: labels, value: count, metricName: `${this.name}_count` },
+      );
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  /** The same with each sample's labels in one object (the registry's JSON). */
+  get() {
+    const data = this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map(({ labels, sharedLabels, ...sample }) => ({
+        ...sample,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    };
+  }
+
+  reset(): void {
+    for (const series of this.#series) {
+      series.counts.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
+  }
+}
+
 /**
  * One route's recorder, built when its pipeline is compiled: its label values are fixed, so a request costs two map
- * lookups (its method, its status) and an `observe` on a child prom-client keeps.
+ * lookups (its method, its status) and the observe of its series (RequestDurations).
  */
 export class RouteRecorder {
   readonly #byMethod = new Map<string, Map<number, Observe>>();
@@ -67,13 +164,13 @@ export class RouteRecorder {
 
   /** A request starts: counted in flight; returns its start time. */
   start(): number {
-    this.#metrics.activeRequests.inc();
+    this.#metrics.inFlight++;
     return performance.now();
   }
 
   /** The request ended with `status`. */
   end(method: string, status: number, started: number): void {
-    this.#metrics.activeRequests.dec();
+    this.#metrics.inFlight--;
     let byStatus = this.#byMethod.get(method);
     if (byStatus === undefined) this.#byMethod.set(method, (byStatus = new Map()));
     let observe = byStatus.get(status);
@@ -83,33 +180,37 @@ export class RouteRecorder {
   }
 
   #child(method: string, status: number): Observe {
-    const labels: Record<string, string> = {
+    const labels: DurationSeries['labels'] = {
       http_request_method: KNOWN_METHODS.has(method) ? method : '_OTHER',
       http_route: this.#route,
       http_response_status_code: String(status),
     };
     if (this.#operationId) labels.operation_id = this.#operationId;
-    const child = this.#metrics.requestDuration.labels(labels);
-    return (seconds) => child.observe(seconds);
+    return this.#metrics.requestDuration.series(labels);
   }
 }
 
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly requestDuration = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Duration of HTTP server requests, by route template (or unmatched), method, status code and operation.',
-    labelNames: ['http_request_method', 'http_route', 'http_response_status_code', 'operation_id'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers: [this.registry],
-  });
+  /** Requests in flight: counted by the route recorders, read when Prometheus scrapes. */
+  inFlight = 0;
 
-  readonly activeRequests = new Gauge({
-    name: 'http_server_active_requests',
-    help: 'HTTP server requests in flight.',
-    registers: [this.registry],
-  });
+  readonly requestDuration = new RequestDurations(
+    'http_server_request_duration_seconds',
+    'Duration of HTTP server requests, by route template (or unmatched), method, status code and operation.',
+    REQUEST_BUCKETS,
+  );
+
+  readonly activeRequests = ((inFlight: () => number) =>
+    new Gauge({
+      name: 'http_server_active_requests',
+      help: 'HTTP server requests in flight.',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight());
+      },
+    }))(() => this.inFlight);
 
   readonly rateLimitRefusals = new Counter({
     name: 'storefront_rate_limit_refusals_total',
@@ -175,6 +276,7 @@ export class Metrics {
   /** `dbSystem`: `postgresql`, or `pglite` for the embedded database. */
   constructor({ dbSystem }: { dbSystem: string }) {
     this.#system = dbSystem;
+    this.registry.registerMetric(this.requestDuration as unknown as Histogram);
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; their per-type gauges without the suffix
     // (nodejs_active_handles{type}, …) say the same, summed.

@@ -1,0 +1,114 @@
+// The telemetry cost as CPU per request (issue #34), read steadily on a busy machine: three services on one database,
+// telemetry off, metrics on, and tracing on (every span exported over OTLP/HTTP to a sink that discards it), each row
+// loaded on each service in turn, round after round, so that the three meet the same moments of the machine's load.
+// Service CPU ms per request (from /proc) is the figure to read; requests per second are printed beside it.
+//   npx tsx bench/telemetry-cpu.ts [--only TEXT] [--rounds 3] [--duration 5] [--warmup 2] [--connections 32]
+//                                  [--cpu-prof] (a V8 profile of each service in bench/profiles/)
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { positiveNumber } from './arguments.js';
+import { openDatabase } from './database.js';
+import { measure } from './load.js';
+import { freePort, startServiceProcess, type ServerProcess } from './processes.js';
+import { prepareRows, type ReadyRow } from './rows.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    settings: { type: 'string', default: 'off,metrics,tracing' },
+    /** Other builds to measure beside this one (each a checkout with its dist/ built), interleaved with it. */
+    also: { type: 'string' },
+  },
+});
+const rounds = positiveNumber(values.rounds, 3, 'rounds');
+const settings = {
+  connections: positiveNumber(values.connections, 32, 'connections'),
+  warmupSeconds: positiveNumber(values.warmup, 2, 'warmup'),
+  durationSeconds: positiveNumber(values.duration, 5, 'duration'),
+};
+
+const sink = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+});
+sink.listen(0, '127.0.0.1');
+await once(sink, 'listening');
+const sinkPort = (sink.address() as AddressInfo).port;
+
+const database = await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
+const profiles = `${root}/bench/profiles`;
+if (values['cpu-prof']) mkdirSync(profiles, { recursive: true });
+const settingsByName: Record<string, () => Promise<Record<string, string>>> = {
+  off: async () => ({}),
+  metrics: async () => ({ METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' }),
+  tracing: async () => ({
+    METRICS_PORT: String(await freePort()),
+    METRICS_HOST: '127.0.0.1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+    OTEL_TRACES_SAMPLER: 'always_on',
+    OTEL_SERVICE_NAME: 'storefront-bench',
+  }),
+};
+const services: Array<[string, ServerProcess]> = [];
+try {
+  const roots = [root, ...(values.also?.split(',').filter(Boolean) ?? [])];
+  for (const [index, build] of roots.entries())
+    for (const name of values.settings.split(',')) {
+      const env = settingsByName[name];
+      if (!env) throw new Error(`--settings names off, metrics or tracing, not ${name}`);
+      services.push([
+        roots.length > 1 ? `${index === 0 ? 'this' : `also${index}`} ${name}` : name,
+        await startServiceProcess({
+          root: build,
+          databaseEnv: database.env,
+          logFile: `${root}/bench/telemetry-${index}-${name}.log`,
+          cpuProfileDir: values['cpu-prof'] ? profiles : undefined,
+          env: { BASE_URL: 'https://shop.example.com', ...(await env()) },
+        }),
+      ]);
+    }
+  const rows = (await prepareRows(services[0]![1].url, { ucpProfileUrl: 'http://127.0.0.1:1/none' })).filter(
+    (row): row is ReadyRow =>
+      row.state === 'ready' && row.kind !== 'catalog-miss' && (!values.only || row.title.includes(values.only)),
+  );
+  const figures = new Map<string, { cpu: number[]; rps: number[] }>();
+  for (let round = 1; round <= rounds; round++) {
+    for (const row of rows) {
+      for (const [name, service] of services) {
+        const measured = await measure(service, row.load, settings);
+        const key = `${row.title}\t${name}`;
+        const entry = figures.get(key) ?? { cpu: [], rps: [] };
+        entry.cpu.push(measured.cpuMsPerRequest);
+        entry.rps.push(measured.requestsPerSecond);
+        figures.set(key, entry);
+        console.log(
+          `round ${round} ${row.title} [${name}]: ${measured.cpuMsPerRequest.toFixed(3)} CPU ms/req, ` +
+            `${Math.round(measured.requestsPerSecond)} req/s, ${measured.non2xx + measured.errors} non-2xx/errors, ` +
+            `load ${loadavg()[0]!.toFixed(1)}`,
+        );
+      }
+    }
+  }
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+  console.log('\nrow\tsetting\tCPU ms/req median (all)\treq/s median');
+  for (const [key, { cpu, rps }] of figures) {
+    console.log(
+      `${key}\t${median(cpu).toFixed(3)} (${cpu.map((value) => value.toFixed(3)).join(', ')})\t${Math.round(median(rps))}`,
+    );
+  }
+} finally {
+  for (const [, service] of services) await service.stop();
+  await database.drop();
+  sink.close();
+}
