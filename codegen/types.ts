@@ -1482,6 +1482,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/products/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a product
+         * @description Puts the product (back) in the catalogue: the public and agent catalogues, the MCP tools, the ACP feed and
+         *     new sessions and carts on every surface see it again, each instance within the cached reads' 60-second window.
+         *     Publishing a published product changes nothing and answers 200. Needs `admin:catalog`.
+         */
+        post: operations["publishProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/products/{id}/unpublish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpublish a product
+         * @description Takes the product out of the catalogue: it disappears from the public and agent catalogues, the MCP tools
+         *     and the ACP feed (each instance within the cached reads' 60-second window), and a new session or cart that names
+         *     one of its variants is answered as for an unknown variant, each surface as it documents that. An open session
+         *     leaves its lines out as no longer sold (like a price withdrawn from its region). Paid orders are untouched. Unpublishing an unpublished product
+         *     changes nothing and answers 200. Needs `admin:catalog`.
+         */
+        post: operations["unpublishProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/promotions": {
         parameters: {
             query?: never;
@@ -1495,7 +1541,14 @@ export interface paths {
          */
         get: operations["listPromotions"];
         put?: never;
-        post?: never;
+        /**
+         * Create a promotion
+         * @description Creates a promotion code: a percentage (basis points) or a fixed amount (minor units of its region's currency),
+         *     optionally for one region's carts only, with a minimum subtotal, a usage limit, a start and an end. New sessions
+         *     can apply it from `starts_at`; it is counted in `times_redeemed` by the paid orders that redeem it. A code that
+         *     exists already is 409 `promotion_exists` (expire it, and pick another). Needs `admin:promotions`.
+         */
+        post: operations["createPromotion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2751,10 +2804,10 @@ export interface components {
              *     `rate_limited`, `temporarily_unavailable`, `server_error`. Carts (409): `cart_not_open`, `cart_empty`,
              *     `line_item_unavailable` (see `AgentCartError`). Admin (409): `order_transition_refused` (the order's current
              *     `status` and `fulfilment_status` are named),
-             *     `stock_would_go_negative`.
+             *     `stock_would_go_negative`, `promotion_exists` (a new promotion's code is taken).
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused" | "stock_would_go_negative";
+            error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type" | "invalid_client_metadata" | "unauthorized" | "invalid_token" | "insufficient_scope" | "not_found" | "unknown_endpoint" | "method_not_allowed" | "payload_too_large" | "rate_limited" | "temporarily_unavailable" | "server_error" | "cart_not_open" | "cart_empty" | "line_item_unavailable" | "order_transition_refused" | "stock_would_go_negative" | "promotion_exists";
             /** @description What went wrong and what to do next, for a human or an agent. */
             error_description: string;
             /**
@@ -3167,7 +3220,7 @@ export interface components {
             /** @description The operationId, e.g. `createOrderShipment`. */
             operation: string;
             /** @enum {string} */
-            target_type: "order" | "variant" | "promotion";
+            target_type: "order" | "variant" | "product" | "promotion";
             target_id: string;
             /** @description The values the change replaced. */
             before: Record<string, never> | null;
@@ -3301,6 +3354,18 @@ export interface components {
                 currency: string;
             }[];
         };
+        /** @description A product's publication state. */
+        AdminProduct: {
+            /** @example prod_01tongue */
+            id: string;
+            handle: string;
+            title: string;
+            /**
+             * @description Whether the product is in the catalogue (public and agent catalogues, MCP tools, the ACP feed) and can be put in
+             *     a new session or cart; an unpublished product's variants are refused as unknown.
+             */
+            published: boolean;
+        };
         AdminPromotion: {
             code: string;
             /** @enum {string} */
@@ -3316,6 +3381,37 @@ export interface components {
             usage_limit: number | null;
             /** @description Paid orders that redeemed it (a cancelled order's redemption is released). */
             times_redeemed: number;
+        };
+        /**
+         * @description A new promotion code. `percentage` takes `value` in basis points (1–10000: 1000 is 10%); `fixed` takes minor units
+         *     of the region's currency and needs `region_id`. With `region_id` the code applies only to carts in that region's
+         *     currency (and `min_subtotal` is in its minor units).
+         */
+        AdminPromotionRequest: {
+            /**
+             * @description Letters, digits, `-` and `_`; stored and matched in upper case.
+             * @example SPRING15
+             */
+            code: string;
+            /** @enum {string} */
+            kind: "percentage" | "fixed";
+            /** @description Basis points (`percentage`, at most 10000) or minor units (`fixed`). */
+            value: number;
+            /** @description The region whose carts (by currency) the code applies to; every region without it. */
+            region_id?: string;
+            /** @description The least subtotal (minor units, before the discount) a cart needs. */
+            min_subtotal?: number;
+            /** @description How many paid orders may redeem it. */
+            usage_limit?: number;
+            /** Format: date-time */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description Later than `starts_at` (and than now).
+             */
+            ends_at?: string;
+            /** @description Why, for the audit trail. */
+            reason?: string;
         };
         /** @description The line's new quantity (not an increment). To remove the line, send `DELETE` instead. */
         AgentCartLineItemUpdateRequest: {
@@ -4822,7 +4918,7 @@ export interface components {
                 "application/json": components["schemas"]["AgentCartError"];
             };
         };
-        /** @description The change is not allowed in the order's current state (`order_transition_refused`: its `status` and `fulfilment_status` are named), or a request with this Idempotency-Key is still in flight (`invalid_request`, retry after `Retry-After`). Nothing was changed. */
+        /** @description The change is not allowed in the order's current state (`order_transition_refused`: its `status` and `fulfilment_status` are named), a stock adjustment below zero (`stock_would_go_negative`), a promotion code that exists already (`promotion_exists`), or a request with this Idempotency-Key is still in flight (`invalid_request`, retry after `Retry-After`). Nothing was changed. */
         AdminConflict: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control-No-Store"];
@@ -8259,6 +8355,104 @@ export interface operations {
             503: components["responses"]["OAuthUnavailable"];
         };
     };
+    publishProduct: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The product id (prefix `prod_`) or handle. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminNote"];
+            };
+        };
+        responses: {
+            /** @description The product after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminProduct"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    unpublishProduct: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path: {
+                /** @description The product id (prefix `prod_`) or handle. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AdminNote"];
+            };
+        };
+        responses: {
+            /** @description The product after the change. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminProduct"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
     listPromotions: {
         parameters: {
             query?: never;
@@ -8289,6 +8483,51 @@ export interface operations {
             400: components["responses"]["AgentBadRequest"];
             401: components["responses"]["AgentUnauthorized"];
             403: components["responses"]["AgentInsufficientScope"];
+            429: components["responses"]["OAuthRateLimited"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createPromotion: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Required on every admin change. A retry with the same key and the same body (compared as RFC 8785 JSON) returns the
+                 *     first answer with `Idempotent-Replayed: true` and changes nothing again; the same key with another body is
+                 *     `422 invalid_request`. Keys are per client and operation, kept 48 hours; a refused or failed request stores nothing,
+                 *     so it can be retried with its key.
+                 */
+                "Idempotency-Key": components["parameters"]["AdminIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPromotionRequest"];
+            };
+        };
+        responses: {
+            /** @description The promotion created (or, replayed, as the first request with this key created it). */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminPromotion"];
+                };
+            };
+            400: components["responses"]["AgentBadRequest"];
+            401: components["responses"]["AgentUnauthorized"];
+            403: components["responses"]["AgentInsufficientScope"];
+            409: components["responses"]["AdminConflict"];
+            422: components["responses"]["AdminIdempotencyConflict"];
             429: components["responses"]["OAuthRateLimited"];
             503: components["responses"]["OAuthUnavailable"];
         };

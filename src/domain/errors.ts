@@ -105,7 +105,9 @@ export type ConflictReason =
   // The merchant's change is not allowed in the order's current state (src/domain/order-states.ts)
   | 'order_transition_refused'
   // A stock adjustment would take a kept variant's stock below zero
-  | 'stock_would_go_negative';
+  | 'stock_would_go_negative'
+  // A new promotion's code is taken
+  | 'promotion_exists';
 
 /** The request is well-formed but conflicts with the current state; `retryAfterSeconds` when waiting resolves it. */
 export class Conflict extends DomainError {

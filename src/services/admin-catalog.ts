@@ -1,5 +1,6 @@
 // The merchant's catalogue changes (issue #35, scope admin:catalog): a variant's stock, set or adjusted atomically
-// (never below zero for a kept variant), and its prices per region. Each under its Idempotency-Key with its audit
+// (never below zero for a kept variant), its prices per region, and a product's publication (an unpublished product
+// leaves every catalogue read and cannot be bought: src/db/repositories/catalog.ts). Each under its Idempotency-Key with its audit
 // event (runAdminChange). The catalogue's version triggers (migrations 007, 008) make every instance's earlier reads
 // and open sessions see the change.
 import type { components } from '../../codegen/types.js';
@@ -72,6 +73,42 @@ export async function updatePrices(deps: Deps, id: string, call: AdminCall<Schem
       before: { prices: amounts(before) },
       after: { prices: amounts(after) },
       render: async () => ({ variant_id: id, prices: after }),
+    };
+  });
+}
+
+interface ProductRow {
+  id: string;
+  handle: string;
+  title: string;
+  published: boolean;
+}
+
+/** Publishes or unpublishes the product named by id or handle; setting the state it has changes nothing. */
+export async function setProductPublished(
+  deps: Deps,
+  idOrHandle: string,
+  published: boolean,
+  call: AdminCall<Schemas['AdminNote'] | undefined>,
+) {
+  const operation = published ? 'publishProduct' : 'unpublishProduct';
+  // Named by handle or id, recorded (and keyed) by its id; products are never deleted.
+  const named = (await deps
+    .db('products')
+    .where((where) => where.where('id', idOrHandle).orWhere('handle', idOrHandle))
+    .first('id')) as { id: string } | undefined;
+  if (!named) throw new NotFound(`No product with id or handle ${idOrHandle}.`, { param: 'id' });
+  return runAdminChange(deps, call, operation, { type: 'product', id: named.id }, async (trx) => {
+    const before = (await trx('products')
+      .where({ id: named.id })
+      .forUpdate()
+      .first('id', 'handle', 'title', 'published')) as ProductRow;
+    if (before.published !== published) await trx('products').where({ id: before.id }).update({ published });
+    const after: ProductRow = { ...before, published };
+    return {
+      before: { published: before.published },
+      after: { published, reason: call.body?.reason ?? null },
+      render: async () => after,
     };
   });
 }

@@ -22,8 +22,14 @@ async function idByIdOrHandle(db: Db, table: string, idOrHandle: string): Promis
   return row?.id;
 }
 
-export function findProductId(db: Db, idOrHandle: string): Promise<string | undefined> {
-  return idByIdOrHandle(db, 'products', idOrHandle);
+/** A published product's id (an unpublished product is not in the catalogue). */
+export async function findProductId(db: Db, idOrHandle: string): Promise<string | undefined> {
+  const row: { id: string } | undefined = await db('products')
+    .select('id')
+    .where('published', true)
+    .andWhere((named) => named.where('id', idOrHandle).orWhere('handle', idOrHandle))
+    .first();
+  return row?.id;
 }
 
 export function findCollectionId(db: Db, idOrHandle: string): Promise<string | undefined> {
@@ -53,7 +59,7 @@ function containing(term: string): string {
 }
 
 export async function searchProductIds(db: Db, search: ProductSearch): Promise<string[]> {
-  const query = db('products as p').select('p.id');
+  const query = db('products as p').select('p.id').where('p.published', true);
   for (const term of (search.q ?? '').split(/\s+/).filter(Boolean)) {
     query.where((matches) =>
       // Descriptions are HTML: match the text, not the markup.

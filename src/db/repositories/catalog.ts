@@ -89,7 +89,7 @@ const PRODUCT_PAGE = `with region as (
   select ${REGION_COLUMNS.join(', ')} from regions where id = $1 or ($1::text is null and is_default) limit 1
 ), matching as (
   select id, title, handle, description, material, thumbnail, collection_id, rank from products
-  where ($2::text is null or handle = $2) and ($3::text[] is null or id = any($3::text[]))
+  where published and ($2::text is null or handle = $2) and ($3::text[] is null or id = any($3::text[]))
 ), page as (
   select * from matching order by rank, id limit $4 offset $5
 )
@@ -183,7 +183,10 @@ export async function findPurchasableVariants(
 ): Promise<PurchasableVariantRow[]> {
   if (!refs.variantIds.length && !refs.skus.length && !refs.productHandles.length) return [];
   const query = db('variants as v')
-    .join('products as p', 'p.id', 'v.product_id')
+    // An unpublished product's variants cannot be bought: as if unknown.
+    .join('products as p', function joinPublished() {
+      this.on('p.id', 'v.product_id').andOn('p.published', db.raw('true'));
+    })
     .leftJoin('variant_prices as vp', function joinPrice() {
       this.on('vp.variant_id', 'v.id').andOnVal('vp.region_id', regionId);
     })
@@ -292,7 +295,7 @@ select member.position, region.json as region, (select version from catalog_vers
       'product_handle', p.handle, 'thumbnail', p.thumbnail, 'price_amount', vp.amount
     ) order by ${PURCHASABLE_ORDER.join(', ')}), '[]')
     from variants as v
-    join products as p on p.id = v.product_id
+    join products as p on p.id = v.product_id and p.published
     left join variant_prices as vp on vp.variant_id = v.id and vp.region_id = region.id
     where v.id = any(array(select value from reference where owner = member.position and kind = '${REFERENCE_KINDS.variantIds}'))
       or v.sku = any(array(select value from reference where owner = member.position and kind = '${REFERENCE_KINDS.skus}'))

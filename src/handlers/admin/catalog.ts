@@ -6,8 +6,21 @@ import { clientOf } from '../agent/carts.js';
 
 export function adminCatalogHandlers(
   deps: Deps,
-): Pick<OperationHandlers, 'adjustVariantStock' | 'updateVariantPrices'> {
+): Pick<OperationHandlers, 'adjustVariantStock' | 'updateVariantPrices' | 'publishProduct' | 'unpublishProduct'> {
+  const publication =
+    (published: boolean): OperationHandlers['publishProduct'] =>
+    async ({ path, body }, ctx) => {
+      const { answer, replayed } = await catalog.setProductPublished(deps, path.id, published, {
+        clientId: clientOf(ctx),
+        idempotencyKey: ctx.get('Idempotency-Key'),
+        body,
+      });
+      if (replayed) ctx.set('Idempotent-Replayed', 'true');
+      return { status: 200, body: answer };
+    };
   return {
+    publishProduct: publication(true),
+    unpublishProduct: publication(false),
     async adjustVariantStock({ path, body }, ctx) {
       const { answer, replayed } = await catalog.adjustStock(deps, path.id, {
         clientId: clientOf(ctx),
