@@ -70,7 +70,7 @@ export function protocolProblems(problems: DomainLineProblem[]): LineProblem[] {
  * Resolves requested lines to variants (resolveLines: repeats of one variant merged, quantities summed, the first line
  * id kept), and collects every problem, one per failing line, rather than stopping at the first.
  */
-async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow) {
+export async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow) {
   const items = protocolItems(requested);
   const refs = variantReferences(items.flatMap(({ ref }) => ('kind' in ref ? [ref] : [])));
   const candidates = refs.variantIds.length ? await findPurchasableVariants(db, refs, region.id) : [];
@@ -118,6 +118,26 @@ async function lockSession(
   return { cart, session: (await loadProtocolSession(deps, db, id))! };
 }
 
+type ResolvedLines = Awaited<ReturnType<typeof resolveProtocolLines>>['lines'];
+
+/** Replaces a cart's lines with resolved ones: a line keeps its id when the request names it, or its variant stays. */
+export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLines): Promise<void> {
+  const current = await carts.listLineRows(db, id);
+  const currentIds = new Set(current.map((line) => line.id));
+  const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
+  const used = new Set<string>();
+  const next = lines.map((line) => {
+    const kept = [
+      line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
+      idOfVariant.get(line.variant.id),
+    ].find((candidate) => candidate && !used.has(candidate));
+    const lineId = kept ?? newId('cali');
+    used.add(lineId);
+    return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
+  });
+  await carts.replaceLines(db, id, next);
+}
+
 export async function changeProtocolSession(
   deps: Deps,
   db: Db,
@@ -132,21 +152,7 @@ export async function changeProtocolSession(
     const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
     const { lines, problems } = await resolveProtocolLines(db, change.lines, region);
     if (problems.length) return { kind: 'rejected', session, problems };
-    // A line keeps its id when the request names it, or when its variant stays in the session.
-    const current = await carts.listLineRows(db, id);
-    const currentIds = new Set(current.map((line) => line.id));
-    const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
-    const used = new Set<string>();
-    const next = lines.map((line) => {
-      const kept = [
-        line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
-        idOfVariant.get(line.variant.id),
-      ].find((candidate) => candidate && !used.has(candidate));
-      const lineId = kept ?? newId('cali');
-      used.add(lineId);
-      return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
-    });
-    await carts.replaceLines(db, id, next);
+    await replaceResolvedLines(db, id, lines);
   }
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),
