@@ -154,6 +154,16 @@ describe('ACP carts', () => {
     const otherUpdate = await post(`/acp/carts/${cart.id}`, { line_items: [{ id: TRAVEL, quantity: 1 }] }, otherToken);
     expect(otherUpdate.response.status).toBe(404);
     expect((await stored(cart.id)).lines).toEqual([{ variant_id: TWO_PACK, quantity: 1 }]);
+    // An id no cart can have (a NUL) is a 404 like any other unknown id, never a database error.
+    for (const answer of [await get('/acp/carts/%00'), await post('/acp/carts/%00/cancel', {})])
+      expect([answer.response.status, answer.body.code]).toEqual([404, 'cart_not_found']);
+    const badCartId = await post('/acp/checkout_sessions', {
+      cart_id: 'cart_\u0000',
+      line_items: [],
+      currency: 'usd',
+      capabilities: {},
+    });
+    expect([badCartId.response.status, badCartId.body.param]).toEqual([400, '$.cart_id']);
     const unversioned = await protocolFetch(api, `/acp/carts/${cart.id}`, { headers: bearer(token) });
     expect([unversioned.response.status, unversioned.body.code]).toEqual([400, 'missing_api_version']);
   });
