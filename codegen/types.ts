@@ -818,7 +818,10 @@ export interface paths {
          * Create an ACP checkout session
          * @description `line_items` (`{id, quantity}` or `{item: {id}, quantity}`; variant ids), `currency` (chooses the region: usd, eur,
          *     gbp, cad, jpy), `capabilities`, optional `buyer`, `fulfillment_details`, `discounts.codes`. Unknown fields are 400.
-         *     The session is `requires_escalation`: the buyer pays at `continue_url`.
+         *     The session is `requires_escalation`: the buyer pays at `continue_url`. With `cart_id` (ACP's cart RFC) the
+         *     client's open cart becomes the session with its id, its lines and buyer as they stand (`line_items` and `buyer` of
+         *     the body ignored; `currency` must be the cart's, else 400 `currency_mismatch`); a cart that already became a session
+         *     still open answers that session; an unknown, cancelled or paid cart is 404 `cart_not_found`.
          */
         post: operations["createAcpCheckoutSession"];
         delete?: never;
@@ -890,6 +893,74 @@ export interface paths {
          * @description Cancels the session (no `continue_url` afterwards). Cancelling again with a new key is 405 `session_already_canceled`; the same key replays the first answer.
          */
         post: operations["cancelAcpCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/carts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an ACP cart
+         * @description ACP's cart (the cart RFC over schema.cart.json): `line_items` (`{id, quantity}` or `{item: {id}, quantity}`;
+         *     variant ids), optional `buyer` and `locale`. The cart is the client's open agent cart, priced in the default
+         *     region's currency; an item that cannot be bought is 400 (`item_not_found`, `out_of_stock`, …) and nothing is
+         *     stored. Turn it into a checkout session with `cart_id` on `POST /acp/checkout_sessions`.
+         */
+        post: operations["createAcpCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/carts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an ACP cart
+         * @description The client's open cart priced now; 404 `cart_not_found` for another client's, a cancelled one, or one that became a checkout session.
+         */
+        get: operations["getAcpCart"];
+        put?: never;
+        /**
+         * Update an ACP cart
+         * @description Full replacement (ACP's CartUpdateRequest): the `line_items` sent become the cart's (a variant kept keeps its line
+         *     id); `buyer` when sent. An item that cannot be bought is 400 and the cart is unchanged.
+         */
+        post: operations["updateAcpCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/carts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an ACP cart
+         * @description Cancels the cart and answers it as it was; afterwards it is 404 `cart_not_found` (the same key replays the answer). The body is empty or `{}`.
+         */
+        post: operations["cancelAcpCart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2653,6 +2724,30 @@ export interface components {
                 /** Format: uri */
                 permalink_url: string;
             };
+        };
+        /**
+         * AcpCart
+         * @description An ACP 2026-04-17 `Cart` (schema.cart.json, the ACP cart RFC): an open cart of the client, priced as its checkout
+         *     session would be (the totals are that estimate). The protocol's JSON Schema, copied in `protocols/acp-2026-04-17/`,
+         *     is normative; every response is tested against it.
+         */
+        AcpCart: {
+            id: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    name?: string;
+                    unit_amount?: number;
+                };
+                quantity: number;
+                totals: components["schemas"]["AcpTotal"][];
+            }[];
+            buyer?: Record<string, never>;
+            /** @description ISO 4217, lower case: the default region's currency. */
+            currency: string;
+            totals: components["schemas"]["AcpTotal"][];
+            messages?: Record<string, never>[];
         };
         /**
          * AcpFeedProduct
@@ -4465,6 +4560,24 @@ export interface components {
                 "application/json": components["schemas"]["AcpCheckoutSession"];
             };
         };
+        /** @description The cart. */
+        AcpCartOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "API-Version": components["headers"]["Acp-API-Version"];
+                "Request-Id": components["headers"]["Request-Id-Echo"];
+                "Idempotency-Key": components["headers"]["Idempotency-Key-Echo"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AcpCart"];
+            };
+        };
         /** @description An ACP error about the feed's query (`invalid_target_country`, `country_not_served`, both naming `target_country`), or the rate limit's `429` (with `Retry-After`), a `405` for another method (with `Allow`), a `500` or a transient `503` (retry after `Retry-After` seconds). */
         AcpFeedError: {
             headers: {
@@ -5294,6 +5407,8 @@ export interface components {
         AcpIdempotencyKey: string;
         /** @description The session id (`cart_…`), the same on every surface. */
         AcpCheckoutSessionId: string;
+        /** @description The cart id (`cart_…`), the same as the agent cart's under `/agent/carts`. */
+        AcpCartId: string;
         /** @description Text search over product titles and descriptions, case-insensitive; every word must appear. */
         AgentSearchQuery: string;
         /** @description Only products in this collection, by id or handle (from `GET /agent/collections`). An unknown collection is a 400. */
@@ -6924,6 +7039,7 @@ export interface operations {
             400: components["responses"]["AcpError"];
             401: components["responses"]["AcpError"];
             403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
             405: components["responses"]["AcpError"];
             409: components["responses"]["AcpError"];
             413: components["responses"]["AcpError"];
@@ -7075,6 +7191,156 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["AcpCheckoutSessionOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    createAcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            201: components["responses"]["AcpCartOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    getAcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`), the same as the agent cart's under `/agent/carts`. */
+                id: components["parameters"]["AcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AcpCartOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    updateAcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`), the same as the agent cart's under `/agent/carts`. */
+                id: components["parameters"]["AcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["AcpCartOk"];
+            400: components["responses"]["AcpError"];
+            401: components["responses"]["AcpError"];
+            403: components["responses"]["AcpError"];
+            404: components["responses"]["AcpError"];
+            405: components["responses"]["AcpError"];
+            409: components["responses"]["AcpError"];
+            413: components["responses"]["AcpError"];
+            415: components["responses"]["AcpError"];
+            422: components["responses"]["AcpError"];
+            429: components["responses"]["AcpError"];
+            500: components["responses"]["AcpError"];
+            503: components["responses"]["AcpError"];
+        };
+    };
+    cancelAcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
+                "API-Version": components["parameters"]["AcpApiVersion"];
+                /**
+                 * @description Required on every POST, 1–255 characters. The same key with the same body (RFC 8785 canonical JSON: key order and
+                 *     `1.0` vs `1` do not matter; `null` vs absent does) replays the stored status and byte-identical body with
+                 *     `Idempotent-Replayed: true`; another body is `422 idempotency_conflict`. Requests with one key sent at once store
+                 *     one answer, and the others replay it; a request that fails (or whose instance dies) leaves its key free for the
+                 *     retry. `409 idempotency_in_flight` (retry after `Retry-After`) answers only a key still held by a request of an
+                 *     earlier release, which held its key while it ran; no request of this release holds one. Keys are scoped to the
+                 *     OAuth client and kept 48 hours; answers of 500 and above are never stored.
+                 */
+                "Idempotency-Key": components["parameters"]["AcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`), the same as the agent cart's under `/agent/carts`. */
+                id: components["parameters"]["AcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AcpCartOk"];
             400: components["responses"]["AcpError"];
             401: components["responses"]["AcpError"];
             403: components["responses"]["AcpError"];

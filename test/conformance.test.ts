@@ -65,6 +65,22 @@ it('passes every protocol check and every store-specific figure with zero schema
   expect(report.checks.filter((check) => check.outcome === 'skip').map((check) => [check.id, check.message])).toEqual([
     ['store.U-N5', 'the store is not in the lenient policy'],
   ]);
+  // ACP's cart, ACP over MCP and the ACP product feed were checked, and passed.
+  const passed = report.checks
+    .filter((check) => check.outcome === 'pass')
+    .map((check) => `${check.id} ${check.transport ?? ''}`);
+  expect(passed).toEqual(
+    expect.arrayContaining([
+      'acp.cart.create rest',
+      'acp.cart.update rest',
+      'acp.cart.to-checkout rest',
+      'acp.cart.cancel rest',
+      'acp.mcp.tools mcp',
+      'acp.mcp.same-as-rest mcp',
+      'acp.feed.products rest',
+      'acp.feed.buyable rest',
+    ]),
+  );
   expect(report.checks.filter((check) => check.protocol === 'store').length).toBeGreaterThanOrEqual(45);
   expect(report.summary.schemaErrors).toBe(0);
   expect(lines).toContain(

@@ -79,8 +79,11 @@ beforeAll(async () => {
   cleanup.push(() => certificate.remove());
   // The service runs in this process: it fetches the platform profile over https from the terminator, so this
   // process trusts the test certificate beside the bundled roots (Node >= 22.19 / 24.5).
-  const setDefault = (tls as unknown as { setDefaultCACertificates(certs: string[]): void }).setDefaultCACertificates;
-  setDefault([...tls.getCACertificates('default'), certificate.cert]);
+  const roots = tls as unknown as {
+    getCACertificates(type: 'default'): string[];
+    setDefaultCACertificates(certs: string[]): void;
+  };
+  roots.setDefaultCACertificates([...roots.getCACertificates('default'), certificate.cert]);
 
   // Each release's profile document exactly as the CLI writes it for that release (the managed profile's body).
   for (const version of ['2026-08-25', '2026-04-08'])

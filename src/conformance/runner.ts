@@ -7,6 +7,9 @@ import { HttpClient, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './c
 import { acpCheckoutChecks } from './checks/acp-checkout.js';
 import type { AcpContext } from './checks/acp-context.js';
 import { acpDiscountChecks } from './checks/acp-discount.js';
+import { acpCartChecks } from './checks/acp-cart.js';
+import { acpFeedChecks, type AcpFeedContext } from './checks/acp-feed.js';
+import { acpMcpChecks, type AcpMcpContext } from './checks/acp-mcp.js';
 import { CheckFailure, CheckSkipped, type Check } from './checks/check.js';
 import {
   discoverAcp,
@@ -161,6 +164,7 @@ export async function runConformance(options: RunnerOptions): Promise<Report> {
       plan: { protocol: 'acp', advertised: [], known: [] },
       transports: [],
       extensions: new Set(),
+      services: new Set(),
       currency: 'usd',
     },
     onSchemaErrors: run.onSchemaErrors,
@@ -381,6 +385,7 @@ async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined):
     version: version ?? '',
     apiBase: acp.apiBase ?? '',
     extensions: acp.extensions,
+    services: acp.services,
     currency: acp.currency,
     items: items.items,
     itemsReason: items.reason,
@@ -398,7 +403,20 @@ async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined):
     ? undefined
     : 'the merchant does not advertise the discount extension';
   await run.runner.run(acpDiscountChecks, context, scope('discount'), notTested ?? withoutDiscount);
-  if (acp.transports.includes('mcp')) run.report.notes.push('ACP transport mcp: no checks in this runner');
+  // Carts, MCP and the feed are optional: checked when the merchant offers them.
+  if (acp.services.has('carts')) await run.runner.run(acpCartChecks, context, scope('cart'), notTested);
+  if (acp.transports.includes('mcp')) {
+    const headers: Record<string, string> = context.token ? { Authorization: `Bearer ${context.token}` } : {};
+    const mcp: AcpMcpContext = { ...context, session: mcpSession(run.client, `${context.apiBase}/mcp`, headers) };
+    await run.runner.run(acpMcpChecks, mcp, { ...scope('checkout'), transport: 'mcp' }, notTested);
+  }
+  if (!notTested) {
+    const feedUrl = `${context.apiBase}/feed/products`;
+    const probe = await run.client.request(feedUrl, { headers: { Accept: 'application/json' } });
+    // The discovery document names no feed: a merchant without one answers 404 there, or 401 before its routing.
+    if (probe.status !== 200) run.report.notes.push(`ACP: no product feed at ${feedUrl} (${probe.status})`);
+    else await run.runner.run(acpFeedChecks, { ...context, feedUrl } satisfies AcpFeedContext, scope('feed'));
+  }
 }
 
 /** This store's exact figures (--store-specific), last: A-R1 spends the calling address's rate limit. */

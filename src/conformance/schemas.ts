@@ -103,6 +103,22 @@ function build(protocol: Protocol, version: string): SchemaSet {
     };
     documents.push(bundle);
     for (const name of Object.keys(bundle.$defs)) named.set(name, { $ref: `${bundle.$id}#/$defs/${name}` });
+    // The cart bundle names the checkout bundle's types relative to its own $id, where that bundle is not published:
+    // made absolute to the checkout bundle's $id. The feed bundle stands alone; its names are `feed.…`.
+    const cartFile = join(dir, 'schema.cart.json');
+    if (existsSync(cartFile)) {
+      const cart = JSON.parse(
+        readFileSync(cartFile, 'utf8').replaceAll('"schema.agentic_checkout.json#/$defs/', `"${bundle.$id}#/$defs/`),
+      ) as { $id: string; $defs: Record<string, object> };
+      documents.push(cart);
+      for (const name of Object.keys(cart.$defs)) named.set(name, { $ref: `${cart.$id}#/$defs/${name}` });
+    }
+    const feedFile = join(dir, 'schema.feed.json');
+    if (existsSync(feedFile)) {
+      const feed = JSON.parse(readFileSync(feedFile, 'utf8')) as { $id: string; $defs: Record<string, object> };
+      documents.push(feed);
+      for (const name of Object.keys(feed.$defs)) named.set(`feed.${name}`, { $ref: `${feed.$id}#/$defs/${name}` });
+    }
   }
   const validators = createValidatorRegistry({ [protocol]: () => documents });
   return {

@@ -6,6 +6,7 @@ import type { WebDeps } from './web-deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
+import { createAcpCartOperations, isCartCheckout, type AcpCartOperation } from '../handlers/acp/cart.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import { agentUrls, earlierGrant, findActiveGrant } from '../services/oauth.js';
 import { supportedCurrencies } from '../services/protocol-sessions.js';
@@ -49,6 +50,13 @@ const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'PO
   { path: '/acp/checkout_sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
 
+/** The cart operations (ACP's cart RFC) by path and method. */
+const CART_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'POST', AcpCartOperation>> }> = [
+  { path: '/acp/carts', methods: { POST: 'create' } },
+  { path: '/acp/carts/{id}', methods: { GET: 'retrieve', POST: 'update' } },
+  { path: '/acp/carts/{id}/cancel', methods: { POST: 'cancel' } },
+];
+
 export async function acpDiscovery(deps: Deps) {
   const { baseUrl } = deps.config;
   return {
@@ -61,7 +69,7 @@ export async function acpDiscovery(deps: Deps) {
     api_base_url: `${baseUrl}/acp`,
     transports: ['rest', 'mcp'],
     capabilities: {
-      services: ['checkout'],
+      services: ['checkout', 'carts'],
       extensions: [{ name: 'discount' }],
       supported_currencies: await supportedCurrencies(deps.db),
       supported_locales: ['en-US'],
@@ -159,8 +167,10 @@ function restPath(op: AcpOperation, id: string | undefined): string {
 export function acpBinding(deps: WebDeps): ProtocolBinding {
   const { create, operations } = createAcpOperations(deps);
 
+  const cartOperations = createAcpCartOperations(deps);
+
   /** API-Version, Idempotency-Key and body: the operation's call, and its key on POST. */
-  async function checkedCall(exchange: ProtocolExchange, route: { op: AcpOperation; id?: string }) {
+  async function checkedCall<Op extends string>(exchange: ProtocolExchange, route: { op: Op; id?: string }) {
     checkApiVersion(exchange.get('API-Version'));
     const mutating = exchange.method === 'POST';
     const key = mutating ? checkedIdempotencyKey(exchange.get('Idempotency-Key')) : undefined;
@@ -168,8 +178,21 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     const body = mutating
       ? await readJsonBody(exchange, { invalidJson: 'invalid_json', mediaType: 'unsupported_media_type' })
       : { kind: 'absent' as const };
-    const call: AcpCall = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
+    const call = { op: route.op, id: route.id, body: body.kind === 'json' ? body.value : undefined };
     return { call, key };
+  }
+
+  /** A cart operation: bearer token, API-Version, Idempotency-Key, body, then the operation under the key. */
+  async function serveCart(
+    exchange: ProtocolExchange,
+    route: { op: AcpCartOperation; id?: string },
+  ): Promise<ProtocolAnswer> {
+    const clientId = await authenticate(deps, exchange);
+    const { call, key } = await checkedCall(exchange, route);
+    const scope =
+      key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
+    const operation = { prepare: () => cartOperations.cart(clientId, call) };
+    return answered(await runProtocolOperation(deps, scope, operation, renderAcpError));
   }
 
   /**
@@ -196,7 +219,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     const { call, key } = await confirmingFirst(() => checkedCall(exchange, route));
     const scope =
       key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
-    if (earlier && scope) {
+    if (earlier && scope && !isCartCheckout(call.body)) {
       const grant = earlier.tokenHash;
       const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderAcpError, grant));
       if (stored) return { response: stored };
@@ -212,8 +235,17 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     scope: { scope: string; key: string; body: unknown } | undefined,
   ): Promise<ProtocolAnswer> {
     const { op } = call;
-    const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
-    const outcome = await runProtocolOperation(deps, scope, operation, renderAcpError);
+    const operation =
+      op !== 'create'
+        ? { prepare: () => operations[op](call) }
+        : isCartCheckout(call.body)
+          ? { prepare: () => cartOperations.checkout(clientId, call.body) }
+          : { create: () => create(call) };
+    return answered(await runProtocolOperation(deps, scope, operation, renderAcpError));
+  }
+
+  /** An operation's outcome under its key: its answer, a replay, or the key's conflict or wait. */
+  function answered(outcome: Awaited<ReturnType<typeof runProtocolOperation>>): ProtocolAnswer {
     switch (outcome.kind) {
       case 'ran':
         return { response: outcome.answer };
@@ -265,6 +297,10 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     return async (ctx, { id }) =>
       sendProtocolResponse(ctx, await serveCheckout(ctx, { op, ...(id === undefined ? {} : { id }) }));
   };
+  const cartRoute = (op: AcpCartOperation): BindingAnswer => {
+    return async (ctx, { id }) =>
+      sendProtocolResponse(ctx, await serveCart(ctx, { op, ...(id === undefined ? {} : { id }) }));
+  };
   const discovery: BindingAnswer = async (ctx) => {
     const response = jsonResponse(200, await acpDiscovery(deps));
     sendProtocolResponse(ctx, { response, headers: { 'Cache-Control': DISCOVERY_CACHE_CONTROL } });
@@ -315,6 +351,10 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
       ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
         path,
         methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),
+      })),
+      ...CART_ROUTES.map(({ path, methods }) => ({
+        path,
+        methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, cartRoute(op)])),
       })),
     ],
     opening,

@@ -24,7 +24,11 @@ export type ProtocolOperationId =
   | 'getAcpCheckoutSession'
   | 'updateAcpCheckoutSession'
   | 'completeAcpCheckoutSession'
-  | 'cancelAcpCheckoutSession';
+  | 'cancelAcpCheckoutSession'
+  | 'createAcpCart'
+  | 'getAcpCart'
+  | 'updateAcpCart'
+  | 'cancelAcpCart';
 
 /** The bindings that are on (see ProtocolConfig); a binding that is off leaves its paths to the 404 of the rest. */
 export interface ProtocolBindings {

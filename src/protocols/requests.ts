@@ -5,7 +5,7 @@
 import type { ErrorObject } from 'ajv';
 import { jsonPath, type BuyerDetails } from '../domain/protocol-session.js';
 import { unstorableTextAt } from '../domain/text.js';
-import { ACP_SCHEMA_ID, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
+import { ACP_SCHEMA_ID, acpCartDefinition, acpDefinition, firstSchemaError, schemaByRef } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 
 const quantity = { type: 'integer', minimum: 1, maximum: 100 };
@@ -181,6 +181,25 @@ function acpRequest(name: string, required: string[] = []) {
   return schema;
 }
 
+/** A published ACP cart request schema (schema.cart.json), with the corrected `line_items`. */
+function acpCartRequest(name: string) {
+  const schema = acpCartDefinition(name);
+  schema.properties.line_items = { type: 'array', minItems: 1, maxItems: 100, items: acpLine };
+  return schema;
+}
+
+/**
+ * A checkout create from a cart (ACP's cart RFC: `cart_id` on CheckoutSessionCreateRequest, which the 2026-04-17
+ * schema does not have yet): the create request with `cart_id`, and `line_items` optional and ignored (the cart's are
+ * used; the RFC sends `[]`).
+ */
+function acpCheckoutFromCart() {
+  const schema = acpRequest('CheckoutSessionCreateRequest', ['cart_id', 'currency', 'capabilities']);
+  schema.properties.cart_id = { type: 'string', minLength: 1, maxLength: 200 };
+  schema.properties.line_items = { type: 'array', maxItems: 100, items: acpLine };
+  return schema;
+}
+
 export const REQUEST_SCHEMAS = {
   'ucp.create': ucpCheckoutRequest,
   'ucp.update': ucpCheckoutRequest,
@@ -195,6 +214,11 @@ export const REQUEST_SCHEMAS = {
   'acp.update': acpRequest('CheckoutSessionUpdateRequest'),
   'acp.complete': { $ref: `${ACP_DEFS}CheckoutSessionCompleteRequest` },
   'acp.cancel': { $ref: `${ACP_DEFS}CancelSessionRequest` },
+  'acp.cart.create': acpCartRequest('CartCreateRequest'),
+  'acp.cart.update': acpCartRequest('CartUpdateRequest'),
+  /** The cart RFC's cancel: an empty body or `{}`. */
+  'acp.cart.cancel': { type: 'object', additionalProperties: false, properties: {} },
+  'acp.cart.checkout': acpCheckoutFromCart(),
 } as const satisfies Record<string, object>;
 
 export type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
@@ -331,6 +355,13 @@ export interface AcpSessionRequest {
   selected_fulfillment_options?: Array<{ type: string; option_id?: string; item_ids?: string[] }>;
 }
 
+/** The ACP cart create and update requests (schema.cart.json, lines corrected as the checkout's are). */
+export interface AcpCartRequest {
+  line_items: AcpLineRequest[];
+  buyer?: BuyerDetails & Record<string, unknown>;
+  locale?: string;
+}
+
 /** What each schema accepts: the schema is the authority, and this is its type for the operations. */
 interface RequestTypes {
   'ucp.create': UcpCheckoutRequest;
@@ -342,6 +373,10 @@ interface RequestTypes {
   'acp.update': AcpSessionRequest;
   'acp.complete': unknown;
   'acp.cancel': unknown;
+  'acp.cart.create': AcpCartRequest;
+  'acp.cart.update': AcpCartRequest;
+  'acp.cart.cancel': unknown;
+  'acp.cart.checkout': AcpSessionRequest & { cart_id: string };
 }
 
 export type CheckedRequest<Name extends RequestSchemaName> =

@@ -28,6 +28,7 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];
     if (path === '/acp/feed/products') return ['acp.feed.ProductsResponse'];
+    if (/^\/acp\/carts(\/|$)/.test(path)) return ['acp.Cart'];
     return object.order ? ['acp.CheckoutSessionWithOrder'] : ['acp.CheckoutSession'];
   }
   return [];

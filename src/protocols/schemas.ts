@@ -31,6 +31,15 @@ const ACP_FEED_SCHEMA = projectPath(
   'schema.feed.json',
 );
 const ACP_FEED_SCHEMA_ID = 'https://example.com/schemas/feed/bundle.schema.json';
+const ACP_CART_SCHEMA = projectPath(
+  'protocols',
+  'acp-2026-04-17',
+  'spec',
+  '2026-04-17',
+  'json-schema',
+  'schema.cart.json',
+);
+export const ACP_CART_SCHEMA_ID = 'https://example.com/schemas/cart/bundle.schema.json';
 
 function jsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -43,6 +52,22 @@ function jsonFiles(dir: string): string[] {
 }
 
 const acpBundle = JSON.parse(readFileSync(ACP_SCHEMA, 'utf8')) as { $defs: Record<string, object> };
+
+/**
+ * ACP's cart bundle. It names the checkout bundle's types as `schema.agentic_checkout.json#/$defs/…`, relative to its
+ * own `$id` (…/schemas/cart/), where the checkout bundle is not published (its `$id` is …/agentic-checkout/…): those
+ * references are made absolute to the checkout bundle's `$id`, nothing else is changed.
+ */
+const acpCartBundle = JSON.parse(
+  readFileSync(ACP_CART_SCHEMA, 'utf8').replaceAll('"schema.agentic_checkout.json#/$defs/', `"${ACP_SCHEMA_ID}#/$defs/`),
+) as { $defs: Record<string, object> };
+
+/** A definition of ACP's cart bundle as a standalone schema (its `#/$defs/…` references made absolute), to adapt. */
+export function acpCartDefinition(name: string): Record<string, any> {
+  return JSON.parse(
+    JSON.stringify(acpCartBundle.$defs[name]).replaceAll('"#/$defs/', `"${ACP_CART_SCHEMA_ID}#/$defs/`),
+  ) as Record<string, any>;
+}
 
 /** A definition of the ACP bundle as a standalone schema (its `#/$defs/…` references made absolute), to adapt. */
 export function acpDefinition(name: string): Record<string, any> {
@@ -60,12 +85,12 @@ const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as obj
 
 /** Every protocol schema that others refer to by `$id`: the UCP 2026-04-08 files and ACP's bundles. */
 export function protocolDocuments(): object[] {
-  return [...jsonFiles(UCP_SCHEMAS).map(readJson), acpBundle, readJson(ACP_FEED_SCHEMA)];
+  return [...jsonFiles(UCP_SCHEMAS).map(readJson), acpBundle, acpCartBundle, readJson(ACP_FEED_SCHEMA)];
 }
 
 /** The same with UCP 2026-08-25's files in place of 2026-04-08's. */
 export function protocolDocuments20260825(): object[] {
-  return [...jsonFiles(UCP_2026_08_25_SCHEMAS).map(readJson), acpBundle, readJson(ACP_FEED_SCHEMA)];
+  return [...jsonFiles(UCP_2026_08_25_SCHEMAS).map(readJson), acpBundle, acpCartBundle, readJson(ACP_FEED_SCHEMA)];
 }
 
 /** The registry of this service (src/service.ts builds one), or one of a test's or tool's own. */
@@ -111,6 +136,8 @@ export const PROTOCOL_SCHEMAS = {
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
   'acp.DiscoveryResponse': acp('DiscoveryResponse'),
+  /** ACP's cart (schema.cart.json): what the /acp/carts operations answer. */
+  'acp.Cart': { $ref: `${ACP_CART_SCHEMA_ID}#/$defs/Cart` },
   /** The product feed: what GET /acp/feed/products answers, and what `npm run feed:export` writes. */
   'acp.feed.ProductsResponse': { $ref: `${ACP_FEED_SCHEMA_ID}#/$defs/ProductsResponse` },
   'acp.feed.UpsertProductsRequest': { $ref: `${ACP_FEED_SCHEMA_ID}#/$defs/UpsertProductsRequest` },

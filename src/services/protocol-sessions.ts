@@ -73,7 +73,7 @@ export function protocolProblems(problems: DomainLineProblem[]): LineProblem[] {
  * Resolves requested lines to variants (resolveLines: repeats of one variant merged, quantities summed, the first line
  * id kept), and collects every problem, one per failing line, rather than stopping at the first.
  */
-async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow) {
+export async function resolveProtocolLines(db: Db, requested: RequestedProtocolLine[], region: RegionRow) {
   const items = protocolItems(requested);
   const refs = variantReferences(items.flatMap(({ ref }) => ('kind' in ref ? [ref] : [])));
   const candidates = refs.variantIds.length ? await findPurchasableVariants(db, refs, region.id) : [];
@@ -128,6 +128,26 @@ async function lockSession(
   return { cart, session: (await loadProtocolSession(deps, db, id))! };
 }
 
+type ResolvedLines = Awaited<ReturnType<typeof resolveProtocolLines>>['lines'];
+
+/** Replaces a cart's lines with resolved ones: a line keeps its id when the request names it, or its variant stays. */
+export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLines): Promise<void> {
+  const current = await carts.listLineRows(db, id);
+  const currentIds = new Set(current.map((line) => line.id));
+  const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
+  const used = new Set<string>();
+  const next = lines.map((line) => {
+    const kept = [
+      line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
+      idOfVariant.get(line.variant.id),
+    ].find((candidate) => candidate && !used.has(candidate));
+    const lineId = kept ?? newId('cali');
+    used.add(lineId);
+    return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
+  });
+  await carts.replaceLines(db, id, next);
+}
+
 export async function changeProtocolSession(
   deps: Deps,
   db: Db,
@@ -154,22 +174,7 @@ export async function changeProtocolSession(
     shippingAddress = checked.destination;
   }
   if (resolved) {
-    const lines = resolved;
-    // A line keeps its id when the request names it, or when its variant stays in the session.
-    const current = await carts.listLineRows(db, id);
-    const currentIds = new Set(current.map((line) => line.id));
-    const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
-    const used = new Set<string>();
-    const next = lines.map((line) => {
-      const kept = [
-        line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
-        idOfVariant.get(line.variant.id),
-      ].find((candidate) => candidate && !used.has(candidate));
-      const lineId = kept ?? newId('cali');
-      used.add(lineId);
-      return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
-    });
-    await carts.replaceLines(db, id, next);
+    await replaceResolvedLines(db, id, resolved);
   }
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),

@@ -15,6 +15,8 @@ export interface AcpContext {
   token?: string;
   tokenReason?: string;
   extensions: Set<string>;
+  /** The discovery document's capabilities.services (e.g. checkout, carts). */
+  services: Set<string>;
   /** The currency to ask for: the first of the discovery document's supported_currencies (else usd). */
   currency: string;
   items: FixtureItem[];
@@ -52,6 +54,8 @@ export interface AcpCallOptions {
   /** Header overrides; null removes the header. */
   headers?: Record<string, string | null>;
   rawBody?: string;
+  /** The schema of a 2xx body (default: CheckoutSession, or CheckoutSessionWithOrder with an order). */
+  schema?: string;
 }
 
 /**
@@ -80,7 +84,8 @@ export async function acpCall(
     headers,
     body: options.rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
-  const schema = answer.status < 300 ? (answer.body?.order ? 'CheckoutSessionWithOrder' : 'CheckoutSession') : 'Error';
+  const sessionSchema = answer.body?.order ? 'CheckoutSessionWithOrder' : 'CheckoutSession';
+  const schema = answer.status < 300 ? (options.schema ?? sessionSchema) : 'Error';
   if (answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
     const problems = context.schemas.problems(schema, answer.body);
     if (problems.length) {
@@ -90,6 +95,6 @@ export async function acpCall(
       );
     }
   }
-  if (answer.status < 300 && typeof answer.body?.id === 'string') context.sessions.push(answer.body);
+  if (answer.status < 300 && !options.schema && typeof answer.body?.id === 'string') context.sessions.push(answer.body);
   return answer;
 }

@@ -27,6 +27,7 @@ export interface AcpDiscovery {
   apiBase?: string;
   transports: string[];
   extensions: Set<string>;
+  services: Set<string>;
   currency: string;
 }
 
@@ -110,7 +111,7 @@ export async function discoverUcp(client: HttpClient, base: string, notes: strin
 
 export async function discoverAcp(client: HttpClient, base: string, notes: string[]): Promise<AcpDiscovery> {
   const known = knownVersions('acp');
-  const empty = { transports: [], extensions: new Set<string>(), currency: 'usd' };
+  const empty = { transports: [], extensions: new Set<string>(), services: new Set<string>(), currency: 'usd' };
   const { answer, problem } = await readDocument(client, `${base}/.well-known/acp.json`);
   if (problem) return { answer, problem, plan: { protocol: 'acp', advertised: [], known, reason: problem }, ...empty };
   const body: Json = answer!.body;
@@ -132,10 +133,15 @@ export async function discoverAcp(client: HttpClient, base: string, notes: strin
       .map((extension: Json) => (typeof extension === 'string' ? extension : extension?.name))
       .filter((name: unknown): name is string => typeof name === 'string'),
   );
+  const services = new Set<string>(
+    (Array.isArray(body.capabilities?.services) ? body.capabilities.services : []).filter(
+      (name: unknown): name is string => typeof name === 'string',
+    ),
+  );
   const apiBase = typeof body.api_base_url === 'string' ? rebase(body.api_base_url, base, notes) : undefined;
   const currencies = body.capabilities?.supported_currencies;
   const currency = Array.isArray(currencies) && typeof currencies[0] === 'string' ? currencies[0] : 'usd';
-  return { answer, plan, apiBase, transports, extensions, currency };
+  return { answer, plan, apiBase, transports, extensions, services, currency };
 }
 
 export interface DiscoveryContext {

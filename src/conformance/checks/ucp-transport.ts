@@ -125,7 +125,8 @@ export interface McpSession {
 }
 
 /** An MCP client session over streamable HTTP: initialize once, then requests with the session id, if any. */
-export function mcpSession(client: HttpClient, endpoint: string): McpSession {
+/** An MCP session with `endpoint` (initialized on first use); `headers` go with every request (ACP's bearer token). */
+export function mcpSession(client: HttpClient, endpoint: string, headers: Record<string, string> = {}): McpSession {
   let sessionId: string | null | undefined;
   let nextId = 1;
   const post = (payload: Json) =>
@@ -136,6 +137,7 @@ export function mcpSession(client: HttpClient, endpoint: string): McpSession {
         Accept: 'application/json, text/event-stream',
         'MCP-Protocol-Version': '2025-06-18',
         ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
+        ...headers,
       },
       body: JSON.stringify(payload),
     });

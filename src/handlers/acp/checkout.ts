@@ -23,7 +23,7 @@ export interface AcpCall {
 const PROBLEM_CODES = { missing: 'missing_field', unknown: 'unknown_field', invalid: 'invalid_field' } as const;
 
 /** The ACP Error codes of the line problems (B.6), and the MessageError codes of an update's (B.7). */
-const LINE_ERROR_CODES: Record<sessions.LineProblemCode, string> = {
+export const LINE_ERROR_CODES: Record<sessions.LineProblemCode, string> = {
   not_found: 'item_not_found',
   item_unavailable: 'region_restricted',
   out_of_stock: 'out_of_stock',
