@@ -134,7 +134,7 @@ function orderedMessages(session: ProtocolSession, rendering: UcpRendering): Ucp
   ];
 }
 
-function lineTotals(line: ProtocolSession['lines'][number]): UcpTotal[] {
+export function lineTotalsOf(line: ProtocolSession['lines'][number]): UcpTotal[] {
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: line.baseAmount },
     ...(line.discount > 0 ? [{ type: 'items_discount', display_text: 'Discount', amount: -line.discount }] : []),
@@ -143,7 +143,7 @@ function lineTotals(line: ProtocolSession['lines'][number]): UcpTotal[] {
   ];
 }
 
-function cartTotals(session: ProtocolSession): UcpTotal[] {
+export function sessionTotalsOf(session: ProtocolSession): UcpTotal[] {
   const { totals, applied } = session;
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: totals.subtotal },
@@ -216,10 +216,10 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
         ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
       },
       quantity: line.quantity,
-      totals: lineTotals(line),
+      totals: lineTotalsOf(line),
     })),
     ...buyerOf(session),
-    totals: cartTotals(session),
+    totals: sessionTotalsOf(session),
     ...(rendering.discountNegotiated ? { discounts: discounts(session) } : {}),
     messages: orderedMessages(session, rendering),
     links: rendering.links,

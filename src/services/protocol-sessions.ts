@@ -118,6 +118,36 @@ async function lockSession(
   return { cart, session: (await loadProtocolSession(deps, db, id))! };
 }
 
+/**
+ * Replaces a cart's lines by the requested ones (full replacement): a line keeps its id when the request names it, or
+ * when its variant stays in the cart. Nothing changes when a line cannot be bought: its problems are answered.
+ */
+export async function replaceLines(
+  db: Db,
+  cart: Pick<carts.CartRow, 'id' | 'region_id'>,
+  requested: RequestedProtocolLine[],
+): Promise<LineProblem[]> {
+  const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
+  const { lines, problems } = await resolveProtocolLines(db, requested, region);
+  if (problems.length) return problems;
+  // A line keeps its id when the request names it, or when its variant stays in the session.
+  const current = await carts.listLineRows(db, cart.id);
+  const currentIds = new Set(current.map((line) => line.id));
+  const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
+  const used = new Set<string>();
+  const next = lines.map((line) => {
+    const kept = [
+      line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
+      idOfVariant.get(line.variant.id),
+    ].find((candidate) => candidate && !used.has(candidate));
+    const lineId = kept ?? newId('cali');
+    used.add(lineId);
+    return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
+  });
+  await carts.replaceLines(db, cart.id, next);
+  return [];
+}
+
 export async function changeProtocolSession(
   deps: Deps,
   db: Db,
@@ -129,24 +159,8 @@ export async function changeProtocolSession(
   const { cart, session } = locked;
   if (cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session };
   if (change.lines) {
-    const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
-    const { lines, problems } = await resolveProtocolLines(db, change.lines, region);
+    const problems = await replaceLines(db, cart, change.lines);
     if (problems.length) return { kind: 'rejected', session, problems };
-    // A line keeps its id when the request names it, or when its variant stays in the session.
-    const current = await carts.listLineRows(db, id);
-    const currentIds = new Set(current.map((line) => line.id));
-    const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
-    const used = new Set<string>();
-    const next = lines.map((line) => {
-      const kept = [
-        line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
-        idOfVariant.get(line.variant.id),
-      ].find((candidate) => candidate && !used.has(candidate));
-      const lineId = kept ?? newId('cali');
-      used.add(lineId);
-      return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
-    });
-    await carts.replaceLines(db, id, next);
   }
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),

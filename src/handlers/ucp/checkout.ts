@@ -15,6 +15,7 @@ import {
   type UcpMessage,
   type UcpVersion,
 } from '../../domain/ucp-checkout.js';
+import type { UcpShoppingOperation } from '../../domain/ucp-shopping.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
@@ -33,7 +34,7 @@ export interface UcpExecution {
   profileUrl: string;
   /** The client's address, charged for a profile fetch its request causes. */
   address: string;
-  op: UcpOperation;
+  op: UcpOperation | UcpShoppingOperation;
   id?: string;
   body: unknown;
   /**
@@ -57,7 +58,7 @@ export interface UcpErrorBody {
 export type UcpAnswer = { response: ProtocolResponse; replayed: boolean; failure?: UcpErrorBody };
 
 export interface UcpCall {
-  op: UcpOperation;
+  op: UcpOperation | UcpShoppingOperation;
   id?: string;
   body: unknown;
   negotiated: Negotiated;
