@@ -11,13 +11,7 @@ export const UCP_CATALOG_LOOKUP = 'dev.ucp.shopping.catalog.lookup';
 
 /** The catalog and cart operations (rest.openapi.json / mcp.openrpc.json names), beside the checkout's. */
 export type UcpShoppingOperation =
-  | 'search_catalog'
-  | 'lookup_catalog'
-  | 'get_product'
-  | 'create_cart'
-  | 'get_cart'
-  | 'update_cart'
-  | 'cancel_cart';
+  'search_catalog' | 'lookup_catalog' | 'get_product' | 'create_cart' | 'get_cart' | 'update_cart' | 'cancel_cart';
 
 /** The capability each operation needs negotiated (a key of the negotiation), and whether it takes an idempotency key. */
 export const UCP_SHOPPING_OPERATIONS: Record<

@@ -27,7 +27,8 @@ import {
   type RpcVariant,
 } from './rpc.js';
 import { admit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
-import { ucpCheckoutResponseSchema, ucpRequestSchema } from './ucp-schemas.js';
+import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpToolMeta } from './ucp-schemas.js';
+import { UCP_SHOPPING_TOOLS, type UcpToolDefinition } from './ucp-shopping-tools.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
@@ -41,25 +42,10 @@ const NEGOTIATION_CODES = new Set([
   'version_unsupported',
 ]);
 
-const meta = (required: string[]) => ({
-  type: 'object',
-  description:
-    'Request metadata: `ucp-agent.profile` (the platform profile URL, as the UCP-Agent header) and `idempotency-key` (a UUID, as the Idempotency-Key header).',
-  required,
-  properties: {
-    'ucp-agent': { type: 'object', required: ['profile'], properties: { profile: { type: 'string', format: 'uri' } } },
-    'idempotency-key': { type: 'string', format: 'uuid' },
-  },
-});
+const meta = ucpToolMeta;
 const id = { type: 'string', minLength: 1, maxLength: 200, description: 'The checkout id.' };
 
-interface ToolDefinition {
-  op: UcpOperation;
-  description: string;
-  /** The behaviour hints every MCP tool here carries (MCP ToolAnnotations). */
-  annotations: ToolAnnotations;
-  inputSchema: { type: 'object'; required: string[]; properties: Record<string, object> };
-}
+type ToolDefinition = UcpToolDefinition;
 
 /** Not read-only, not a deletion; the tools act on this store only (the platform profile is only read). */
 const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
@@ -147,8 +133,9 @@ const TOOLS: Record<string, ToolDefinition> = {
  */
 function argumentSchema(tool: ToolDefinition): object {
   const { properties } = tool.inputSchema;
-  return properties.checkout
-    ? { ...tool.inputSchema, properties: { ...properties, checkout: { type: 'object' } } }
+  const body = tool.body ?? 'checkout';
+  return properties[body]
+    ? { ...tool.inputSchema, properties: { ...properties, [body]: { type: 'object' } } }
     : tool.inputSchema;
 }
 
@@ -220,6 +207,8 @@ interface ToolArguments {
   meta: { 'ucp-agent': { profile: string }; 'idempotency-key'?: string };
   id?: string;
   checkout?: Record<string, unknown>;
+  cart?: Record<string, unknown>;
+  catalog?: Record<string, unknown>;
 }
 
 /** The arguments' own checks: the schema, a UUID key, no checkout id on update, and no header key that disagrees. */
@@ -286,7 +275,7 @@ function ucpTool(
         address: caller.ip,
         op: tool.op,
         id: args.id,
-        body: args.checkout,
+        body: args[tool.body ?? 'checkout'],
         idempotency,
       });
       const { response } = answer;
@@ -302,12 +291,21 @@ export function createUcpMcpServer(
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
   validators: ValidatorRegistry,
 ): RpcServer<UcpCaller> {
-  const outputSchema = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
+  const checkoutOutput = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
+  const tools: Record<string, ToolDefinition> = { ...TOOLS, ...UCP_SHOPPING_TOOLS };
   return createRpcServer(
     {
       name: 'storefront-ucp',
       version: '2026-04-08',
-      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, outputSchema, execute, validators)),
+      tools: Object.entries(tools).map(([name, tool]) =>
+        ucpTool(
+          name,
+          tool,
+          (tool.outputSchema as ToolListing['outputSchema'] | undefined) ?? checkoutOutput,
+          execute,
+          validators,
+        ),
+      ),
     },
     UCP_VARIANT,
   );

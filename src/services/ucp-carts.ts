@@ -10,7 +10,12 @@ import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.j
 import { isStorableText } from '../domain/text.js';
 import type { Deps } from '../deps.js';
 import { presentProtocolSession } from './checkout.js';
-import { loadProtocolSession, replaceLines, type LineProblem, type RequestedProtocolLine } from './protocol-sessions.js';
+import {
+  loadProtocolSession,
+  replaceLines,
+  type LineProblem,
+  type RequestedProtocolLine,
+} from './protocol-sessions.js';
 
 /** What a UCP cart can be found as: an open cart of no client, or gone (converted, cancelled, expired, never was). */
 const isUcpCart = (cart: Pick<carts.CartRow, 'status' | 'client_id'>) =>

@@ -22,7 +22,10 @@ export interface CatalogContext {
 }
 
 /** The region priced in: the country's, or the default (with a message saying so when a country was named). */
-async function regionFor(db: Db, context: CatalogContext | undefined): Promise<{ region: RegionRow; notes: UcpMessage[] }> {
+async function regionFor(
+  db: Db,
+  context: CatalogContext | undefined,
+): Promise<{ region: RegionRow; notes: UcpMessage[] }> {
   const { regions, countries } = await catalog.listRegionsWithCountries(db);
   const fallback = (regions.find((region) => region.is_default) ?? regions[0])!;
   const wanted = context?.address_country?.toUpperCase();
@@ -107,7 +110,9 @@ export async function searchUcpCatalog(db: Db, request: SearchRequest): Promise<
       );
     else found = found.filter((product) => withinPrice(product.variants ?? [], price));
   }
-  const products = found.flatMap((product) => toUcpProduct(product, product.variants ?? [], region.currency_code) ?? []);
+  const products = found.flatMap(
+    (product) => toUcpProduct(product, product.variants ?? [], region.currency_code) ?? [],
+  );
   const limit = Math.min(request.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const page = products.slice(request.offset, request.offset + limit);
   const next = request.offset + limit < products.length ? request.offset + limit : undefined;
@@ -141,7 +146,9 @@ export async function lookupUcpCatalog(db: Db, ids: string[], context?: CatalogC
   };
   ids.forEach((id, index) => {
     const variants = byVariant.filter((row) => row.id === id || row.sku === id);
-    const product = products.find((candidate) => byProduct.some((row) => row.id === candidate.id && (row.id === id || row.handle === id)));
+    const product = products.find((candidate) =>
+      byProduct.some((row) => row.id === candidate.id && (row.id === id || row.handle === id)),
+    );
     const priced = (productId: string) =>
       pricedVariants(products.find((candidate) => candidate.id === productId)?.variants ?? []);
     let resolved = false;
@@ -152,7 +159,9 @@ export async function lookupUcpCatalog(db: Db, ids: string[], context?: CatalogC
       }
     if (product) {
       const buyable = priced(product.id);
-      const featured = buyable.find((row) => !row.manage_inventory || row.allow_backorder || row.inventory_quantity > 0);
+      const featured = buyable.find(
+        (row) => !row.manage_inventory || row.allow_backorder || row.inventory_quantity > 0,
+      );
       const chosen = featured ?? buyable[0];
       if (chosen) {
         add(chosen.id, { id, match: 'featured' });
@@ -171,7 +180,9 @@ export async function lookupUcpCatalog(db: Db, ids: string[], context?: CatalogC
   });
   const answered = products.flatMap((product) => {
     const matched = (product.variants ?? []).filter((variant) => inputs.has(variant.id));
-    return toUcpProduct(product, matched, region.currency_code, (variant) => ({ inputs: inputs.get(variant.id) })) ?? [];
+    return (
+      toUcpProduct(product, matched, region.currency_code, (variant) => ({ inputs: inputs.get(variant.id) })) ?? []
+    );
   });
   return { products: answered, notes };
 }

@@ -276,8 +276,7 @@ export function createUcpShoppingOperations(deps: Deps) {
           ],
           call,
         );
-      if (outcome.kind === 'rejected')
-        return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
+      if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
       return jsonResponse(
         201,
         toUcpCheckout(outcome.session, {
