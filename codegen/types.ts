@@ -539,8 +539,8 @@ export interface paths {
          * Get the UCP business profile
          * @description The UCP 2026-08-25 business profile (the newest version served), whose `supported_versions` names the complete
          *     2026-04-08 profile (`/ucp/profiles/2026-04-08`); each request is answered in the version its platform profile
-         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout and
-         *     discount capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
+         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout,
+         *     discount, catalog search, catalog lookup and cart capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
          *     2026-08-25's grammar, hyphens kept). Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served
          *     only when the UCP binding is on (a business namespace and https URLs; see the README).
          */
@@ -694,7 +694,9 @@ export interface paths {
          * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18 as on `/catalog/mcp`,
          *     stateless, JSON responses): the tools
          *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
-         *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
+         *     `mcp.openrpc.json`, and its catalog and cart tools `search_catalog`, `lookup_catalog`, `get_product` (argument
+         *     `catalog`), `create_cart`, `get_cart`, `update_cart` and `cancel_cart` (argument `cart`; `cancel_cart` needs
+         *     `meta["idempotency-key"]`), each negotiated by its capability as on REST. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
          *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
          *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
          *     and as text; protocol errors are JSON-RPC errors with the REST status, the rate limit's `429` included. Browsers on
