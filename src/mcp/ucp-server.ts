@@ -1,5 +1,6 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP
+// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json (and its catalog and
+// cart tools, src/mcp/ucp-shopping-tools.ts), served by the MCP
 // servers' JSON-RPC core (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST
 // status and UCP's error body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the
 // same executor), so structuredContent is the REST body: the answer's bytes as sent and stored, never read back but
@@ -8,8 +9,8 @@ import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
-import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
-import type { Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../handlers/ucp/checkout.js';
+import type { Tool as ToolListing } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import { protocolArgumentProblem } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
