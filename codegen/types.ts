@@ -539,8 +539,8 @@ export interface paths {
          * Get the UCP business profile
          * @description The UCP 2026-08-25 business profile (the newest version served), whose `supported_versions` names the complete
          *     2026-04-08 profile (`/ucp/profiles/2026-04-08`); each request is answered in the version its platform profile
-         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout and
-         *     discount capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
+         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout,
+         *     discount, catalog search, catalog lookup and cart capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
          *     2026-08-25's grammar, hyphens kept). Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served
          *     only when the UCP binding is on (a business namespace and https URLs; see the README).
          */
@@ -694,7 +694,9 @@ export interface paths {
          * @description UCP 2026-04-08 over MCP (Streamable HTTP, protocols 2026-07-28, 2025-11-25 and 2025-06-18 as on `/catalog/mcp`,
          *     stateless, JSON responses): the tools
          *     `create_checkout`, `get_checkout`, `update_checkout`, `complete_checkout` and `cancel_checkout` of UCP's
-         *     `mcp.openrpc.json`. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
+         *     `mcp.openrpc.json`, and its catalog and cart tools `search_catalog`, `lookup_catalog`, `get_product` (argument
+         *     `catalog`), `create_cart`, `get_cart`, `update_cart` and `cancel_cart` (argument `cart`; `cancel_cart` needs
+         *     `meta["idempotency-key"]`), each negotiated by its capability as on REST. Every tool takes `meta` with `ucp-agent.profile` (the platform profile, negotiated as on REST);
          *     `complete_checkout` and `cancel_checkout` also need `meta["idempotency-key"]` (a UUID; honoured on the others when
          *     sent; the request hash covers the arguments without `meta`). Results carry the REST body as `structuredContent`
          *     and as text; protocol errors are JSON-RPC errors with the REST status, the rate limit's `429` included. Browsers on
@@ -779,6 +781,141 @@ export interface paths {
          * @description Cancels the checkout (permanent; no `continue_url` afterwards). Cancelling again with a new key answers 409 `checkout_not_modifiable`; the same key replays the first answer.
          */
         post: operations["cancelUcpCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/catalog/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the catalog (UCP)
+         * @description Products whose title or description contains every word of `query`, in any of `filters.categories` (ids or
+         *     handles, with their descendants) and with a variant within `filters.price` (minor units, in the market's currency),
+         *     priced in the market of `context.address_country` (else the default market). Pages of `pagination.limit` (default
+         *     10, at most 50) with an opaque `pagination.cursor`. Served when the platform profile declares `dev.ucp.shopping.catalog.search` (else 200 with a `capabilities_incompatible` error message). No idempotency key: it only reads.
+         */
+        post: operations["searchUcpCatalog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/catalog/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look up products and variants (UCP)
+         * @description Up to 50 `ids`: a product id or handle resolves to its product with its featured variant (`match: featured`), a
+         *     variant id or SKU to that variant (`match: exact`); each product once, each variant with the `inputs` that named
+         *     it; an id that resolves to nothing is a `not_found` warning at `$.ids[i]`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
+         */
+        post: operations["lookupUcpCatalog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/catalog/product": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a product (UCP)
+         * @description One product by product id or handle, or by variant id or SKU (that variant selected), with all its variants, its
+         *     one option axis (`Variant`) and the `selected` option; `selected: [{name: Variant, label}]` picks a variant. An
+         *     unknown id answers 200 with error_response `not_found`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
+         */
+        post: operations["getUcpProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/carts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a UCP cart
+         * @description A cart from `line_items` (`{item: {id: variant_…}, quantity}`), with optional `buyer` and `context.address_country`
+         *     (chooses the market once). Items that cannot be bought answer 200 with error_response, one message per line, and
+         *     nothing is created. Convert it with `POST /ucp/checkout-sessions` `{cart_id}`. Served when the platform profile declares `dev.ucp.shopping.cart` (else 200 with a `capabilities_incompatible` error message).
+         */
+        post: operations["createUcpCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/carts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a UCP cart
+         * @description The cart priced now; an unknown, cancelled or converted cart answers 200 with error_response `not_found`.
+         */
+        get: operations["getUcpCart"];
+        /**
+         * Replace a UCP cart
+         * @description Full replacement: `line_items` (a known line `id` keeps its line) and `buyer` (absent clears it); the market never
+         *     changes. An item that cannot be bought answers 200 with the cart unchanged and a recoverable error.
+         */
+        put: operations["updateUcpCart"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/carts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a UCP cart
+         * @description Deletes the cart (a cart exists or not) and answers it as it was; afterwards it is `not_found`. The same key
+         *     replays the first answer.
+         */
+        post: operations["cancelUcpCart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2620,6 +2757,136 @@ export interface components {
          * @description A checkout, or UCP's error_response (rest.openapi.json `checkout_response`).
          */
         UcpCheckoutResult: components["schemas"]["UcpCheckout"] | components["schemas"]["UcpErrorResponse"];
+        /**
+         * UcpPrice
+         * @description An amount in integer minor units of `currency` (ISO 4217).
+         */
+        UcpPrice: {
+            amount: number;
+            currency: string;
+        };
+        /**
+         * UcpProduct
+         * @description A product (`shopping/types/product.json`) priced in the region of `context.address_country` (else the default
+         *     region): its variants priced there, each with `availability`; a lookup answer's variants carry `inputs`, a
+         *     get_product answer's product `selected` and `options`. The protocol's own schemas of the version are normative.
+         */
+        UcpProduct: {
+            id: string;
+            handle?: string;
+            title: string;
+            description: Record<string, never>;
+            price_range: {
+                min: components["schemas"]["UcpPrice"];
+                max: components["schemas"]["UcpPrice"];
+            };
+            media?: Record<string, never>[];
+            variants: {
+                id: string;
+                title: string;
+                description: Record<string, never>;
+                sku?: string;
+                price: components["schemas"]["UcpPrice"];
+                availability?: {
+                    available?: boolean;
+                    status?: string;
+                };
+                inputs?: {
+                    id: string;
+                    match?: string;
+                }[];
+            }[];
+            selected?: Record<string, never>[];
+            options?: Record<string, never>[];
+        };
+        /**
+         * UcpCatalogSearchResponse
+         * @description UCP's `catalog_search.json#/$defs/search_response` of the negotiated version.
+         */
+        UcpCatalogSearchResponse: {
+            ucp: {
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @enum {string} */
+                status: "success" | "error";
+                capabilities?: Record<string, never>;
+            };
+            products: components["schemas"]["UcpProduct"][];
+            pagination?: {
+                has_next_page: boolean;
+                cursor?: string;
+                total_count?: number;
+            };
+            messages?: components["schemas"]["UcpMessage"][];
+        };
+        /**
+         * UcpCatalogLookupResponse
+         * @description UCP's `catalog_lookup.json#/$defs/lookup_response` of the negotiated version.
+         */
+        UcpCatalogLookupResponse: {
+            ucp: {
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @enum {string} */
+                status: "success" | "error";
+                capabilities?: Record<string, never>;
+            };
+            products: components["schemas"]["UcpProduct"][];
+            messages?: components["schemas"]["UcpMessage"][];
+        };
+        /**
+         * UcpProductResult
+         * @description UCP's `catalog_lookup.json#/$defs/get_product_response`, or its error_response (rest.openapi.json `catalog_get_product_response`).
+         */
+        UcpProductResult: {
+            ucp: {
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @enum {string} */
+                status: "success" | "error";
+                capabilities?: Record<string, never>;
+            };
+            product: components["schemas"]["UcpProduct"];
+            messages?: components["schemas"]["UcpMessage"][];
+        } | components["schemas"]["UcpErrorResponse"];
+        /**
+         * UcpCart
+         * @description A UCP cart (`shopping/cart.json`) of the negotiated version: the same cart model as the agent carts, priced as its
+         *     checkout will be (estimated totals, integer minor units). A cart exists or not: cancelling deletes it, and a checkout
+         *     create naming it as `cart_id` turns it into that checkout (same id).
+         */
+        UcpCart: {
+            ucp: {
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @enum {string} */
+                status: "success" | "error";
+                capabilities?: Record<string, never>;
+            };
+            id: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    title: string;
+                    price: number;
+                    /** Format: uri */
+                    image_url?: string;
+                };
+                quantity: number;
+                totals: components["schemas"]["UcpTotal"][];
+            }[];
+            buyer?: Record<string, never>;
+            currency: string;
+            totals: components["schemas"]["UcpTotal"][];
+            messages?: components["schemas"]["UcpMessage"][];
+            links?: Record<string, never>[];
+        };
+        /**
+         * UcpCartResult
+         * @description A cart, or UCP's error_response (rest.openapi.json `cart_response`).
+         */
+        UcpCartResult: components["schemas"]["UcpCart"] | components["schemas"]["UcpErrorResponse"];
         /**
          * AcpDiscovery
          * @description ACP's `DiscoveryResponse` (the protocol's JSON Schema, copied in `protocols/acp-2026-04-17/`, is normative).
@@ -4510,6 +4777,86 @@ export interface components {
                 "application/json": components["schemas"]["JsonRpcErrorResponse"];
             };
         };
+        /** @description A page of products (or, with `ucp.status` `error`, none: the platform does not declare the capability). Integer minor units. */
+        UcpCatalogSearchOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCatalogSearchResponse"];
+            };
+        };
+        /** @description The products the identifiers resolve to, each variant with the `inputs` that named it; an identifier that resolves to nothing is a warning message. */
+        UcpCatalogLookupOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCatalogLookupResponse"];
+            };
+        };
+        /** @description The product in detail, or UCPs error_response (`not_found`, or a platform without the lookup capability). */
+        UcpProductOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpProductResult"];
+            };
+        };
+        /** @description The cart (or UCPs error_response for an unknown cart, items that cannot be bought, or a platform without the cart capability). Integer minor units. */
+        UcpCartOk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCartResult"];
+            };
+        };
+        /** @description The cart was created. */
+        UcpCartCreated: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UcpCart"];
+            };
+        };
         /** @description An ACP error (see AcpError for the codes). 401/403 carry `WWW-Authenticate`, 405 `Allow` for an unsupported method, 409/429/503 `Retry-After`. A 503 is transient (the database failed, or what the change was built from, its idempotency key included, kept changing so it could not be stored); nothing was stored; retry after Retry-After seconds. */
         AcpError: {
             headers: {
@@ -5393,6 +5740,8 @@ export interface components {
         UcpIdempotencyKey: string;
         /** @description The checkout id (`cart_…`); the same id on every surface (UCP, ACP, the legacy checkout API). */
         UcpCheckoutId: string;
+        /** @description The cart id (`cart_…`); once converted, the id of its checkout. */
+        UcpCartId: string;
         /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
         AcpApiVersion: string;
         /**
@@ -6968,6 +7317,323 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["UcpCheckoutOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    searchUcpCatalog: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCatalogSearchOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    lookupUcpCatalog: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCatalogLookupOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getUcpProduct: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpProductOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    createUcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCartOk"];
+            201: components["responses"]["UcpCartCreated"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getUcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`); once converted, the id of its checkout. */
+                id: components["parameters"]["UcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["UcpCartOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    updateUcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`); once converted, the id of its checkout. */
+                id: components["parameters"]["UcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: components["responses"]["UcpCartOk"];
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
+            409: components["responses"]["UcpProtocolError"];
+            413: components["responses"]["UcpProtocolError"];
+            415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    cancelUcpCart: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+                /**
+                 * @description A UUID. The same key with the same parameters (compared as RFC 8785 canonical JSON) answers the stored status and
+                 *     the byte-identical body with `Idempotent-Replayed: true`; with other parameters `409 idempotency_conflict`.
+                 *     Requests with one key sent at once store one answer, and the others replay it; a request that fails (or whose
+                 *     instance dies) leaves its key free for the retry. `503 idempotency_in_flight` (retry after `Retry-After`) answers
+                 *     only a key still held by a request of an earlier release, which held its key while it ran; no request of this
+                 *     release holds one. Answers below 500 are kept 48 hours.
+                 */
+                "Idempotency-Key": components["parameters"]["UcpIdempotencyKey"];
+            };
+            path: {
+                /** @description The cart id (`cart_…`); once converted, the id of its checkout. */
+                id: components["parameters"]["UcpCartId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["UcpCartOk"];
             400: components["responses"]["UcpProtocolError"];
             405: components["responses"]["UcpProtocolError"];
             409: components["responses"]["UcpProtocolError"];

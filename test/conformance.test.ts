@@ -62,6 +62,11 @@ it('passes every protocol check and every store-specific figure with zero schema
   const protocol = report.checks.filter((check) => check.protocol !== 'store');
   expect(protocol.filter((check) => check.outcome !== 'pass')).toEqual([]);
   expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp']));
+  // The catalog and cart checks ran against this store's advertised capabilities, and passed.
+  const catalogAndCart = ['catalog.search', 'catalog.lookup', 'catalog.product', 'cart.lifecycle', 'cart.cancel'];
+  expect(catalogAndCart.map((id) => protocol.find((check) => check.id === `ucp.${id}`)?.outcome)).toEqual(
+    catalogAndCart.map(() => 'pass'),
+  );
   expect(report.checks.filter((check) => check.outcome === 'skip').map((check) => [check.id, check.message])).toEqual([
     ['store.U-N5', 'the store is not in the lenient policy'],
   ]);

@@ -22,7 +22,15 @@ import {
 import { storeAcpChecks } from './checks/store-acp.js';
 import { openStoreSession } from './checks/store-session.js';
 import { storeUcpChecks } from './checks/store-ucp.js';
-import { CATALOG_SEARCH, itemsFromSearch, searchCatalog, ucpCatalogChecks } from './checks/ucp-catalog.js';
+import { CART, ucpCartChecks } from './checks/ucp-cart.js';
+import {
+  CATALOG_LOOKUP,
+  CATALOG_SEARCH,
+  itemsFromSearch,
+  searchCatalog,
+  ucpCatalogChecks,
+  ucpCatalogLookupChecks,
+} from './checks/ucp-catalog.js';
 import { ucpCheckoutChecks, ucpRestChecks } from './checks/ucp-checkout.js';
 import type { UcpContext, UcpProfiles } from './checks/ucp-context.js';
 import { ucpDiscountChecks } from './checks/ucp-discount.js';
@@ -299,15 +307,17 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       checkouts,
     });
 
-    if (capabilities.has(CATALOG_SEARCH)) {
-      const context = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
-      await runner.run(ucpCatalogChecks, context as UcpContext & typeof context, {
-        protocol: 'ucp',
-        capability: 'catalog.search',
-        transport: 'rest',
-        version,
-      });
-    }
+    // The catalog and cart checks, over REST.
+    const restContext = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
+    const restScope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: 'rest', version });
+    const byCapability = [
+      [CATALOG_SEARCH, ucpCatalogChecks, 'catalog.search'],
+      [CATALOG_LOOKUP, ucpCatalogLookupChecks, 'catalog.lookup'],
+      [CART, ucpCartChecks, 'cart'],
+    ] as const;
+    for (const [name, checks, capability] of byCapability)
+      if (capabilities.has(name))
+        await runner.run(checks, restContext as UcpContext & typeof restContext, restScope(capability));
 
     const transports = (['rest', 'mcp'] as const).filter((name) => ucp.endpoints[name]);
     if (!transports.length) run.report.notes.push('UCP: no REST or MCP endpoint is advertised at the tested version');
@@ -349,7 +359,7 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       await runner.run(ucpCheckoutChecks.slice(-1), context, scope('checkout'), withoutCheckout);
     }
 
-    const checked = new Set([CHECKOUT, DISCOUNT, CATALOG_SEARCH]);
+    const checked = new Set([CHECKOUT, DISCOUNT, CATALOG_SEARCH, CATALOG_LOOKUP, CART]);
     for (const capability of capabilities) {
       if (checked.has(capability)) continue;
       const check: Check<undefined> = {

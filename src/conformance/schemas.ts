@@ -75,6 +75,14 @@ const ucpSchemas = (errorResponse: string) => ({
     properties: { ucp: { $ref: `${UCP_BASE}ucp.json#/$defs/business_schema` } },
   },
   catalog_search_response: { $ref: `${UCP_BASE}shopping/catalog_search.json#/$defs/search_response` },
+  catalog_lookup_response: { $ref: `${UCP_BASE}shopping/catalog_lookup.json#/$defs/lookup_response` },
+  catalog_get_product_response: {
+    oneOf: [
+      { $ref: `${UCP_BASE}shopping/catalog_lookup.json#/$defs/get_product_response` },
+      { $ref: `${UCP_BASE}${errorResponse}` },
+    ],
+  },
+  cart_response: { oneOf: [{ $ref: `${UCP_BASE}shopping/cart.json` }, { $ref: `${UCP_BASE}${errorResponse}` }] },
 });
 
 const sets = new Map<string, SchemaSet>();

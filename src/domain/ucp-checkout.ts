@@ -214,7 +214,7 @@ function taxEntries(
   ];
 }
 
-function lineTotals(session: ProtocolSession, line: ProtocolSession['lines'][number]): UcpTotal[] {
+export function lineTotalsOf(session: ProtocolSession, line: ProtocolSession['lines'][number]): UcpTotal[] {
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: line.baseAmount },
     ...(line.discount > 0 ? [{ type: 'items_discount', display_text: 'Discount', amount: -line.discount }] : []),
@@ -222,7 +222,7 @@ function lineTotals(session: ProtocolSession, line: ProtocolSession['lines'][num
   ];
 }
 
-function cartTotals(session: ProtocolSession): UcpTotal[] {
+export function sessionTotalsOf(session: ProtocolSession): UcpTotal[] {
   const { totals, applied } = session;
   const taxes = session.shipping.fulfilment?.taxes.map(({ name, rate, amount }) => ({ name, rate, amount }));
   return [
@@ -365,10 +365,10 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
         ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
       },
       quantity: line.quantity,
-      totals: lineTotals(session, line),
+      totals: lineTotalsOf(session, line),
     })),
     ...buyerOf(session),
-    totals: cartTotals(session),
+    totals: sessionTotalsOf(session),
     ...(rendering.discountNegotiated ? { discounts: discounts(session) } : {}),
     ...(rendering.fulfillmentNegotiated ? { fulfillment: fulfillment(session, rendering.version) } : {}),
     messages: orderedMessages(session, rendering),

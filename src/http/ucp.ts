@@ -25,6 +25,15 @@ import {
   type UcpExecution,
   type UcpOperation,
 } from '../handlers/ucp/checkout.js';
+import { createUcpShoppingOperations } from '../handlers/ucp/catalog-cart.js';
+import {
+  isUcpShoppingOperation,
+  UCP_CART,
+  UCP_CATALOG_LOOKUP,
+  UCP_CATALOG_SEARCH,
+  UCP_SHOPPING_OPERATIONS,
+  type UcpShoppingOperation,
+} from '../domain/ucp-shopping.js';
 import { mcpCors } from '../mcp/transport.js';
 import { createUcpMcpServer, serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
@@ -32,6 +41,7 @@ import { protocolKeys, RawBody } from '../services/idempotency/index.js';
 import {
   createProfileResolver,
   createProfileUrlReader,
+  EVERY_CAPABILITY,
   type Negotiated,
   type ProfileProblem,
   type ProfileResolver,
@@ -63,6 +73,17 @@ const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'PO
   { path: '/ucp/checkout-sessions/{id}/complete', methods: { POST: 'complete' } },
   { path: '/ucp/checkout-sessions/{id}/cancel', methods: { POST: 'cancel' } },
 ];
+
+/** The catalog and cart operations by path and method (rest.openapi.json). */
+const SHOPPING_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'POST' | 'PUT', UcpShoppingOperation>> }> =
+  [
+    { path: '/ucp/catalog/search', methods: { POST: 'search_catalog' } },
+    { path: '/ucp/catalog/lookup', methods: { POST: 'lookup_catalog' } },
+    { path: '/ucp/catalog/product', methods: { POST: 'get_product' } },
+    { path: '/ucp/carts', methods: { POST: 'create_cart' } },
+    { path: '/ucp/carts/{id}', methods: { GET: 'get_cart', PUT: 'update_cart' } },
+    { path: '/ucp/carts/{id}/cancel', methods: { POST: 'cancel_cart' } },
+  ];
 
 /**
  * The business profile of a version (A.1): what this business offers, on which endpoints. The newest's names the older
@@ -126,6 +147,22 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
                   },
           },
         ],
+        ...Object.fromEntries(
+          [
+            [UCP_CATALOG_SEARCH, 'catalog', 'catalog_search'],
+            [UCP_CATALOG_LOOKUP, 'catalog', 'catalog_lookup'],
+            [UCP_CART, 'cart', 'cart'],
+          ].map(([name, spec, schema]) => [
+            name,
+            [
+              {
+                version,
+                spec: `https://ucp.dev/${version}/specification/${spec}`,
+                schema: `https://ucp.dev/${version}/schemas/shopping/${schema}.json`,
+              },
+            ],
+          ]),
+        ),
       },
       payment_handlers: {
         [`${ucpNamespace(deps, version)}.human_handoff`]: [
@@ -174,32 +211,29 @@ const PROFILE_PROBLEM_STATUS: Record<ProfileProblem, number> = {
   version_unsupported: 422,
 };
 
+/** The capability an operation needs negotiated (the checkout's, or the catalog's and cart's own). */
+type Required = keyof typeof EVERY_CAPABILITY;
+
 /** Steps 6–7: the platform profile, its version and the capability intersection (or the lenient fallback). */
 async function negotiateWith(
   deps: Deps,
   profiles: ProfileResolver,
   profileUrl: string,
   address: string,
-): Promise<Negotiation | ProtocolResponse> {
+  required: Required,
+): Promise<Negotiation | { refused: Negotiated }> {
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
   const result = await profiles(profileUrl, address);
   if (!result.ok) {
     if (result.problem === 'invalid_profile_url' || !lenient) {
       throw new ProtocolError(PROFILE_PROBLEM_STATUS[result.problem], result.problem, result.content);
     }
-    return {
-      negotiated: { version: UCP_LATEST, checkout: true, discount: true, fulfillment: true },
-      notes: [NOT_NEGOTIATED],
-    };
+    return { negotiated: { version: UCP_LATEST, ...EVERY_CAPABILITY }, notes: [NOT_NEGOTIATED] };
   }
   const { negotiated, notes } = result;
-  if (negotiated.checkout) return { negotiated, notes };
-  if (lenient)
-    return {
-      negotiated: { ...negotiated, checkout: true, discount: true, fulfillment: true },
-      notes: [...notes, NOT_NEGOTIATED],
-    };
-  return incompatible(deps.config.baseUrl, negotiated.version);
+  if (negotiated[required]) return { negotiated, notes };
+  if (lenient) return { negotiated: { ...negotiated, ...EVERY_CAPABILITY }, notes: [...notes, NOT_NEGOTIATED] };
+  return { refused: negotiated };
 }
 
 function requiredUuidHeader(
@@ -216,6 +250,7 @@ function requiredUuidHeader(
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
 export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
   const { create, operations } = createUcpOperations(deps);
+  const shopping = createUcpShoppingOperations(deps);
   const profiles = createProfileResolver({
     config: deps.config.protocols,
     egressAllowedHosts: deps.config.egressAllowedHosts,
@@ -234,8 +269,16 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
       failures.set(response, body);
       return response;
     };
-    const negotiation = await negotiateWith(deps, profiles, profileUrl, address);
-    if ('status' in negotiation) return { response: negotiation, replayed: false };
+    const shoppingOp = isUcpShoppingOperation(op) ? op : undefined;
+    const required = shoppingOp ? UCP_SHOPPING_OPERATIONS[shoppingOp].capability : 'checkout';
+    const negotiation = await negotiateWith(deps, profiles, profileUrl, address, required);
+    if ('refused' in negotiation) {
+      const { version } = negotiation.refused;
+      const response = shoppingOp
+        ? shopping.incompatible(shoppingOp, { op, id, body, negotiated: negotiation.refused, notes: [] })
+        : incompatible(baseUrl, version);
+      return { response, replayed: false };
+    }
     const call: UcpCall = { op, id, body, ...negotiation };
     // 2026-08-25 fingerprints a key's request by its exact bytes; 2026-04-08 (and MCP's arguments) by RFC 8785 JSON.
     const raw = negotiation.negotiated.version === '2026-08-25' ? idempotency?.raw : undefined;
@@ -244,7 +287,19 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
       key: idempotency.key,
       body: raw ? new RawBody(raw) : idempotency.hashed,
     };
-    const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
+    // A create naming a cart converts it, when the cart capability is negotiated (cart.json `$defs/checkout`).
+    const converts =
+      op === 'create' && call.negotiated.cart && typeof (body as { cart_id?: unknown } | null)?.cart_id === 'string';
+    const operation =
+      op === 'create_cart'
+        ? { create: () => shopping.createCart(call) }
+        : shoppingOp
+          ? { prepare: () => shopping.operations[shoppingOp as Exclude<UcpShoppingOperation, 'create_cart'>](call) }
+          : converts
+            ? { prepare: () => shopping.convertCart(call) }
+            : op === 'create'
+              ? { create: () => create(call) }
+              : { prepare: () => operations[op as Exclude<UcpOperation, 'create'>](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, render);
     switch (outcome.kind) {
       case 'ran':
@@ -279,7 +334,7 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
   /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
   async function serveCheckout(
     exchange: ProtocolExchange,
-    route: { op: UcpOperation; id?: string },
+    route: { op: UcpOperation | UcpShoppingOperation; id?: string },
   ): Promise<ProtocolAnswer> {
     const profileUrl = profileUrlOf(exchange.get('UCP-Agent'));
     if (!profileUrl) {
@@ -296,7 +351,9 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
     });
     exchange.set('Request-Id', requestId);
     const mutating = exchange.method === 'POST' || exchange.method === 'PUT';
-    const key = mutating
+    // The catalog's POSTs only read: they take no key (rest.openapi.json).
+    const keyed = mutating && (!isUcpShoppingOperation(route.op) || UCP_SHOPPING_OPERATIONS[route.op].keyed);
+    const key = keyed
       ? requiredUuidHeader(exchange, 'Idempotency-Key', {
           missing: 'idempotency_key_required',
           invalid: 'invalid_idempotency_key',
@@ -323,7 +380,7 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const failure = (error: unknown, log: () => Logger): ProtocolResponse => ucpFailure(error, log, baseUrl);
 
   const cors = mcpCors(deps.config.mcpAllowedOrigins);
-  const checkout = (op: UcpOperation): BindingAnswer => {
+  const checkout = (op: UcpOperation | UcpShoppingOperation): BindingAnswer => {
     return async (ctx, { id }) =>
       sendProtocolResponse(ctx, await serveCheckout(ctx, { op, ...(id === undefined ? {} : { id }) }));
   };
@@ -347,7 +404,7 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
         methods: { any: (ctx) => cors(ctx, () => serveUcpMcp(ctx, deps, mcp)) as Promise<void> },
         counted: false,
       },
-      ...CHECKOUT_ROUTES.map(({ path, methods }) => ({
+      ...[...CHECKOUT_ROUTES, ...SHOPPING_ROUTES].map(({ path, methods }) => ({
         path,
         methods: Object.fromEntries(Object.entries(methods).map(([method, op]) => [method, checkout(op)])),
       })),

@@ -5,7 +5,7 @@
 // `$defs`, each reference rewritten to point at its copy: one self-contained JSON Schema 2020-12 document.
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../paths.js';
-import { REQUEST_SCHEMAS } from '../protocols/requests.js';
+import { REQUEST_SCHEMAS, type RequestSchemaName } from '../protocols/requests.js';
 import { UCP_SCHEMA_BASE } from '../protocols/schemas.js';
 
 type Json = Record<string, unknown>;
@@ -51,17 +51,36 @@ function bundled(roots: string[]): { refs: Json[]; defs: Record<string, unknown>
   return { refs, defs };
 }
 
+/** A tool result's schema: structuredContent is one of the UCP schemas `roots` (files, with a fragment or not). */
+export function ucpResponseSchema(roots: string[], description: string): Json {
+  const { refs, defs } = bundled(roots);
+  return { type: 'object', description, ...(refs.length === 1 ? refs[0] : { oneOf: refs }), $defs: defs };
+}
+
 /** A tool result's schema: structuredContent is a UCP checkout or UCP's error_response, as REST answers. */
 export function ucpCheckoutResponseSchema(): Json {
-  const { refs, defs } = bundled(['shopping/checkout.json', 'shopping/types/error_response.json']);
-  return {
-    type: 'object',
-    description:
-      "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers.",
-    oneOf: refs,
-    $defs: defs,
-  };
+  return ucpResponseSchema(
+    ['shopping/checkout.json', 'shopping/types/error_response.json'],
+    "A UCP checkout, or UCP's error_response (rest.openapi.json checkout_response); the same body the REST binding answers.",
+  );
 }
+
+/** A tool's request schema by its name among the bindings' request schemas (src/protocols/requests.ts). */
+export function ucpRequestSchemaOf(name: RequestSchemaName, description: string): Json {
+  return { ...structuredClone(REQUEST_SCHEMAS[name]), description } as Json;
+}
+
+/** A UCP tool's `meta` argument, with the members a tool requires. */
+export const ucpToolMeta = (required: string[]) => ({
+  type: 'object',
+  description:
+    'Request metadata: `ucp-agent.profile` (the platform profile URL, as the UCP-Agent header) and `idempotency-key` (a UUID, as the Idempotency-Key header).',
+  required,
+  properties: {
+    'ucp-agent': { type: 'object', required: ['profile'], properties: { profile: { type: 'string', format: 'uri' } } },
+    'idempotency-key': { type: 'string', format: 'uuid' },
+  },
+});
 
 /** The request schema of a UCP operation whose tool takes a `checkout` argument. */
 export function ucpRequestSchema(op: 'create' | 'update' | 'complete', description: string): Json {

@@ -1,5 +1,6 @@
 // The UCP MCP binding at /ucp/mcp (A.10 of the design): JSON-RPC over Streamable HTTP (stateless, JSON responses,
-// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json, served by the MCP
+// MCP 2026-07-28, 2025-11-25 and 2025-06-18), the five checkout tools of UCP's mcp.openrpc.json (and its catalog and
+// cart tools, src/mcp/ucp-shopping-tools.ts), served by the MCP
 // servers' JSON-RPC core (src/mcp/rpc.ts) with UCP's variant: protocol errors are JSON-RPC errors carrying the REST
 // status and UCP's error body, which SDK tools cannot answer. Each call runs exactly what the REST binding runs (the
 // same executor), so structuredContent is the REST body: the answer's bytes as sent and stored, never read back but
@@ -8,8 +9,8 @@ import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
 import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
 import { RateLimited } from '../domain/errors.js';
-import type { UcpAnswer, UcpErrorBody, UcpExecution, UcpOperation } from '../handlers/ucp/checkout.js';
-import type { Tool as ToolListing, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../handlers/ucp/checkout.js';
+import type { Tool as ToolListing } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import { protocolArgumentProblem } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
@@ -27,7 +28,8 @@ import {
   type RpcVariant,
 } from './rpc.js';
 import { admit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
-import { ucpCheckoutResponseSchema, ucpRequestSchema } from './ucp-schemas.js';
+import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpToolMeta } from './ucp-schemas.js';
+import { UCP_SHOPPING_TOOLS, type UcpToolDefinition } from './ucp-shopping-tools.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
@@ -41,25 +43,10 @@ const NEGOTIATION_CODES = new Set([
   'version_unsupported',
 ]);
 
-const meta = (required: string[]) => ({
-  type: 'object',
-  description:
-    'Request metadata: `ucp-agent.profile` (the platform profile URL, as the UCP-Agent header) and `idempotency-key` (a UUID, as the Idempotency-Key header).',
-  required,
-  properties: {
-    'ucp-agent': { type: 'object', required: ['profile'], properties: { profile: { type: 'string', format: 'uri' } } },
-    'idempotency-key': { type: 'string', format: 'uuid' },
-  },
-});
+const meta = ucpToolMeta;
 const id = { type: 'string', minLength: 1, maxLength: 200, description: 'The checkout id.' };
 
-interface ToolDefinition {
-  op: UcpOperation;
-  description: string;
-  /** The behaviour hints every MCP tool here carries (MCP ToolAnnotations). */
-  annotations: ToolAnnotations;
-  inputSchema: { type: 'object'; required: string[]; properties: Record<string, object> };
-}
+type ToolDefinition = UcpToolDefinition;
 
 /** Not read-only, not a deletion; the tools act on this store only (the platform profile is only read). */
 const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
@@ -147,8 +134,9 @@ const TOOLS: Record<string, ToolDefinition> = {
  */
 function argumentSchema(tool: ToolDefinition): object {
   const { properties } = tool.inputSchema;
-  return properties.checkout
-    ? { ...tool.inputSchema, properties: { ...properties, checkout: { type: 'object' } } }
+  const body = tool.body ?? 'checkout';
+  return properties[body]
+    ? { ...tool.inputSchema, properties: { ...properties, [body]: { type: 'object' } } }
     : tool.inputSchema;
 }
 
@@ -220,6 +208,8 @@ interface ToolArguments {
   meta: { 'ucp-agent': { profile: string }; 'idempotency-key'?: string };
   id?: string;
   checkout?: Record<string, unknown>;
+  cart?: Record<string, unknown>;
+  catalog?: Record<string, unknown>;
 }
 
 /** The arguments' own checks: the schema, a UUID key, no checkout id on update, and no header key that disagrees. */
@@ -286,7 +276,7 @@ function ucpTool(
         address: caller.ip,
         op: tool.op,
         id: args.id,
-        body: args.checkout,
+        body: args[tool.body ?? 'checkout'],
         idempotency,
       });
       const { response } = answer;
@@ -302,12 +292,21 @@ export function createUcpMcpServer(
   execute: (execution: UcpExecution) => Promise<UcpAnswer>,
   validators: ValidatorRegistry,
 ): RpcServer<UcpCaller> {
-  const outputSchema = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
+  const checkoutOutput = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
+  const tools: Record<string, ToolDefinition> = { ...TOOLS, ...UCP_SHOPPING_TOOLS };
   return createRpcServer(
     {
       name: 'storefront-ucp',
       version: '2026-04-08',
-      tools: Object.entries(TOOLS).map(([name, tool]) => ucpTool(name, tool, outputSchema, execute, validators)),
+      tools: Object.entries(tools).map(([name, tool]) =>
+        ucpTool(
+          name,
+          tool,
+          (tool.outputSchema as ToolListing['outputSchema'] | undefined) ?? checkoutOutput,
+          execute,
+          validators,
+        ),
+      ),
     },
     UCP_VARIANT,
   );

@@ -144,6 +144,66 @@ const ucpCheckoutRequest20260825 = {
   },
 };
 
+/** The catalog requests (catalog_search.json, catalog_lookup.json), bounded; other fields are ignored. */
+const catalogContext = {
+  type: 'object',
+  properties: { address_country: { type: 'string', maxLength: 64 }, currency: { type: 'string', maxLength: 16 } },
+};
+const identifier = { type: 'string', minLength: 1, maxLength: 200 };
+
+const ucpCatalogSearch = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', maxLength: 500 },
+    context: catalogContext,
+    filters: {
+      type: 'object',
+      properties: {
+        categories: { type: 'array', maxItems: 20, items: identifier },
+        price: {
+          type: 'object',
+          properties: { min: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } },
+        },
+      },
+    },
+    pagination: {
+      type: 'object',
+      properties: { cursor: { type: 'string', maxLength: 100 }, limit: { type: 'integer', minimum: 1 } },
+    },
+  },
+};
+
+const ucpCatalogLookup = {
+  type: 'object',
+  required: ['ids'],
+  properties: { ids: { type: 'array', minItems: 1, maxItems: 50, items: identifier }, context: catalogContext },
+};
+
+const ucpGetProduct = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: identifier,
+    selected: {
+      type: 'array',
+      maxItems: 20,
+      items: {
+        type: 'object',
+        required: ['name', 'label'],
+        properties: { name: { type: 'string', maxLength: 200 }, label: { type: 'string', maxLength: 200 } },
+      },
+    },
+    context: catalogContext,
+  },
+};
+
+/** A checkout create converting a cart (cart.json `$defs/checkout`): the cart's contents are used, not the body's. */
+const ucpCartConversion = {
+  type: 'object',
+  required: ['cart_id'],
+  properties: { cart_id: identifier, discounts: { type: 'object', properties: { codes } } },
+};
+
 const ACP_DEFS = `${ACP_SCHEMA_ID}#/$defs/`;
 
 const acpLine = {
@@ -205,6 +265,10 @@ export const REQUEST_SCHEMAS = {
   'ucp.update': ucpCheckoutRequest,
   'ucp@2026-08-25.create': ucpCheckoutRequest20260825,
   'ucp@2026-08-25.update': ucpCheckoutRequest20260825,
+  'ucp.catalog_search': ucpCatalogSearch,
+  'ucp.catalog_lookup': ucpCatalogLookup,
+  'ucp.get_product': ucpGetProduct,
+  'ucp.cart_conversion': ucpCartConversion,
   'ucp.complete': {
     type: 'object',
     required: ['payment'],
@@ -342,6 +406,34 @@ export interface UcpFulfillmentRequest {
   }>;
 }
 
+export interface UcpCatalogContext {
+  address_country?: string;
+  currency?: string;
+}
+
+export interface UcpCatalogSearchRequest {
+  query?: string;
+  context?: UcpCatalogContext;
+  filters?: { categories?: string[]; price?: { min?: number; max?: number } };
+  pagination?: { cursor?: string; limit?: number };
+}
+
+export interface UcpCatalogLookupRequest {
+  ids: string[];
+  context?: UcpCatalogContext;
+}
+
+export interface UcpGetProductRequest {
+  id: string;
+  selected?: Array<{ name: string; label: string }>;
+  context?: UcpCatalogContext;
+}
+
+export interface UcpCartConversionRequest {
+  cart_id: string;
+  discounts?: { codes?: string[] };
+}
+
 export type AcpLineRequest = { id: string; quantity?: number } | { item: { id: string }; quantity: number };
 
 /** The ACP create and update requests, as `acpRequest` describes them (the fields the operations read). */
@@ -368,6 +460,10 @@ interface RequestTypes {
   'ucp.update': UcpCheckoutRequest;
   'ucp@2026-08-25.create': UcpCheckoutRequest;
   'ucp@2026-08-25.update': UcpCheckoutRequest;
+  'ucp.catalog_search': UcpCatalogSearchRequest;
+  'ucp.catalog_lookup': UcpCatalogLookupRequest;
+  'ucp.get_product': UcpGetProductRequest;
+  'ucp.cart_conversion': UcpCartConversionRequest;
   'ucp.complete': unknown;
   'acp.create': AcpSessionRequest;
   'acp.update': AcpSessionRequest;

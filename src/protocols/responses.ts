@@ -3,12 +3,29 @@
 import { protocolSchemaProblems, type ProtocolSchemaName, type SchemaProblem } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 
+/** The catalog and cart answers by path (a cart's id as `{id}`). */
+const UCP_SHOPPING_ANSWERS: Record<string, 'cart_response' | `catalog_${'search' | 'lookup' | 'get_product'}_response`> = {
+  '/ucp/carts': 'cart_response',
+  '/ucp/carts/{id}': 'cart_response',
+  '/ucp/catalog/search': 'catalog_search_response',
+  '/ucp/catalog/lookup': 'catalog_lookup_response',
+  '/ucp/catalog/product': 'catalog_get_product_response',
+};
+
 /** The schemas a body must pass; none for answers whose shape the protocol defines only in prose (UCP protocol errors). */
 export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
   const object = (body ?? {}) as Record<string, any>;
   // UCP bodies by the version they say they are in (2026-08-25's schemas, or 2026-04-08's).
   const ucp = (
-    name: 'checkout_response' | 'checkout_with_discount' | 'checkout_with_fulfillment' | 'business_profile',
+    name:
+      | 'checkout_response'
+      | 'checkout_with_discount'
+      | 'checkout_with_fulfillment'
+      | 'business_profile'
+      | 'cart_response'
+      | 'catalog_search_response'
+      | 'catalog_lookup_response'
+      | 'catalog_get_product_response',
   ): ProtocolSchemaName =>
     object.ucp?.version === '2026-08-25' ? `ucp@2026-08-25.${name}` : `ucp.${name}`;
   if (path === '/.well-known/ucp' || path.startsWith('/ucp/profiles/'))
@@ -25,6 +42,8 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
       ...(has('dev.ucp.shopping.fulfillment') ? [ucp('checkout_with_fulfillment')] : []),
     ];
   }
+  const shopping = UCP_SHOPPING_ANSWERS[path.replace(/^(\/ucp\/carts)\/[^/]+(\/cancel)?$/, '$1/{id}')];
+  if (shopping) return status === 200 || status === 201 ? [ucp(shopping)] : [];
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];
     if (path === '/acp/feed/products') return ['acp.feed.ProductsResponse'];

@@ -112,6 +112,13 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.error_response': ucp('shopping/types/error_response.json'),
+  /** The catalog and cart answers (rest.openapi.json `cart_response`, `catalog_*_response`). */
+  'ucp.cart_response': { oneOf: [ucp('shopping/cart.json'), ucp('shopping/types/error_response.json')] },
+  'ucp.catalog_search_response': ucp('shopping/catalog_search.json#/$defs/search_response'),
+  'ucp.catalog_lookup_response': ucp('shopping/catalog_lookup.json#/$defs/lookup_response'),
+  'ucp.catalog_get_product_response': {
+    oneOf: [ucp('shopping/catalog_lookup.json#/$defs/get_product_response'), ucp('shopping/types/error_response.json')],
+  },
   'ucp.business_profile': {
     type: 'object',
     required: ['ucp'],
@@ -130,6 +137,15 @@ export const PROTOCOL_SCHEMAS = {
   'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp@2026-08-25.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
+  'ucp@2026-08-25.cart_response': { oneOf: [ucp('shopping/cart.json'), ucp('common/types/error_response.json')] },
+  'ucp@2026-08-25.catalog_search_response': ucp('shopping/catalog_search.json#/$defs/search_response'),
+  'ucp@2026-08-25.catalog_lookup_response': ucp('shopping/catalog_lookup.json#/$defs/lookup_response'),
+  'ucp@2026-08-25.catalog_get_product_response': {
+    oneOf: [
+      ucp('shopping/catalog_lookup.json#/$defs/get_product_response'),
+      ucp('common/types/error_response.json'),
+    ],
+  },
   'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
   'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),
   'acp.CheckoutSession': acp('CheckoutSession'),

@@ -148,6 +148,22 @@ export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLi
   await carts.replaceLines(db, id, next);
 }
 
+/**
+ * Replaces a cart's lines by the requested ones (full replacement), resolved in the cart's region. Nothing changes when
+ * a line cannot be bought: its problems are answered.
+ */
+export async function replaceLines(
+  db: Db,
+  cart: Pick<carts.CartRow, 'id' | 'region_id'>,
+  requested: RequestedProtocolLine[],
+): Promise<LineProblem[]> {
+  const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
+  const { lines, problems } = await resolveProtocolLines(db, requested, region);
+  if (problems.length) return problems;
+  await replaceResolvedLines(db, cart.id, lines);
+  return [];
+}
+
 export async function changeProtocolSession(
   deps: Deps,
   db: Db,
@@ -159,7 +175,7 @@ export async function changeProtocolSession(
   const { cart, session } = locked;
   if (cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session };
   // Everything is checked before anything is written: a problem leaves the session exactly as it was.
-  let resolved: Awaited<ReturnType<typeof resolveProtocolLines>>['lines'] | undefined;
+  let resolved: ResolvedLines | undefined;
   if (change.lines) {
     const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
     const { lines, problems } = await resolveProtocolLines(db, change.lines, region);

@@ -22,6 +22,7 @@ import {
   type UcpVersion,
 } from '../domain/ucp-checkout.js';
 import { jsonPath } from '../domain/protocol-session.js';
+import { UCP_CART, UCP_CATALOG_LOOKUP, UCP_CATALOG_SEARCH } from '../domain/ucp-shopping.js';
 import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
@@ -79,7 +80,21 @@ export interface Negotiated {
   checkout: boolean;
   discount: boolean;
   fulfillment: boolean;
+  /** dev.ucp.shopping.cart, dev.ucp.shopping.catalog.search and .lookup: each on its own, without checkout. */
+  cart: boolean;
+  catalogSearch: boolean;
+  catalogLookup: boolean;
 }
+
+/** Every capability of this business: what the lenient policy proceeds with when a profile cannot be used. */
+export const EVERY_CAPABILITY = {
+  checkout: true,
+  discount: true,
+  fulfillment: true,
+  cart: true,
+  catalogSearch: true,
+  catalogLookup: true,
+} as const satisfies Omit<Negotiated, 'version'>;
 
 /**
  * A profile's outcome: what it negotiates (with info messages about the profile, such as informative fields it
@@ -150,6 +165,9 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     checkout,
     discount: checkout && offers(UCP_DISCOUNT),
     fulfillment: checkout && offers(UCP_FULFILLMENT),
+    cart: transport && offers(UCP_CART),
+    catalogSearch: transport && offers(UCP_CATALOG_SEARCH),
+    catalogLookup: transport && offers(UCP_CATALOG_LOOKUP),
   };
 }
 

@@ -25,7 +25,8 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
           .join(',');
         assert(services === 'mcp,rest', `services ${services}`);
         assert(
-          Object.keys(body.ucp.capabilities).sort().join(',') === 'dev.ucp.shopping.checkout,dev.ucp.shopping.discount',
+          Object.keys(body.ucp.capabilities).sort().join(',') ===
+            'dev.ucp.shopping.cart,dev.ucp.shopping.catalog.lookup,dev.ucp.shopping.catalog.search,dev.ucp.shopping.checkout,dev.ucp.shopping.discount',
           'capabilities',
         );
       },
@@ -294,7 +295,8 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
             body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
           });
         const list = await rpc('tools/list');
-        assert(list.body.result.tools.length === 5, 'five tools');
+        // The checkout's five, then the catalog's three and the cart's four.
+        assert(list.body.result.tools.length === 12, 'twelve tools');
         const created = await rpc('tools/call', {
           name: 'create_checkout',
           arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() },

@@ -96,3 +96,21 @@ export async function listCategoryRows(db: Db): Promise<CategoryRow[]> {
     .orderBy('tree.path')
     .select('c.id', 'c.name', 'c.handle', 'c.description', 'c.parent_id', { parent_handle: 'p.handle' });
 }
+
+/** The variants named by id or SKU, each with its product: what a UCP catalog lookup resolves variant identifiers by. */
+export async function findVariantsByIdOrSku(
+  db: Db,
+  identifiers: string[],
+): Promise<Array<{ id: string; sku: string | null; product_id: string }>> {
+  if (!identifiers.length) return [];
+  return db('variants').select('id', 'sku', 'product_id').whereIn('id', identifiers).orWhereIn('sku', identifiers);
+}
+
+/** The products named by id or handle. */
+export async function findProductsByIdOrHandle(
+  db: Db,
+  identifiers: string[],
+): Promise<Array<{ id: string; handle: string }>> {
+  if (!identifiers.length) return [];
+  return db('products').select('id', 'handle').whereIn('id', identifiers).orWhereIn('handle', identifiers);
+}

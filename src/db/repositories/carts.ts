@@ -540,6 +540,12 @@ export async function deleteLine(db: Db, lineId: string): Promise<void> {
   await db('cart_line_items').where({ id: lineId }).delete();
 }
 
+/** Deletes an open cart and its lines (a cancelled UCP cart: UCP carts exist or not). */
+export async function deleteOpenCart(db: Db, id: string): Promise<void> {
+  await db('cart_line_items').where({ cart_id: id }).delete();
+  await db('carts').where({ id, status: 'open' }).delete();
+}
+
 /** Records a change to a cart: its lines changed (no `status`), or it moved to a new status. */
 export async function touchCart(db: Db, id: string, at: Date, status?: CartStatus): Promise<void> {
   await db('carts')

@@ -23,6 +23,7 @@ import {
   type UcpMessage,
   type UcpVersion,
 } from '../../domain/ucp-checkout.js';
+import type { UcpShoppingOperation } from '../../domain/ucp-shopping.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type UcpCheckoutRequest, type UcpDestinationRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
@@ -42,7 +43,7 @@ export interface UcpExecution {
   profileUrl: string;
   /** The client's address, charged for a profile fetch its request causes. */
   address: string;
-  op: UcpOperation;
+  op: UcpOperation | UcpShoppingOperation;
   id?: string;
   body: unknown;
   /**
@@ -61,7 +62,7 @@ export type { UcpErrorBody } from '../../http/protocol-errors.js';
 export type UcpAnswer = { response: ProtocolResponse; replayed: boolean; failure?: UcpErrorBody };
 
 export interface UcpCall {
-  op: UcpOperation;
+  op: UcpOperation | UcpShoppingOperation;
   id?: string;
   body: unknown;
   negotiated: Negotiated;

@@ -362,6 +362,8 @@ export async function createCheckoutSessionIdempotently(
 export type ProtocolMarket = { country: string | undefined } | { currency: string };
 
 export interface NewProtocolSession<M extends ProtocolMarket = ProtocolMarket> {
+  /** A public checkout session unless said otherwise (a UCP cart: an open cart of no client). */
+  owner?: SessionOwner;
   market: M;
   lines: RequestedProtocolLine[];
   codes: string[];
@@ -404,7 +406,7 @@ function protocolSession(create: ProtocolCreate): NewSession {
   const { input } = create;
   if (!input) return { owner: PUBLIC_SESSION, market: { country: undefined }, items: [], codes: [], buyer: null };
   return {
-    owner: PUBLIC_SESSION,
+    owner: input.owner ?? PUBLIC_SESSION,
     market: input.market,
     items: protocolItems(input.lines),
     codes: input.codes,
