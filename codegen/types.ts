@@ -2655,6 +2655,17 @@ export interface components {
             display_text?: string;
             /** @description Integer minor units of the checkout currency (JPY has none). */
             amount: number;
+            /**
+             * @description The entry itemized (UCP 2026-08-25 `totals.json` lines; sent in 2026-04-08 too), once the checkout has a shipping
+             *     destination: the `tax` entry by jurisdiction where tax is added; where prices include tax, the `total` entry as
+             *     its amount without tax (`net`) and each tax inside it (`tax`). The lines add up to the entry.
+             */
+            lines?: {
+                /** @enum {string} */
+                type: "net" | "tax";
+                display_text: string;
+                amount: number;
+            }[];
         };
         /** UcpMessage */
         UcpMessage: {
@@ -2672,8 +2683,8 @@ export interface components {
         /**
          * UcpCheckout
          * @description A UCP checkout in the version the platform profile declares, 2026-08-25 or 2026-04-08 (`shopping/checkout.json`,
-         *     plus `discount.json` when the discount capability is negotiated). The protocol's own schemas of that version, copied
-         *     in `protocols/ucp-2026-08-25/` and `protocols/ucp-2026-04-08/`, are normative; every response is
+         *     plus `discount.json` and `fulfillment.json` when those capabilities are negotiated). The protocol's own schemas of
+         *     that version, copied in `protocols/ucp-2026-08-25/` and `protocols/ucp-2026-04-08/`, are normative; every response is
          *     tested against them. Amounts are integer minor units. A checkout that needs payment is `requires_escalation` with
          *     `continue_url` (the store's payment page) and a `payment_handoff_required` message; a paid one is `completed` with
          *     its `order`.
@@ -2714,6 +2725,49 @@ export interface components {
             discounts?: {
                 codes?: string[];
                 applied?: Record<string, never>[];
+            };
+            /**
+             * @description When `dev.ucp.shopping.fulfillment` is negotiated (`fulfillment.json`): one shipping method for every line; with
+             *     a shipping address, that destination (selected) and one group offering the `standard` and `express` options at
+             *     what they cost these goods, the priced one selected (docs/protocols.md, UCP fulfillment).
+             */
+            fulfillment?: {
+                methods: {
+                    /** @constant */
+                    id: "shipping";
+                    /** @constant */
+                    type: "shipping";
+                    line_item_ids: string[];
+                    destinations?: {
+                        id: string;
+                        /** @constant */
+                        type?: "shipping_address";
+                        first_name?: string;
+                        last_name?: string;
+                        street_address?: string;
+                        extended_address?: string;
+                        address_locality?: string;
+                        address_region?: string;
+                        postal_code?: string;
+                        address_country: string;
+                    }[];
+                    selected_destination_id?: string | null;
+                    groups?: {
+                        id: string;
+                        line_item_ids: string[];
+                        options: {
+                            /** @enum {string} */
+                            id: "standard" | "express";
+                            title: string;
+                            /** @description Plain text in 2026-04-08, `{plain}` in 2026-08-25. */
+                            description?: string | {
+                                plain: string;
+                            };
+                            totals: components["schemas"]["UcpTotal"][];
+                        }[];
+                        selected_option_id?: string | null;
+                    }[];
+                }[];
             };
             messages?: components["schemas"]["UcpMessage"][];
             links: {

@@ -94,8 +94,10 @@ describe('UCP discovery', () => {
       'dev.ucp.shopping.catalog.search',
       'dev.ucp.shopping.checkout',
       'dev.ucp.shopping.discount',
+      'dev.ucp.shopping.fulfillment',
     ]);
     expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
+    expect(body.ucp.capabilities['dev.ucp.shopping.fulfillment'][0].extends).toBe('dev.ucp.shopping.checkout');
     const [handlerName] = Object.keys(body.ucp.payment_handlers);
     expect(handlerName).toBe('com.example.shop.human_handoff');
     const [handler] = body.ucp.payment_handlers[handlerName!];

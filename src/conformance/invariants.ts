@@ -1,11 +1,14 @@
 // The arithmetic every binding session must satisfy (U-C2 and A-C3 of the design), as lists of broken rules: the
 // conformance runner applies them to every checkout it receives, and the binding tests to theirs.
 type Json = any;
-type Total = { type: string; amount: number };
+type Total = { type: string; amount: number; lines?: Array<{ amount: number }> };
 
 const sum = (values: number[]) => values.reduce((acc, value) => acc + value, 0);
 
-/** U-C2: one subtotal and one total, integer amounts, discounts < 0, the entries add up, allocations match. */
+/**
+ * U-C2: one subtotal and one total, integer amounts, discounts < 0, the entries add up (and an itemized entry's
+ * lines to it), allocations match.
+ */
 export function ucpTotalsProblems(checkout: Json): string[] {
   const problems: string[] = [];
   const check = (where: string, totals: Total[]) => {
@@ -20,6 +23,12 @@ export function ucpTotalsProblems(checkout: Json): string[] {
       if (['subtotal', 'fulfillment', 'tax'].includes(type) && amount < 0)
         problems.push(`${where}: ${type} ${amount} is negative`);
     }
+    // An itemized entry (totals.json `lines`, 2026-08-25): its lines add up to it.
+    for (const { type, amount, lines } of totals)
+      if (Array.isArray(lines) && sum(lines.map((line) => line.amount)) !== amount)
+        problems.push(
+          `${where}: the lines of ${type} add up to ${sum(lines.map((line) => line.amount))}, not ${amount}`,
+        );
     const entries = sum(totals.filter((total) => total.type !== 'total').map((total) => total.amount));
     const total = totals.find((entry) => entry.type === 'total')?.amount;
     if (entries !== total) problems.push(`${where}: the entries add up to ${entries}, total is ${total}`);

@@ -34,6 +34,7 @@ import {
 import { ucpCheckoutChecks, ucpRestChecks } from './checks/ucp-checkout.js';
 import type { UcpContext, UcpProfiles } from './checks/ucp-context.js';
 import { ucpDiscountChecks } from './checks/ucp-discount.js';
+import { ucpFulfillmentChecks } from './checks/ucp-fulfillment.js';
 import { ucpMcpChecks, type UcpMcpContext } from './checks/ucp-mcp.js';
 import { ucpNegotiationChecks } from './checks/ucp-negotiation.js';
 import { mcpSession, mcpTransport, restTransport, type UcpTransportSetup } from './checks/ucp-transport.js';
@@ -60,6 +61,7 @@ export interface RunnerOptions {
 
 const CHECKOUT = 'dev.ucp.shopping.checkout';
 const DISCOUNT = 'dev.ucp.shopping.discount';
+const FULFILLMENT = 'dev.ucp.shopping.fulfillment';
 
 interface Scope {
   protocol: string;
@@ -275,7 +277,7 @@ async function serveNegotiationProfiles(
   };
 }
 
-/** UCP: catalog search, then per advertised transport the MCP, checkout, negotiation and discount checks. */
+/** UCP: catalog search, then per advertised transport the MCP, checkout, negotiation, discount and fulfillment checks. */
 async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
   const { runner, options } = run;
   const version = ucp.plan.tested;
@@ -328,6 +330,9 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
     const withoutDiscount = capabilities.has(DISCOUNT)
       ? undefined
       : 'the merchant does not advertise dev.ucp.shopping.discount';
+    const withoutFulfillment = capabilities.has(FULFILLMENT)
+      ? undefined
+      : 'the merchant does not advertise dev.ucp.shopping.fulfillment';
     for (const name of transports) {
       const scope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: name, version });
       const checkouts: Json[] = [];
@@ -356,10 +361,11 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       if (name === 'rest') await runner.run(ucpRestChecks, context, scope('checkout'), withoutCheckout);
       await runner.run(ucpNegotiationChecks, context, scope('negotiation'), withoutCheckout);
       await runner.run(ucpDiscountChecks, context, scope('discount'), withoutCheckout ?? withoutDiscount);
+      await runner.run(ucpFulfillmentChecks, context, scope('fulfillment'), withoutCheckout ?? withoutFulfillment);
       await runner.run(ucpCheckoutChecks.slice(-1), context, scope('checkout'), withoutCheckout);
     }
 
-    const checked = new Set([CHECKOUT, DISCOUNT, CATALOG_SEARCH, CATALOG_LOOKUP, CART]);
+    const checked = new Set([CHECKOUT, DISCOUNT, FULFILLMENT, CATALOG_SEARCH, CATALOG_LOOKUP, CART]);
     for (const capability of capabilities) {
       if (checked.has(capability)) continue;
       const check: Check<undefined> = {

@@ -55,7 +55,7 @@ const TOOLS: Record<string, ToolDefinition> = {
   create_checkout: {
     op: 'create',
     description:
-      'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country and discounts.codes. Payment is a human hand-off at continue_url.',
+      'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country, discounts.codes and fulfillment (methods[0]: type shipping, destinations [postal address], groups[0].selected_option_id standard or express; when dev.ucp.shopping.fulfillment is negotiated). Payment is a human hand-off at continue_url.',
     annotations: { title: 'Create a checkout', ...WRITES, idempotentHint: false },
     inputSchema: {
       type: 'object',
@@ -81,7 +81,7 @@ const TOOLS: Record<string, ToolDefinition> = {
   update_checkout: {
     op: 'update',
     description:
-      'Replace a checkout: line_items (known line ids are kept), buyer and discounts.codes; absent buyer or codes are cleared.',
+      'Replace a checkout: line_items (known line ids are kept), buyer, discounts.codes and fulfillment (a new destination, or selected_destination_id to keep the current one, and groups[0].selected_option_id); absent buyer, codes or fulfillment are cleared. An address the store does not ship to leaves the checkout unchanged, answered incomplete with an error at the field.',
     // The same replacement twice leaves the checkout as once.
     annotations: { title: 'Replace a checkout', ...WRITES, idempotentHint: true },
     inputSchema: {

@@ -24,10 +24,12 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
           .sort()
           .join(',');
         assert(services === 'mcp,rest', `services ${services}`);
+        // The design's checkout and discount, and the fulfillment extension (issue #32).
+        const capabilities = Object.keys(body.ucp.capabilities).sort().join(',');
         assert(
-          Object.keys(body.ucp.capabilities).sort().join(',') ===
-            'dev.ucp.shopping.cart,dev.ucp.shopping.catalog.lookup,dev.ucp.shopping.catalog.search,dev.ucp.shopping.checkout,dev.ucp.shopping.discount',
-          'capabilities',
+          capabilities ===
+            'dev.ucp.shopping.cart,dev.ucp.shopping.catalog.lookup,dev.ucp.shopping.catalog.search,dev.ucp.shopping.checkout,dev.ucp.shopping.discount,dev.ucp.shopping.fulfillment',
+          `capabilities ${capabilities}`,
         );
       },
     },
