@@ -224,7 +224,9 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
       key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
     if (earlier && scope) {
       const grant = earlier.tokenHash;
-      const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderError, grant));
+      const stored = await confirmingFirst(() =>
+        createUnderGrant(deps, scope, () => create(call, clientId), renderError, grant),
+      );
       if (stored) return { response: stored };
     }
     if (earlier) await authenticate(deps, exchange);
@@ -238,7 +240,8 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
     scope: { scope: string; key: string; body: unknown } | undefined,
   ): Promise<ProtocolAnswer> {
     const { op } = call;
-    const operation = op === 'create' ? { create: () => create(call) } : { prepare: () => operations[op](call) };
+    const operation =
+      op === 'create' ? { create: () => create(call, clientId) } : { prepare: () => operations[op](call) };
     const outcome = await runProtocolOperation(deps, scope, operation, renderError);
     switch (outcome.kind) {
       case 'ran':

@@ -7,7 +7,9 @@ import type { ValidatorRegistry } from '../validators.js';
 export function protocolSchemasFor(path: string, status: number, body: unknown): ProtocolSchemaName[] {
   const object = (body ?? {}) as Record<string, any>;
   // UCP bodies by the version they say they are in (2026-08-25's schemas, or 2026-04-08's).
-  const ucp = (name: 'checkout_response' | 'checkout_with_discount' | 'business_profile'): ProtocolSchemaName =>
+  const ucp = (
+    name: 'checkout_response' | 'checkout_with_discount' | 'business_profile' | 'order_response',
+  ): ProtocolSchemaName =>
     object.ucp?.version === '2026-08-25' ? `ucp@2026-08-25.${name}` : `ucp.${name}`;
   if (path === '/.well-known/ucp' || path.startsWith('/ucp/profiles/'))
     return status === 200 ? [ucp('business_profile')] : [];
@@ -18,6 +20,7 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
       Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']) && object.ucp?.status === 'success';
     return discount ? [ucp('checkout_response'), ucp('checkout_with_discount')] : [ucp('checkout_response')];
   }
+  if (/^\/ucp\/orders\//.test(path)) return status === 200 ? [ucp('order_response')] : [];
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];
     if (path === '/acp/feed/products') return ['acp.feed.ProductsResponse'];

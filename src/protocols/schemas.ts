@@ -86,6 +86,9 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.checkout': ucp('shopping/checkout.json'),
   'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.error_response': ucp('shopping/types/error_response.json'),
+  /** UCP REST get_order answer (rest.openapi.json `order_response`), and the body of an order event. */
+  'ucp.order_response': { oneOf: [ucp('shopping/order.json'), ucp('shopping/types/error_response.json')] },
+  'ucp.order': ucp('shopping/order.json'),
   'ucp.business_profile': {
     type: 'object',
     required: ['ucp'],
@@ -103,11 +106,15 @@ export const PROTOCOL_SCHEMAS = {
   'ucp@2026-08-25.checkout': ucp('shopping/checkout.json'),
   'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
+  'ucp@2026-08-25.order_response': { oneOf: [ucp('shopping/order.json'), ucp('common/types/error_response.json')] },
+  'ucp@2026-08-25.order': ucp('shopping/order.json'),
   'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
   'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),
   'acp.CheckoutSession': acp('CheckoutSession'),
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
+  /** The `Order` of an ACP order webhook (`data`). */
+  'acp.Order': acp('Order'),
   'acp.DiscoveryResponse': acp('DiscoveryResponse'),
   /** The product feed: what GET /acp/feed/products answers, and what `npm run feed:export` writes. */
   'acp.feed.ProductsResponse': { $ref: `${ACP_FEED_SCHEMA_ID}#/$defs/ProductsResponse` },

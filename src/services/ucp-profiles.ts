@@ -21,6 +21,7 @@ import {
   type UcpVersion,
 } from '../domain/ucp-checkout.js';
 import { jsonPath } from '../domain/protocol-session.js';
+import { UCP_ORDER } from '../domain/order-events.js';
 import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
@@ -68,7 +69,7 @@ export interface PlatformProfile {
   ucp: {
     version: string;
     services?: Record<string, Array<{ version: string; transport?: string }>>;
-    capabilities?: Record<string, Array<{ version: string }>>;
+    capabilities?: Record<string, Array<{ version: string; config?: { webhook_url?: unknown } }>>;
   };
 }
 
@@ -77,6 +78,10 @@ export interface Negotiated {
   version: UcpVersion;
   checkout: boolean;
   discount: boolean;
+  /** Whether the platform declares the order capability at the version (order reads and events). */
+  order?: boolean;
+  /** Where it subscribes to order events: the order capability's `config.webhook_url`, if it names one. */
+  orderWebhookUrl?: string | undefined;
 }
 
 /**
@@ -143,7 +148,15 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     (service) => service.version === version && TRANSPORTS.includes(service.transport ?? ''),
   );
   const checkout = transport && offers(UCP_CHECKOUT);
-  return { version, checkout, discount: checkout && offers(UCP_DISCOUNT) };
+  const order = (profile.ucp.capabilities?.[UCP_ORDER] ?? []).find((capability) => capability.version === version);
+  const webhookUrl = order?.config?.webhook_url;
+  return {
+    version,
+    checkout,
+    discount: checkout && offers(UCP_DISCOUNT),
+    order: transport && order !== undefined,
+    orderWebhookUrl: transport && typeof webhookUrl === 'string' ? webhookUrl : undefined,
+  };
 }
 
 /**

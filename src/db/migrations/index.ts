@@ -13,6 +13,7 @@ import * as fulfilment from './010_fulfilment.js';
 import * as sessionDestination from './011_session_destination.js';
 import * as webhookTrace from './012_webhook_trace.js';
 import * as admin from './013_admin.js';
+import * as orderEvents from './017_order_events.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '011_session_destination': sessionDestination,
   '012_webhook_trace': webhookTrace,
   '013_admin': admin,
+  '017_order_events': orderEvents,
 };
 
 /**

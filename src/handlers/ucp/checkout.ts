@@ -22,6 +22,7 @@ import type { ProtocolResponse } from '../../protocols/answers.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
+import { ucpOrigin } from '../../services/order-events.js';
 
 export type UcpOperation = 'create' | 'get' | 'update' | 'complete' | 'cancel';
 
@@ -61,6 +62,8 @@ export interface UcpCall {
   id?: string;
   body: unknown;
   negotiated: Negotiated;
+  /** The platform's profile (a session it creates is told of its order there: src/services/order-events.ts). */
+  profileUrl?: string;
   /** Info messages of this request (the lenient policy's `profile_not_negotiated`). */
   notes: UcpMessage[];
 }
@@ -218,6 +221,7 @@ export function createUcpOperations(deps: Deps) {
         lines: requestedLines(input),
         codes: discounts.codes ?? [],
         buyer: buyerOf(input),
+        ...(call.profileUrl ? { origin: ucpOrigin(deps, call.profileUrl, call.negotiated) } : {}),
       },
       respond(outcome) {
         if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
