@@ -186,7 +186,6 @@ function acpStatus(facts: OrderFacts): string {
 /** ACP's webhook `Order`: `type: "order"`, lines with quantities, shipments as fulfillments, refunds as adjustments. */
 export function toAcpOrder(facts: OrderFacts) {
   const shipped = shippedUnits(facts);
-  const currency = facts.currency.toLowerCase();
   return {
     type: 'order' as const,
     id: facts.id,
@@ -245,7 +244,7 @@ export function toAcpOrder(facts: OrderFacts) {
       ...(facts.amountRefunded > 0
         ? [{ type: 'amount_refunded', display_text: 'Refunded', amount: facts.amountRefunded }]
         : []),
-    ].map((total) => ({ ...total, currency })),
+    ],
   };
 }
 

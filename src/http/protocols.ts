@@ -14,6 +14,7 @@ export type ProtocolOperationId =
   | 'updateUcpCheckout'
   | 'completeUcpCheckout'
   | 'cancelUcpCheckout'
+  | 'getUcpOrder'
   | 'callUcpMcp'
   | 'preflightUcpMcp'
   | 'getAcpDiscovery'
