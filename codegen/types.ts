@@ -2603,7 +2603,7 @@ export interface components {
                 line_items?: Record<string, never>[];
                 totals?: Record<string, never>[];
             }[];
-            /** @description ISO 4217 */
+            /** @description ISO 4217, upper case. */
             currency: string;
             totals: Record<string, never>[];
         };
