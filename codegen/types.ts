@@ -539,8 +539,8 @@ export interface paths {
          * Get the UCP business profile
          * @description The UCP 2026-08-25 business profile (the newest version served), whose `supported_versions` names the complete
          *     2026-04-08 profile (`/ucp/profiles/2026-04-08`); each request is answered in the version its platform profile
-         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout and
-         *     discount capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
+         *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout, discount
+         *     and order capabilities, the public key order events are signed with (`keys`), and the informational `{namespace}.human_handoff` payment handler (the namespace in
          *     2026-08-25's grammar, hyphens kept). Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served
          *     only when the UCP binding is on (a business namespace and https URLs; see the README).
          */
