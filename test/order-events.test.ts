@@ -38,7 +38,18 @@ async function startProfiles(webhookUrl: string) {
       },
     },
   };
-  const bodies: Record<string, unknown> = { '/subscribed.json': subscribed, '/unsubscribed.json': base };
+  const latest = platformProfile({
+    version: '2026-08-25',
+    capabilities: {
+      'dev.ucp.shopping.checkout': [capabilityEntry('dev.ucp.shopping.checkout', '2026-08-25')],
+      [ORDER]: [capabilityEntry(ORDER, '2026-08-25', { config: { webhook_url: webhookUrl } })],
+    },
+  });
+  const bodies: Record<string, unknown> = {
+    '/subscribed.json': subscribed,
+    '/unsubscribed.json': base,
+    '/subscribed-2026-08-25.json': latest,
+  };
   const server: Server = createServer((request, response) => {
     const body = bodies[(request.url ?? '/').split('?')[0]!];
     response.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json' }).end(JSON.stringify(body ?? {}));
@@ -249,6 +260,17 @@ describe('UCP orders', () => {
     expect(other.body).toMatchObject({ ucp: { status: 'error' }, messages: [{ code: 'not_found' }] });
     const unknown = await getOrder(profiles.url('/subscribed.json'), 'order_unknown');
     expect(unknown.body.messages[0].code).toBe('not_found');
+  });
+
+  it('answers and signs a 2026-08-25 platform in its own version', async () => {
+    const profile = profiles.url('/subscribed-2026-08-25.json');
+    const id = await ucpOrder(profile);
+    const read = await getOrder(profile, id);
+    expect(read.body).toMatchObject({ ucp: { version: '2026-08-25', status: 'success' }, id });
+    const [created] = await eventsOf(ucpReceiver, id, 1);
+    expect(created!.body.ucp.version).toBe('2026-08-25');
+    expect(protocolSchemaProblems(testValidators, 'ucp@2026-08-25.order', created!.body)).toEqual([]);
+    expect(verifyUcpWebhook(created!, ucpReceiver.url, (await publishedKeys()).latest)).toBe(true);
   });
 });
 

@@ -91,6 +91,7 @@ describe('UCP discovery', () => {
     expect(Object.keys(body.ucp.capabilities).sort()).toEqual([
       'dev.ucp.shopping.checkout',
       'dev.ucp.shopping.discount',
+      'dev.ucp.shopping.order',
     ]);
     expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
     const [handlerName] = Object.keys(body.ucp.payment_handlers);
