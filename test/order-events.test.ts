@@ -202,7 +202,10 @@ describe('UCP orders', () => {
       tracking_url: 'https://track.example.com/1Z999AA10123456784',
     });
     await adminPost(`/admin/orders/${id}/deliver`);
-    const events = await eventsOf(ucpReceiver, id, 3);
+    // Deliveries are not ordered (two may be in flight at once): each is a snapshot, told apart by what it shows.
+    const events = (await eventsOf(ucpReceiver, id, 3))
+      .slice()
+      .sort((a, b) => a.body.fulfillment.events.length - b.body.fulfillment.events.length);
     // Once each: a late duplicate would show up in the meantime.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await eventsOf(ucpReceiver, id, 3)).toHaveLength(3);
