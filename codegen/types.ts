@@ -540,7 +540,7 @@ export interface paths {
          * @description The UCP 2026-08-25 business profile (the newest version served), whose `supported_versions` names the complete
          *     2026-04-08 profile (`/ucp/profiles/2026-04-08`); each request is answered in the version its platform profile
          *     declares. The REST endpoint (`{base_url}/ucp`) and the MCP endpoint (`{base_url}/ucp/mcp`), the checkout,
-         *     discount, catalog search, catalog lookup and cart capabilities, and the informational `{namespace}.human_handoff` payment handler (the namespace in
+         *     discount, fulfillment, catalog search, catalog lookup, cart and order capabilities, the public key order events are signed with (`keys`), and the informational `{namespace}.human_handoff` payment handler (the namespace in
          *     2026-08-25's grammar, hyphens kept). Never negotiates: the answer is the same whatever `UCP-Agent` is sent. Served
          *     only when the UCP binding is on (a business namespace and https URLs; see the README).
          */
@@ -916,6 +916,30 @@ export interface paths {
          *     replays the first answer.
          */
         post: operations["cancelUcpCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a UCP order
+         * @description UCP's order capability (`dev.ucp.shopping.order`): the current state of an order that this platform's own UCP
+         *     checkout created (the platform is known by its `UCP-Agent` profile), answered in the version its profile declares,
+         *     with its lines, shipments (`fulfillment.events`, with carrier and tracking) and refunds (`adjustments`). An unknown
+         *     id, or an order another platform or surface created, answers 200 with error_response `not_found`; a profile that
+         *     does not declare the order capability answers 200 with error_response `capabilities_incompatible`.
+         */
+        get: operations["getUcpOrder"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2591,12 +2615,31 @@ export interface components {
         /** @description The JSON-RPC 2.0 response to one request. Protocol-level errors (unknown method, invalid params) are JSON-RPC errors with HTTP 200; a tool's failure is a successful response whose result has `isError: true`. */
         JsonRpcResponse: components["schemas"]["JsonRpcResult"] | components["schemas"]["JsonRpcErrorResponse"];
         /**
+         * UcpPublicJwk
+         * @description The business's public ES256 key (P-256), as a JWK; `kid` is its RFC 7638 thumbprint. Order webhooks carry an RFC 9421
+         *     signature whose `keyid` names it.
+         */
+        UcpPublicJwk: {
+            kid: string;
+            /** @constant */
+            kty: "EC";
+            /** @constant */
+            crv: "P-256";
+            x: string;
+            y: string;
+            /** @constant */
+            use?: "sig";
+            /** @constant */
+            alg?: "ES256";
+        };
+        /**
          * UcpBusinessProfile
          * @description A UCP business profile, of 2026-08-25 (at `/.well-known/ucp`, with `supported_versions` naming the 2026-04-08 profile)
          *     or 2026-04-08 (at `/ucp/profiles/2026-04-08`). Valid against that version's own schemas (copied in
          *     `protocols/ucp-2026-08-25/`: `profile.json#/$defs/business_schema`; `protocols/ucp-2026-04-08/`:
          *     `{ucp: ucp.json#/$defs/business_schema}`), which are the normative definition; this schema names the parts this
-         *     business always sends. Nothing is signed, so no `keys` are published.
+         *     business always sends, and the public key its order events are signed with (ES256, when AGENT_WEBHOOK_KEY is set):
+         *     `signing_keys` in 2026-04-08, `keys` in 2026-08-25.
          */
         UcpBusinessProfile: {
             ucp: {
@@ -2631,6 +2674,10 @@ export interface components {
                     }[];
                 };
             };
+            /** @description 2026-04-08's signing keys (public JWKs) that order events are signed with. */
+            signing_keys?: components["schemas"]["UcpPublicJwk"][];
+            /** @description 2026-08-25's signing keys (a JWK Set's `keys`) that order events are signed with. */
+            keys?: components["schemas"]["UcpPublicJwk"][];
         };
         /**
          * UcpError
@@ -2941,6 +2988,75 @@ export interface components {
          * @description A cart, or UCP's error_response (rest.openapi.json `cart_response`).
          */
         UcpCartResult: components["schemas"]["UcpCart"] | components["schemas"]["UcpErrorResponse"];
+        /**
+         * UcpOrder
+         * @description An order in UCP's order capability (`dev.ucp.shopping.order`, `shopping/order.json` of the version the platform
+         *     profile declares; the protocol's own schemas in `protocols/` are normative and every answer is tested against
+         *     them). Lines with their quantities shipped, shipments as `fulfillment.events` (`shipped`, `delivered`, with carrier
+         *     and tracking), refunds and a cancellation as `adjustments`. Integer minor units. The same body is what a subscribed
+         *     platform's order webhook receives.
+         */
+        UcpOrder: {
+            ucp: {
+                /** @enum {string} */
+                version: "2026-08-25" | "2026-04-08";
+                /** @constant */
+                status: "success";
+                capabilities: Record<string, never>;
+            };
+            id: string;
+            /** @description The order number. */
+            label?: string;
+            /** @description The checkout session the order was paid from. */
+            checkout_id: string;
+            /** Format: uri */
+            permalink_url: string;
+            line_items: {
+                id: string;
+                item: Record<string, never>;
+                quantity: {
+                    original?: number;
+                    total: number;
+                    fulfilled: number;
+                };
+                totals: Record<string, never>[];
+                /** @enum {string} */
+                status: "processing" | "partial" | "fulfilled" | "removed";
+            }[];
+            fulfillment: {
+                events?: {
+                    id: string;
+                    /** Format: date-time */
+                    occurred_at: string;
+                    /** @enum {string} */
+                    type: "shipped" | "delivered";
+                    line_items: Record<string, never>[];
+                    carrier?: string;
+                    tracking_number?: string;
+                    /** Format: uri */
+                    tracking_url?: string;
+                }[];
+            };
+            adjustments?: {
+                id: string;
+                /** @enum {string} */
+                type: "refund" | "cancellation";
+                /** Format: date-time */
+                occurred_at: string;
+                /** @enum {string} */
+                status: "completed";
+                line_items?: Record<string, never>[];
+                totals?: Record<string, never>[];
+            }[];
+            /** @description ISO 4217, upper case. */
+            currency: string;
+            totals: Record<string, never>[];
+        };
+        /**
+         * UcpOrderResult
+         * @description An order, or UCP's error_response (rest.openapi.json `order_response`).
+         */
+        UcpOrderResult: components["schemas"]["UcpOrder"] | components["schemas"]["UcpErrorResponse"];
         /**
          * AcpDiscovery
          * @description ACP's `DiscoveryResponse` (the protocol's JSON Schema, copied in `protocols/acp-2026-04-17/`, is normative).
@@ -5796,6 +5912,8 @@ export interface components {
         UcpCheckoutId: string;
         /** @description The cart id (`cart_…`); once converted, the id of its checkout. */
         UcpCartId: string;
+        /** @description The order id (`order_…`), as the completed checkout's `order.id` gives it. */
+        UcpOrderId: string;
         /** @description ACP version: `2026-04-17` (missing or other: 400 with `supported_versions`). */
         AcpApiVersion: string;
         /**
@@ -7693,6 +7811,58 @@ export interface operations {
             409: components["responses"]["UcpProtocolError"];
             413: components["responses"]["UcpProtocolError"];
             415: components["responses"]["UcpProtocolError"];
+            422: components["responses"]["UcpProtocolError"];
+            424: components["responses"]["UcpProtocolError"];
+            429: components["responses"]["UcpProtocolError"];
+            500: components["responses"]["UcpProtocolError"];
+            503: components["responses"]["UcpProtocolError"];
+        };
+    };
+    getUcpOrder: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The platform's identity: an RFC 8941 dictionary whose `profile` member is the absolute URL of its UCP platform
+                 *     profile, e.g. `profile="https://platform.example/.well-known/ucp"`. The business fetches the profile (https only, at
+                 *     a public address, 5 s, no redirects, at most 32 KiB), checks it against the platform schema of the version it
+                 *     declares (2026-08-25 or 2026-04-08: the version every answer is given in; another is `422 version_unsupported`),
+                 *     tolerating entries without the informative `spec` / `schema` (an info message `profile_informative_fields_missing`
+                 *     says so), and intersects capabilities and transports; a profile still invalid is `422 profile_malformed` naming the
+                 *     first field to fix; a profile it
+                 *     cannot fetch is `424 profile_unreachable` in one message whatever the reason. It fetches at most a few profiles a
+                 *     minute for one client address (those not cached: new, or expired); past that, `429 rate_limited` with `Retry-After`.
+                 *     Other members and parameters (including `version`) are ignored.
+                 */
+                "UCP-Agent": components["parameters"]["UcpAgent"];
+                /** @description A UUID identifying this request; echoed in the response. */
+                "Request-Id": components["parameters"]["UcpRequestId"];
+            };
+            path: {
+                /** @description The order id (`order_…`), as the completed checkout's `order.id` gives it. */
+                id: components["parameters"]["UcpOrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order (or UCP's error_response). Integer minor units. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpOrderResult"];
+                };
+            };
+            400: components["responses"]["UcpProtocolError"];
+            405: components["responses"]["UcpProtocolError"];
             422: components["responses"]["UcpProtocolError"];
             424: components["responses"]["UcpProtocolError"];
             429: components["responses"]["UcpProtocolError"];

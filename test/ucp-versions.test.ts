@@ -89,7 +89,18 @@ describe('UCP discovery across versions', () => {
   it('serves 2026-08-25 at /.well-known/ucp, naming the complete 2026-04-08 profile in supported_versions', async () => {
     const latest = await protocolFetch(api, '/.well-known/ucp');
     expect(latest.body.ucp.version).toBe('2026-08-25');
-    expect(latest.body.keys).toBeUndefined(); // nothing is signed, so no keys are published
+    // Order events are signed (test/order-events.test.ts): the public key is published as `keys[]`, never a private part.
+    expect(latest.body.keys).toEqual([
+      {
+        kid: expect.any(String),
+        kty: 'EC',
+        crv: 'P-256',
+        x: expect.any(String),
+        y: expect.any(String),
+        use: 'sig',
+        alg: 'ES256',
+      },
+    ]);
     const olderUrl = latest.body.ucp.supported_versions['2026-04-08'];
     const older = await protocolFetch(api, new URL(olderUrl).pathname);
     expect(older.body.ucp.version).toBe('2026-04-08');

@@ -95,6 +95,7 @@ describe('UCP discovery', () => {
       'dev.ucp.shopping.checkout',
       'dev.ucp.shopping.discount',
       'dev.ucp.shopping.fulfillment',
+      'dev.ucp.shopping.order',
     ]);
     expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
     expect(body.ucp.capabilities['dev.ucp.shopping.fulfillment'][0].extends).toBe('dev.ucp.shopping.checkout');

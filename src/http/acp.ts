@@ -221,7 +221,9 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
       key === undefined ? undefined : { scope: protocolKeys.scope.acp(clientId, exchange.path), key, body: call.body };
     if (earlier && scope && !isCartCheckout(call.body)) {
       const grant = earlier.tokenHash;
-      const stored = await confirmingFirst(() => createUnderGrant(deps, scope, () => create(call), renderAcpError, grant));
+      const stored = await confirmingFirst(() =>
+        createUnderGrant(deps, scope, () => create(call, clientId), renderAcpError, grant),
+      );
       if (stored) return { response: stored };
     }
     if (earlier) await authenticate(deps, exchange);
@@ -240,7 +242,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
         ? { prepare: () => operations[op](call) }
         : isCartCheckout(call.body)
           ? { prepare: () => cartOperations.checkout(clientId, call.body) }
-          : { create: () => create(call) };
+          : { create: () => create(call, clientId) };
     return answered(await runProtocolOperation(deps, scope, operation, renderAcpError));
   }
 

@@ -21,6 +21,7 @@ export type ProtocolOperationId =
   | 'getUcpCart'
   | 'updateUcpCart'
   | 'cancelUcpCart'
+  | 'getUcpOrder'
   | 'callUcpMcp'
   | 'preflightUcpMcp'
   | 'getAcpDiscovery'

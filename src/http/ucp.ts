@@ -34,6 +34,7 @@ import {
   UCP_SHOPPING_OPERATIONS,
   type UcpShoppingOperation,
 } from '../domain/ucp-shopping.js';
+import { createUcpOrderReader, orderCapability, publishedKeys } from '../handlers/ucp/orders.js';
 import { mcpCors } from '../mcp/transport.js';
 import { createUcpMcpServer, serveUcpMcp, UCP_MCP_PATH } from '../mcp/ucp-server.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
@@ -67,6 +68,8 @@ export const UCP_VERSIONED_PROFILE_PATH = '/ucp/profiles/{version}';
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
 
 /** The checkout operations by path and method. */
+export const UCP_ORDER_PATH = '/ucp/orders/{id}';
+
 const CHECKOUT_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'POST' | 'PUT', UcpOperation>> }> = [
   { path: '/ucp/checkout-sessions', methods: { POST: 'create' } },
   { path: '/ucp/checkout-sessions/{id}', methods: { GET: 'get', PUT: 'update' } },
@@ -87,7 +90,8 @@ const SHOPPING_ROUTES: Array<{ path: string; methods: Partial<Record<'GET' | 'PO
 
 /**
  * The business profile of a version (A.1): what this business offers, on which endpoints. The newest's names the older
- * versions' profiles in `supported_versions`. Nothing is signed, so no keys are published (`keys[]` in 2026-08-25).
+ * versions' profiles in `supported_versions`. With AGENT_WEBHOOK_KEY set, order events are signed, and the key that
+ * signs them is published (src/handlers/ucp/orders.ts).
  */
 export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
   const { baseUrl } = deps.config;
@@ -163,6 +167,7 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
             ],
           ]),
         ),
+        ...orderCapability(version),
       },
       payment_handlers: {
         [`${ucpNamespace(deps, version)}.human_handoff`]: [
@@ -177,6 +182,7 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
         ],
       },
     },
+    ...publishedKeys(deps, version),
   };
 }
 
@@ -220,7 +226,7 @@ async function negotiateWith(
   profiles: ProfileResolver,
   profileUrl: string,
   address: string,
-  required: Required,
+  required?: Required,
 ): Promise<Negotiation | { refused: Negotiated }> {
   const lenient = deps.config.protocols.profilePolicy === 'lenient';
   const result = await profiles(profileUrl, address);
@@ -231,7 +237,7 @@ async function negotiateWith(
     return { negotiated: { version: UCP_LATEST, ...EVERY_CAPABILITY }, notes: [NOT_NEGOTIATED] };
   }
   const { negotiated, notes } = result;
-  if (negotiated[required]) return { negotiated, notes };
+  if (!required || negotiated[required]) return { negotiated, notes };
   if (lenient) return { negotiated: { ...negotiated, ...EVERY_CAPABILITY }, notes: [...notes, NOT_NEGOTIATED] };
   return { refused: negotiated };
 }
@@ -247,11 +253,8 @@ function requiredUuidHeader(
   return value;
 }
 
-/** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
-export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
-  const { create, operations } = createUcpOperations(deps);
-  const shopping = createUcpShoppingOperations(deps);
-  const profiles = createProfileResolver({
+function profileResolverOf(deps: Deps): ProfileResolver {
+  return createProfileResolver({
     config: deps.config.protocols,
     egressAllowedHosts: deps.config.egressAllowedHosts,
     fetchBudget: deps.profileFetchLimiter,
@@ -259,6 +262,13 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
     validators: deps.validators,
     tracing: deps.tracing,
   });
+}
+
+/** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
+export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
+  const { create, operations } = createUcpOperations(deps);
+  const shopping = createUcpShoppingOperations(deps);
+  const profiles = profileResolverOf(deps);
   const { baseUrl } = deps.config;
   return async ({ profileUrl, address, op, id, body, idempotency }) => {
     // This call's rendered errors, by the response that renders them (the one answered, or one a retry replaced).
@@ -279,7 +289,7 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
         : incompatible(baseUrl, version);
       return { response, replayed: false };
     }
-    const call: UcpCall = { op, id, body, ...negotiation };
+    const call: UcpCall = { op, id, body, profileUrl, ...negotiation };
     // 2026-08-25 fingerprints a key's request by its exact bytes; 2026-04-08 (and MCP's arguments) by RFC 8785 JSON.
     const raw = negotiation.negotiated.version === '2026-08-25' ? idempotency?.raw : undefined;
     const scope = idempotency && {
@@ -376,6 +386,32 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
 
+  const orderProfiles = profileResolverOf(deps);
+  // Orders need no capability negotiated here: the reader answers a profile without the order capability itself.
+  const readOrder = createUcpOrderReader(deps, async (profileUrl, address) => {
+    const negotiation = await negotiateWith(deps, orderProfiles, profileUrl, address);
+    return 'refused' in negotiation ? incompatible(baseUrl, negotiation.refused.version) : negotiation;
+  });
+  /** GET /ucp/orders/{id}: UCP-Agent and Request-Id checked as for a checkout read, then the order capability. */
+  async function order(exchange: ProtocolExchange, id: string): Promise<ProtocolAnswer> {
+    const profileUrl = profileUrlOf(exchange.get('UCP-Agent'));
+    if (!profileUrl)
+      throw new ProtocolError(
+        400,
+        'invalid_profile_url',
+        'UCP-Agent must name the platform profile: profile="https://…".',
+        {
+          param: 'UCP-Agent',
+        },
+      );
+    const requestId = requiredUuidHeader(exchange, 'Request-Id', {
+      missing: 'request_id_required',
+      invalid: 'invalid_request_id',
+    });
+    exchange.set('Request-Id', requestId);
+    return { response: await readOrder({ profileUrl, address: exchange.ip, id }), headers: {} };
+  }
+
   /** Any failure on a UCP surface, as UCP's protocol error. */
   const failure = (error: unknown, log: () => Logger): ProtocolResponse => ucpFailure(error, log, baseUrl);
 
@@ -403,6 +439,10 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
         path: UCP_MCP_PATH,
         methods: { any: (ctx) => cors(ctx, () => serveUcpMcp(ctx, deps, mcp)) as Promise<void> },
         counted: false,
+      },
+      {
+        path: UCP_ORDER_PATH,
+        methods: { GET: async (ctx, { id }) => sendProtocolResponse(ctx, await order(ctx, id!)) },
       },
       ...[...CHECKOUT_ROUTES, ...SHOPPING_ROUTES].map(({ path, methods }) => ({
         path,

@@ -25,7 +25,8 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
       | 'cart_response'
       | 'catalog_search_response'
       | 'catalog_lookup_response'
-      | 'catalog_get_product_response',
+      | 'catalog_get_product_response'
+      | 'order_response',
   ): ProtocolSchemaName =>
     object.ucp?.version === '2026-08-25' ? `ucp@2026-08-25.${name}` : `ucp.${name}`;
   if (path === '/.well-known/ucp' || path.startsWith('/ucp/profiles/'))
@@ -44,6 +45,7 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
   }
   const shopping = UCP_SHOPPING_ANSWERS[path.replace(/^(\/ucp\/carts)\/[^/]+(\/cancel)?$/, '$1/{id}')];
   if (shopping) return status === 200 || status === 201 ? [ucp(shopping)] : [];
+  if (/^\/ucp\/orders\//.test(path)) return status === 200 ? [ucp('order_response')] : [];
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];
     if (path === '/acp/feed/products') return ['acp.feed.ProductsResponse'];

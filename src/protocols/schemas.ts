@@ -119,6 +119,9 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.catalog_get_product_response': {
     oneOf: [ucp('shopping/catalog_lookup.json#/$defs/get_product_response'), ucp('shopping/types/error_response.json')],
   },
+  /** UCP REST get_order answer (rest.openapi.json `order_response`), and the body of an order event. */
+  'ucp.order_response': { oneOf: [ucp('shopping/order.json'), ucp('shopping/types/error_response.json')] },
+  'ucp.order': ucp('shopping/order.json'),
   'ucp.business_profile': {
     type: 'object',
     required: ['ucp'],
@@ -146,11 +149,15 @@ export const PROTOCOL_SCHEMAS = {
       ucp('common/types/error_response.json'),
     ],
   },
+  'ucp@2026-08-25.order_response': { oneOf: [ucp('shopping/order.json'), ucp('common/types/error_response.json')] },
+  'ucp@2026-08-25.order': ucp('shopping/order.json'),
   'ucp@2026-08-25.business_profile': ucp('profile.json#/$defs/business_schema'),
   'ucp@2026-08-25.platform_profile': ucp('profile.json#/$defs/platform_schema'),
   'acp.CheckoutSession': acp('CheckoutSession'),
   'acp.CheckoutSessionWithOrder': acp('CheckoutSessionWithOrder'),
   'acp.Error': acp('Error'),
+  /** The `Order` of an ACP order webhook (`data`). */
+  'acp.Order': acp('Order'),
   'acp.DiscoveryResponse': acp('DiscoveryResponse'),
   /** ACP's cart (schema.cart.json): what the /acp/carts operations answer. */
   'acp.Cart': { $ref: `${ACP_CART_SCHEMA_ID}#/$defs/Cart` },

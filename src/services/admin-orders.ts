@@ -13,6 +13,7 @@ import { BadRequest, NotFound, ProcessorUnavailable } from '../domain/errors.js'
 import { newId } from '../domain/ids.js';
 export type { AdminCall } from './admin-changes.js';
 import { transition, type FulfilmentStatus, type OrderTransition } from '../domain/order-states.js';
+import type { OrderHappening } from '../domain/order-events.js';
 import type { OrderStatus } from '../domain/orders.js';
 import { runAdminChange, type AdminCall } from './admin-changes.js';
 import { tellAgent } from './orders.js';
@@ -251,6 +252,14 @@ function snapshot(order: AdminOrderRow) {
   return { status: order.status, fulfilment_status: order.fulfilment_status, amount_refunded: order.amount_refunded };
 }
 
+/** What each change is to the protocols' order events (src/services/order-events.ts). */
+const HAPPENINGS: Record<string, OrderHappening> = {
+  createOrderShipment: 'shipped',
+  markOrderDelivered: 'delivered',
+  cancelAdminOrder: 'canceled',
+  refundAdminOrder: 'refunded',
+};
+
 /** One admin change of one order (runAdminChange), the order locked, and the agent told of it through the outbox. */
 async function changeOrder(
   deps: Deps,
@@ -270,7 +279,7 @@ async function changeOrder(
       const lines = await linesOf(trx, orderId);
       const { changes, details } = await change(trx, order, lines);
       const updated = await repo.updateOrder(trx, orderId, { ...changes, updated_at: at });
-      await tellAgent(trx, deps, updated, 'order.updated');
+      await tellAgent(trx, deps, updated, 'order.updated', HAPPENINGS[operation]);
       return {
         before: snapshot(order),
         after: { ...snapshot(updated), ...details },

@@ -1,4 +1,5 @@
-// Order events for agents: `order.created` / `order.updated`, written to the outbox in the transaction that changes
+// Order events for agents: `order.created` / `order.updated` (and, beside them, the protocols' order events of
+// src/services/order-events.ts, each signed as its audience's protocol says), written to the outbox in the transaction that changes
 // the order and delivered by whichever instance claims them first, signed, with retries and backoff. Delivery is
 // at-least-once (a receiver dedupes on the event id); a crash mid-delivery is retried when the claim's lease lapses.
 // Every delivery goes through the egress guard (src/services/egress.ts): a webhook URL whose name resolves to a private
@@ -8,7 +9,9 @@ import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../domain/ids.js';
 import { MAX_ATTEMPTS, retryDelaySeconds, signatureHeader, webhookSecret } from '../domain/webhooks.js';
+import { acpSignatureHeaders, ucpWebhookHeaders } from '../domain/order-events.js';
 import { createEgress } from './egress.js';
+import { ucpSigningKey } from './order-events.js';
 
 export type OrderEventType = 'order.created' | 'order.updated';
 
@@ -98,22 +101,41 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
       );
   }
 
+  /** The delivery's signed headers, as its audience's protocol says (src/domain/order-events.ts for UCP and ACP). */
+  function signedHeaders(delivery: repo.ClaimedDelivery, signingKey: string, body: string): Record<string, string> {
+    const seconds = Math.floor(deps.now() / 1000);
+    switch (delivery.audience) {
+      case 'ucp':
+        return ucpWebhookHeaders(ucpSigningKey(deps)!, {
+          url: delivery.webhook_url,
+          body,
+          webhookId: delivery.id,
+          profileUrl: `${deps.config.baseUrl}/.well-known/ucp`,
+          createdSeconds: seconds,
+          occurredSeconds: Math.floor(new Date(delivery.created_at).getTime() / 1000),
+        });
+      case 'acp':
+        return {
+          'Content-Type': 'application/json',
+          'Webhook-Id': delivery.id,
+          ...acpSignatureHeaders(webhookSecret(signingKey, delivery.client_id!), new Date(deps.now()), body),
+        };
+      default:
+        return {
+          'Content-Type': 'application/json',
+          'Webhook-Id': delivery.id,
+          'Webhook-Signature': signatureHeader(webhookSecret(signingKey, delivery.client_id!), seconds, body),
+        };
+    }
+  }
+
   async function deliver(delivery: repo.ClaimedDelivery, signingKey: string): Promise<void> {
     const body = JSON.stringify(delivery.payload);
     const answer = await egress.send(delivery.webhook_url, {
       method: 'POST',
       timeoutMs: webhookTimeoutMs,
       maxResponseBytes: 0,
-      headers: {
-        'Content-Type': 'application/json',
-        'User-Agent': 'storefront-webhooks/1',
-        'Webhook-Id': delivery.id,
-        'Webhook-Signature': signatureHeader(
-          webhookSecret(signingKey, delivery.client_id),
-          Math.floor(deps.now() / 1000),
-          body,
-        ),
-      },
+      headers: { 'User-Agent': 'storefront-webhooks/1', ...signedHeaders(delivery, signingKey, body) },
       body,
     });
     if (answer.ok && answer.status >= 200 && answer.status < 300) {

@@ -20,6 +20,8 @@ import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
 import { orderSummary, presentPaidSession, quoteCart } from './checkout.js';
 import { withTerms } from './checkout/destination.js';
+import type { OrderHappening } from '../domain/order-events.js';
+import { tellProtocolAudience } from './order-events.js';
 import { enqueueOrderEvent, wantsOrderEvents, type OrderEventType } from './order-webhooks.js';
 
 export type AgentOrder = components['schemas']['AgentOrder'];
@@ -187,7 +189,7 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
     const status = statusAfterRefund(order.status, order.amount_paid, refunded);
     const updated = await orders.updateOrder(trx, order.id, { status, amount_refunded: refunded, updated_at: at });
     if (updated.status !== order.status || updated.amount_refunded !== order.amount_refunded)
-      await tellAgent(trx, deps, updated, 'order.updated');
+      await tellAgent(trx, deps, updated, 'order.updated', 'refunded');
     return { kind: 'updated', order: updated };
   });
 }
@@ -228,8 +230,19 @@ export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
   };
 }
 
-/** Queues the event for the agent whose cart this was, inside the order's transaction (a transactional outbox). */
-export async function tellAgent(trx: Db, deps: Deps, order: OrderRow, type: OrderEventType): Promise<void> {
+/**
+ * Queues the event for the agent whose cart this was, and for the protocol audience of a UCP or ACP session (what
+ * happened to the order: created, shipped, …; src/services/order-events.ts), inside the order's transaction (a
+ * transactional outbox).
+ */
+export async function tellAgent(
+  trx: Db,
+  deps: Deps,
+  order: OrderRow,
+  type: OrderEventType,
+  happening: OrderHappening = type === 'order.created' ? 'created' : 'updated',
+): Promise<void> {
+  await tellProtocolAudience(trx, deps, order, happening);
   if (!order.client_id || !(await wantsOrderEvents(trx, order.client_id))) return;
   const paid = await orders.findOrderBySession(trx, order.session_id);
   await enqueueOrderEvent(trx, deps, order.client_id, type, agentOrderView(deps, paid!));

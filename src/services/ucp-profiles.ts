@@ -23,6 +23,7 @@ import {
 } from '../domain/ucp-checkout.js';
 import { jsonPath } from '../domain/protocol-session.js';
 import { UCP_CART, UCP_CATALOG_LOOKUP, UCP_CATALOG_SEARCH } from '../domain/ucp-shopping.js';
+import { UCP_ORDER } from '../domain/order-events.js';
 import type { Logger } from '../log.js';
 import type { LimitCounter } from '../ports.js';
 import { protocolSchemaProblems } from '../protocols/schemas.js';
@@ -70,7 +71,7 @@ export interface PlatformProfile {
   ucp: {
     version: string;
     services?: Record<string, Array<{ version: string; transport?: string }>>;
-    capabilities?: Record<string, Array<{ version: string }>>;
+    capabilities?: Record<string, Array<{ version: string; config?: { webhook_url?: unknown } }>>;
   };
 }
 
@@ -84,6 +85,10 @@ export interface Negotiated {
   cart: boolean;
   catalogSearch: boolean;
   catalogLookup: boolean;
+  /** Whether the platform declares the order capability at the version (order reads and events). */
+  order?: boolean;
+  /** Where it subscribes to order events: the order capability's `config.webhook_url`, if it names one. */
+  orderWebhookUrl?: string | undefined;
 }
 
 /** Every capability of this business: what the lenient policy proceeds with when a profile cannot be used. */
@@ -160,6 +165,8 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     (service) => service.version === version && TRANSPORTS.includes(service.transport ?? ''),
   );
   const checkout = transport && offers(UCP_CHECKOUT);
+  const order = (profile.ucp.capabilities?.[UCP_ORDER] ?? []).find((capability) => capability.version === version);
+  const webhookUrl = order?.config?.webhook_url;
   return {
     version,
     checkout,
@@ -168,6 +175,8 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     cart: transport && offers(UCP_CART),
     catalogSearch: transport && offers(UCP_CATALOG_SEARCH),
     catalogLookup: transport && offers(UCP_CATALOG_LOOKUP),
+    order: transport && order !== undefined,
+    orderWebhookUrl: transport && typeof webhookUrl === 'string' ? webhookUrl : undefined,
   };
 }
 

@@ -16,6 +16,8 @@ export interface ReceivedEvent {
   id: string;
   type: string;
   body: any;
+  /** The body's exact bytes, as text (what a signature or a digest covers). */
+  raw: string;
   signatureValid: boolean;
   headers: Record<string, string | string[] | undefined>;
 }
@@ -72,6 +74,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       id: body.id,
       type: body.type,
       body,
+      raw,
       headers: request.headers,
       signatureValid: verifySignature(String(request.headers['webhook-signature'] ?? ''), raw, receiver.secret),
     });

@@ -44,6 +44,11 @@ export interface CartRow {
   shipping_address?: Destination | null;
   /** The shipping option chosen, or null: the region's first (Standard). */
   shipping_option?: ShippingCode | null;
+  /**
+   * Who is told of the order this session becomes, for sessions created through a protocol binding (UCP: the platform
+   * and its order-webhook subscription; ACP: the client), or null (src/services/order-events.ts).
+   */
+  origin?: object | null;
 }
 
 /** A stored line joined with its variant's current title, stock and price in the cart's region. */
@@ -115,8 +120,8 @@ function withJsonColumns<T extends Partial<CartRow>>(row: T): T {
 function newCartAndLines(condition: string): string {
   return `new_cart as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-                     buyer_details, fulfillment_details, shipping_address, shipping_option)
-  select ?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?
+                     buyer_details, fulfillment_details, shipping_address, shipping_option, origin)
+  select ?, ?, ?, ?, ?::text[], ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?::jsonb
   where ${condition}
   returning id
 ), new_lines as (
@@ -171,6 +176,7 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.Raw
     jsonText(cart.fulfillment_details),
     jsonText(cart.shipping_address),
     cart.shipping_option ?? null,
+    jsonText(cart.origin ?? null),
     ...condition,
     lines.map((line) => line.id),
     lines.map((line) => line.variant_id),
@@ -185,12 +191,12 @@ function newCartBindings(cart: NewCartRow, lines: NewLine[], condition: Knex.Raw
  */
 export const NEW_CARTS_AND_LINES = `new_carts as (
   insert into carts (id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-                     buyer_details, fulfillment_details, shipping_address, shipping_option)
+                     buyer_details, fulfillment_details, shipping_address, shipping_option, origin)
   select id, region_id, status, buyer_email, promo_codes, client_id, created_at, updated_at,
-         buyer_details, fulfillment_details, shipping_address, shipping_option
+         buyer_details, fulfillment_details, shipping_address, shipping_option, origin
   from jsonb_to_recordset(?::jsonb) as cart (id text, region_id text, status text, buyer_email text,
     promo_codes text[], client_id text, created_at timestamptz, updated_at timestamptz, buyer_details jsonb,
-    fulfillment_details jsonb, shipping_address jsonb, shipping_option text, key_scope text, key text,
+    fulfillment_details jsonb, shipping_address jsonb, shipping_option text, origin jsonb, key_scope text, key text,
     priced_at bigint)
   where (cart.key is null or (cart.key_scope, cart.key) in (select scope, key from claimed))
     and ${stillPricedAt('cart.priced_at')}
@@ -217,6 +223,7 @@ export function newCartsAndLinesBindings(
     fulfillment_details: cart.fulfillment_details ?? null,
     shipping_address: cart.shipping_address ?? null,
     shipping_option: cart.shipping_option ?? null,
+    origin: cart.origin ?? null,
     key_scope: key?.scope ?? null,
     key: key?.key ?? null,
     priced_at: pricedAt ?? null,

@@ -58,8 +58,9 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
  * order given: the walk goes through them in that order, carrying what is left free of each variant and promotion.
  *
  * A payment goes ahead only where nothing but SQL is needed (`ready`): a session awaiting payment (or cancelled
- * meanwhile) whose quote is known and whose agent, if any, takes no order events (or whose caller tells it,
- * `tells_agent`). Then, or for a session completed already, the event is recorded (`claimable`); otherwise nothing is
+ * meanwhile) whose quote is known and whose agent, if any, takes no order events, nor a protocol audience (a UCP
+ * platform's subscription or an ACP client, `carts.origin`), or whose caller tells them
+ * (`tells_agent`). Then, or for a session completed already, the event is recorded (`claimable`); otherwise nothing is
  * written for it, and the caller runs it again in a transaction, with the quote priced now or the agent told. The
  * session is locked before the event is recorded: a concurrent payment of the same session waits here and then finds
  * it completed (its locked row is the latest), so it records its own event and makes no order. The locks are taken
@@ -80,7 +81,7 @@ const QUOTE_PAID = `coalesce(payment.quote_given, (select quote from processor_c
 export const PAID_ORDERS = `with recursive payment as materialized (
   select * from ${PAYMENTS}
 ), cart as materialized (
-  select id, status, client_id, buyer_email from carts
+  select id, status, client_id, buyer_email, origin from carts
   where id = any(array(select session_id from payment))
   order by id
   for update
@@ -90,7 +91,8 @@ export const PAID_ORDERS = `with recursive payment as materialized (
     lateral (select ${QUOTE_PAID} as quote) as paid
   where cart.status in ('ready_for_payment', 'canceled') and paid.quote is not null
     and (payment.tells_agent
-         or not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null))
+         or (not exists (select from oauth_clients c where c.id = cart.client_id and c.webhook_url is not null)
+             and coalesce(cart.origin->>'webhook_url', cart.origin->>'client_id') is null))
 ), claimable as materialized (
   select n from payment
   where n in (select n from ready) or session_id in (select id from cart where status = 'completed')

@@ -4,6 +4,7 @@
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
+import { acpOrigin } from '../../domain/order-events.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
@@ -139,7 +140,7 @@ export function createAcpOperations(deps: Deps) {
       : new ProtocolError(405, canceledCode, `Checkout session ${session.id} is canceled.`);
 
   /** The create's plan: what to store, and its answer (run by createProtocolSession in one read and one write). */
-  function create(call: AcpCall): CreatePlan<{ currency: string }> {
+  function create(call: AcpCall, clientId?: string): CreatePlan<{ currency: string }> {
     const input = validatedSession(deps.validators, 'acp.create', call.body);
     return {
       input: {
@@ -148,6 +149,8 @@ export function createAcpOperations(deps: Deps) {
         codes: codesOf(input) ?? [],
         buyer: buyerOf(input.buyer),
         fulfillmentDetails: input.fulfillment_details,
+        // The client is told of the order through ACP's order webhook (src/services/order-events.ts).
+        ...(clientId ? { origin: acpOrigin(clientId) } : {}),
       },
       respond(outcome) {
         if (outcome.kind === 'unsupported_currency')

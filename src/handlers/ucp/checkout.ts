@@ -32,6 +32,7 @@ import type { UcpErrorBody } from '../../http/protocol-errors.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
 import * as sessions from '../../services/protocol-sessions.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
+import { ucpOrigin } from '../../services/order-events.js';
 
 export type UcpOperation = 'create' | 'get' | 'update' | 'complete' | 'cancel';
 
@@ -66,6 +67,8 @@ export interface UcpCall {
   id?: string;
   body: unknown;
   negotiated: Negotiated;
+  /** The platform's profile (a session it creates is told of its order there: src/services/order-events.ts). */
+  profileUrl?: string;
   /** Info messages of this request (the lenient policy's `profile_not_negotiated`). */
   notes: UcpMessage[];
 }
@@ -390,6 +393,7 @@ export function createUcpOperations(deps: Deps) {
         codes: discounts.codes ?? [],
         buyer: buyerOf(input),
         ...(change ? { shipping: { address: change.address ?? undefined, option: change.option ?? undefined } } : {}),
+        ...(call.profileUrl ? { origin: ucpOrigin(deps, call.profileUrl, call.negotiated) } : {}),
       },
       respond(outcome) {
         if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);

@@ -75,6 +75,8 @@ export interface NewSession {
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /** Protocol sessions: who is told of the order it becomes (carts.origin). */
+  origin?: object | undefined;
   /** REST, MCP and agent carts: the checked destination and option, and the terms they bring (checked before the read). */
   destination?: CheckedDestination | undefined;
 }
@@ -128,6 +130,7 @@ function build<Session>(
     buyer_email,
     buyer_details: carts.asJsonb(buyer_details) as Record<string, string> | null,
     fulfillment_details: carts.asJsonb(request.fulfillmentDetails ?? null),
+    ...(request.origin ? { origin: request.origin } : {}),
     shipping_address: (carts.asJsonb(request.destination?.shipping_address ?? null) ??
       null) as carts.CartRow['shipping_address'],
     shipping_option: request.destination?.shipping_option ?? null,
@@ -374,6 +377,8 @@ export interface NewProtocolSession<M extends ProtocolMarket = ProtocolMarket> {
    * finds (an address the store does not ship to is not stored, and reported with the session), and the option chosen.
    */
   shipping?: { address?: DestinationInput; option?: ShippingCode | null };
+  /** Who is told of the order the session becomes (src/services/order-events.ts). */
+  origin?: object | undefined;
 }
 
 export type CreateOutcome<M extends ProtocolMarket = ProtocolMarket> =
@@ -412,6 +417,7 @@ function protocolSession(create: ProtocolCreate): NewSession {
     codes: input.codes,
     buyer: input.buyer,
     fulfillmentDetails: input.fulfillmentDetails,
+    origin: input.origin,
   };
 }
 
