@@ -4,7 +4,7 @@
 import { loadConfig } from '../config.js';
 import { createDatabase, prepareDatabase } from '../db/knex.js';
 import { createLogger } from '../log.js';
-import { runAdminCommand } from './commands.js';
+import { API_AREAS, runAdminCommand } from './commands.js';
 
 const argv = process.argv.slice(2);
 const io = {
@@ -13,7 +13,7 @@ const io = {
 };
 const config = loadConfig();
 let code: number;
-if (argv[0] === 'orders') {
+if (argv[0] !== undefined && Object.hasOwn(API_AREAS, argv[0])) {
   // Through the API (the SDK), as the admin client: the service owns the database.
   code = await runAdminCommand(
     {
