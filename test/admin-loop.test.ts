@@ -174,10 +174,10 @@ describe('the loop from the command line', () => {
 
     const set = await cli('stock', 'set', VARIANT, '--quantity', '50', '--json');
     expect(JSON.parse(set.out).inventory_quantity).toBe(50);
-    const adjust = await cli('stock', 'adjust', VARIANT, '--by', '-3', '--reason', 'damaged');
+    const adjust = await cli('stock', 'adjust', VARIANT, '--by=-3', '--reason', 'damaged');
     expect(adjust.out).toContain('in stock 47');
     expect(await stockOf(api)).toBe(47);
-    const negative = await cli('stock', 'adjust', VARIANT, '--by', '-48');
+    const negative = await cli('stock', 'adjust', VARIANT, '--by=-48');
     expect(negative.code).toBe(1);
     expect(negative.err).toContain('stock_would_go_negative');
 

@@ -15,7 +15,7 @@ export const USAGE = `usage: npm run admin -- clients create --name NAME --scope
        npm run admin -- orders refund ORDER_ID [--amount MINOR_UNITS] [--restock LINE:QTY ...] [--reason R]
        npm run admin -- prices set VARIANT_ID --price REGION_ID:MINOR_UNITS ... [--json]
        npm run admin -- stock set VARIANT_ID --quantity N [--reason R] [--json]
-       npm run admin -- stock adjust VARIANT_ID --by N [--reason R] [--json]
+       npm run admin -- stock adjust VARIANT_ID --by=N (negative to take away: --by=-3) [--reason R] [--json]
        npm run admin -- products publish|unpublish PRODUCT_ID_OR_HANDLE [--reason R] [--json]
        npm run admin -- promotions list [--json]
        npm run admin -- promotions create CODE --kind percentage|fixed --value N [--region REGION_ID]
