@@ -2303,6 +2303,12 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "paid" | "needs_review" | "partially_refunded" | "refunded" | "canceled";
+        /**
+         * @description `unfulfilled`: nothing shipped yet. `partially_shipped`: some units shipped. `shipped`: every unit shipped.
+         *     `delivered`: the merchant marked the shipped order delivered.
+         * @enum {string}
+         */
+        FulfilmentStatus: "unfulfilled" | "partially_shipped" | "shipped" | "delivered";
         /** @description The order a paid session became (present only when `status` is `completed`). Added 2026-11-24 (additive). */
         CheckoutOrder: {
             /**
@@ -2316,6 +2322,8 @@ export interface components {
              */
             order_number: string;
             status: components["schemas"]["OrderStatus"];
+            /** @description How far the store has shipped the order (added 2026-11-27, additive; always present since). */
+            fulfilment_status?: components["schemas"]["FulfilmentStatus"];
             /**
              * Format: uri
              * @description The buyer's receipt page (HTML, an unguessable URL); share it only with the buyer.
@@ -3655,6 +3663,35 @@ export interface components {
             /** @description With a product handle that has several variants, the variant ids to choose from. */
             variant_ids?: string[];
         };
+        /** @description A parcel the store shipped (added 2026-11-27, additive). */
+        OrderShipment: {
+            /** @example UPS */
+            carrier: string;
+            /** @example 1Z999AA10123456784 */
+            tracking_number: string;
+            /**
+             * Format: uri
+             * @description The carrier's tracking page, when the store gave one.
+             */
+            tracking_url: string | null;
+            /** Format: date-time */
+            shipped_at: string;
+            /**
+             * Format: date-time
+             * @description When the store marked the order delivered; null until then.
+             */
+            delivered_at: string | null;
+        };
+        /**
+         * @description Money the store gave back through this service (a refund or a cancellation's; added 2026-11-27, additive). A refund
+         *     made in the payment processor's dashboard counts in `amount_refunded` without an entry here.
+         */
+        OrderRefund: {
+            amount: components["schemas"]["Amount"];
+            reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
         /**
          * @description An order: a checkout session a human paid. Every amount is as charged (never recomputed), in major units like the
          *     rest of the agent API. The same object is the `data.order` of the `order.created` and `order.updated` webhook events.
@@ -3709,17 +3746,17 @@ export interface components {
              *     rate changes nothing here.
              */
             tax_lines?: components["schemas"]["TaxLine"][];
+            /** @description How far the store has shipped the order (added 2026-11-27, additive; always present since). */
+            fulfilment_status?: components["schemas"]["FulfilmentStatus"];
+            /** @description The parcels shipped, oldest first, with their tracking (added 2026-11-27, additive; always present since). */
+            shipments?: components["schemas"]["OrderShipment"][];
+            /** @description The refunds made through this service, oldest first (added 2026-11-27, additive; always present since). */
+            refunds?: components["schemas"]["OrderRefund"][];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
         };
-        /**
-         * @description `unfulfilled`: nothing shipped yet. `partially_shipped`: some units shipped. `shipped`: every unit shipped.
-         *     `delivered`: the merchant marked the shipped order delivered.
-         * @enum {string}
-         */
-        FulfilmentStatus: "unfulfilled" | "partially_shipped" | "shipped" | "delivered";
         /** @description An order in the merchant's list. Amounts in integer minor units. */
         AdminOrderSummary: {
             id: string;

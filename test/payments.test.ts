@@ -76,6 +76,7 @@ describe('paying with the test processor', () => {
       id: expect.stringMatching(/^order_/),
       order_number: expect.stringMatching(/^SF-\d+$/),
       status: 'paid',
+      fulfilment_status: 'unfulfilled',
       permalink_url: expect.stringMatching(/^https:\/\/store\.example\/orders\/rcpt_/),
     });
 

@@ -4,20 +4,20 @@
 import { loadConfig } from '../config.js';
 import { createDatabase, prepareDatabase } from '../db/knex.js';
 import { createLogger } from '../log.js';
-import { runAdminCommand } from './commands.js';
+import { API_AREAS, runAdminCommand } from './commands.js';
 
 const argv = process.argv.slice(2);
 const io = {
   out: (text: string) => process.stdout.write(`${text}\n`),
   err: (text: string) => process.stderr.write(`${text}\n`),
 };
-const config = loadConfig();
 let code: number;
-if (argv[0] === 'orders') {
-  // Through the API (the SDK), as the admin client: the service owns the database.
+if (argv[0] !== undefined && Object.hasOwn(API_AREAS, argv[0])) {
+  // Through the API (the SDK), as the admin client: the service owns the database (its configuration is read only
+  // for AGENT_BASE_URL, when ADMIN_API_URL is not set).
   code = await runAdminCommand(
     {
-      baseUrl: process.env.ADMIN_API_URL ?? config.agentBaseUrl,
+      baseUrl: process.env.ADMIN_API_URL || loadConfig().agentBaseUrl,
       clientId: process.env.ADMIN_CLIENT_ID ?? '',
       clientSecret: process.env.ADMIN_CLIENT_SECRET ?? '',
     },
@@ -26,7 +26,7 @@ if (argv[0] === 'orders') {
   );
 } else {
   const log = createLogger('warn', process.stderr);
-  const db = await createDatabase(config, log);
+  const db = await createDatabase(loadConfig(), log);
   try {
     await prepareDatabase(db);
     code = await runAdminCommand({ db, log, now: Date.now }, argv, io);

@@ -13,14 +13,32 @@ export const USAGE = `usage: npm run admin -- clients create --name NAME --scope
        npm run admin -- orders show|deliver|cancel ORDER_ID [--json]
        npm run admin -- orders ship ORDER_ID --carrier C --tracking-number T [--tracking-url U] [--line LINE:QTY ...]
        npm run admin -- orders refund ORDER_ID [--amount MINOR_UNITS] [--restock LINE:QTY ...] [--reason R]
+       npm run admin -- prices set VARIANT_ID --price REGION_ID:MINOR_UNITS ... [--json]
+       npm run admin -- stock set VARIANT_ID --quantity N [--reason R] [--json]
+       npm run admin -- stock adjust VARIANT_ID --by=N (negative to take away: --by=-3) [--reason R] [--json]
+       npm run admin -- products publish|unpublish PRODUCT_ID_OR_HANDLE [--reason R] [--json]
+       npm run admin -- promotions list [--json]
+       npm run admin -- promotions create CODE --kind percentage|fixed --value N [--region REGION_ID]
+                         [--min-subtotal MINOR_UNITS] [--usage-limit N] [--starts-at ISO] [--ends-at ISO] [--json]
+       npm run admin -- promotions expire CODE [--json]
 
-The orders commands call the admin API through the SDK generated from the contract (sdk/), at ADMIN_API_URL (default
-AGENT_BASE_URL, then BASE_URL), as the client ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (scope admin:orders); each change
-is sent under a new Idempotency-Key (--idempotency-key K to retry one).
+Every command but clients calls the admin API through the SDK generated from the contract (sdk/), at ADMIN_API_URL
+(default AGENT_BASE_URL, then BASE_URL), as the client ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (scope admin:orders for
+orders, admin:catalog for prices, stock and products, admin:promotions for promotions); each change is sent under a
+new Idempotency-Key (--idempotency-key K to retry one).
 
-Creates an OAuth client_credentials client for the store's operator or its tools. Scopes: admin:orders,
+clients create makes an OAuth client_credentials client for the store's operator or its tools. Scopes: admin:orders,
 admin:catalog, admin:promotions (and the agents' catalog:read, cart:write, orders:read). The client secret is shown
 once and stored only as a hash. --json prints {"client_id", "client_secret", "scope"}. Docs: docs/admin.md.`;
+
+/** The areas the API commands cover, and the scope each needs. */
+export const API_AREAS: Record<string, string> = {
+  orders: 'admin:orders',
+  prices: 'admin:catalog',
+  stock: 'admin:catalog',
+  products: 'admin:catalog',
+  promotions: 'admin:promotions',
+};
 
 export interface CommandIo {
   out(text: string): void;
@@ -73,7 +91,8 @@ function listTable(orders: Summary[]): string {
     .join('\n');
 }
 
-async function ordersCommand(access: ApiAccess, positionals: string[], values: Record<string, any>, io: CommandIo) {
+async function apiCommand(access: ApiAccess, positionals: string[], values: Record<string, any>, io: CommandIo) {
+  const [area, action, id] = positionals;
   const fetcher = access.fetch ?? ((request: Request) => fetch(request));
   const tokenAnswer = await fetcher(
     new Request(`${access.baseUrl}/oauth/token`, {
@@ -82,7 +101,7 @@ async function ordersCommand(access: ApiAccess, positionals: string[], values: R
         'Content-Type': 'application/x-www-form-urlencoded',
         Authorization: `Basic ${Buffer.from(`${encodeURIComponent(access.clientId)}:${encodeURIComponent(access.clientSecret)}`).toString('base64')}`,
       },
-      body: 'grant_type=client_credentials&scope=admin:orders',
+      body: `grant_type=client_credentials&scope=${API_AREAS[area!]}`,
       signal: AbortSignal.timeout(15_000),
     }),
   );
@@ -96,14 +115,40 @@ async function ordersCommand(access: ApiAccess, positionals: string[], values: R
     fetch: fetcher,
     headers: { Authorization: `Bearer ${token}` },
   });
-  const [, action, id] = positionals;
   const key = { 'Idempotency-Key': (values['idempotency-key'] as string | undefined) ?? randomUUID() };
   const signal = AbortSignal.timeout(30_000);
   const path = { id: id ?? '' };
-  let answer: { data?: unknown; error?: unknown; response: Response };
+  const answer = await (area === 'orders'
+    ? ordersCall(sdk, action, path, key, values, signal)
+    : catalogCall(sdk, `${area} ${action}`, id ?? '', key, values, signal));
+  if (answer === undefined) {
+    io.err(USAGE);
+    return 2;
+  }
+  if (answer.error !== undefined) {
+    io.err(`HTTP ${answer.response.status}: ${JSON.stringify(answer.error)}`);
+    return 1;
+  }
+  if (values.json) io.out(JSON.stringify(answer.data));
+  else io.out(tableOf(`${area} ${action}`, answer.data));
+  return 0;
+}
+
+type Sdk = ReturnType<typeof createStorefrontClient>;
+type Call = { data?: unknown; error?: unknown; response: Response } | undefined;
+type Key = { 'Idempotency-Key': string };
+
+async function ordersCall(
+  sdk: Sdk,
+  action: string | undefined,
+  path: { id: string },
+  key: Key,
+  values: Record<string, any>,
+  signal: AbortSignal,
+): Promise<Call> {
   switch (action) {
     case 'list':
-      answer = await sdk.GET('/admin/orders', {
+      return sdk.GET('/admin/orders', {
         params: {
           query: {
             status: values.status,
@@ -114,12 +159,10 @@ async function ordersCommand(access: ApiAccess, positionals: string[], values: R
         },
         signal,
       });
-      break;
     case 'show':
-      answer = await sdk.GET('/admin/orders/{id}', { params: { path }, signal });
-      break;
+      return sdk.GET('/admin/orders/{id}', { params: { path }, signal });
     case 'ship':
-      answer = await sdk.POST('/admin/orders/{id}/shipments', {
+      return sdk.POST('/admin/orders/{id}/shipments', {
         params: { path, header: key },
         body: {
           carrier: values.carrier,
@@ -129,19 +172,16 @@ async function ordersCommand(access: ApiAccess, positionals: string[], values: R
         },
         signal,
       });
-      break;
     case 'deliver':
-      answer = await sdk.POST('/admin/orders/{id}/deliver', { params: { path, header: key }, signal });
-      break;
+      return sdk.POST('/admin/orders/{id}/deliver', { params: { path, header: key }, signal });
     case 'cancel':
-      answer = await sdk.POST('/admin/orders/{id}/cancel', {
+      return sdk.POST('/admin/orders/{id}/cancel', {
         params: { path, header: key },
         ...(values.reason ? { body: { reason: values.reason } } : {}),
         signal,
       });
-      break;
     case 'refund':
-      answer = await sdk.POST('/admin/orders/{id}/refunds', {
+      return sdk.POST('/admin/orders/{id}/refunds', {
         params: { path, header: key },
         body: {
           ...(values.amount === undefined ? {} : { amount: Number(values.amount) }),
@@ -150,19 +190,121 @@ async function ordersCommand(access: ApiAccess, positionals: string[], values: R
         },
         signal,
       });
-      break;
     default:
-      io.err(USAGE);
-      return 2;
+      return undefined;
   }
-  if (answer.error !== undefined) {
-    io.err(`HTTP ${answer.response.status}: ${JSON.stringify(answer.error)}`);
-    return 1;
+}
+
+/** A number option as sent (not a number: sent as text, and the API refuses it as the contract says). */
+const numberOf = (value: string | undefined) =>
+  value === undefined ? undefined : /^-?\d+$/.test(value) ? Number(value) : value;
+const note = (values: Record<string, any>) => (values.reason ? { body: { reason: values.reason as string } } : {});
+
+async function catalogCall(
+  sdk: Sdk,
+  command: string,
+  id: string,
+  key: Key,
+  values: Record<string, any>,
+  signal: AbortSignal,
+): Promise<Call> {
+  const reason = values.reason === undefined ? {} : { reason: values.reason as string };
+  switch (command) {
+    case 'prices set':
+      return sdk.PUT('/admin/variants/{id}/prices', {
+        params: { path: { id }, header: key },
+        body: {
+          prices: ((values.price as string[] | undefined) ?? []).map((price) => {
+            const at = price.lastIndexOf(':');
+            return { region_id: price.slice(0, at), amount: numberOf(price.slice(at + 1)) as number };
+          }),
+        },
+        signal,
+      });
+    case 'stock set':
+    case 'stock adjust':
+      return sdk.POST('/admin/variants/{id}/stock', {
+        params: { path: { id }, header: key },
+        body:
+          command === 'stock set'
+            ? { quantity: numberOf(values.quantity) as number, ...reason }
+            : { adjustment: numberOf(values.by) as number, ...reason },
+        signal,
+      });
+    case 'products publish':
+      return sdk.POST('/admin/products/{id}/publish', {
+        params: { path: { id }, header: key },
+        ...note(values),
+        signal,
+      });
+    case 'products unpublish':
+      return sdk.POST('/admin/products/{id}/unpublish', {
+        params: { path: { id }, header: key },
+        ...note(values),
+        signal,
+      });
+    case 'promotions list':
+      return sdk.GET('/admin/promotions', { signal });
+    case 'promotions create': {
+      const optional: Record<string, unknown> = {
+        region_id: values.region,
+        min_subtotal: numberOf(values['min-subtotal']),
+        usage_limit: numberOf(values['usage-limit']),
+        starts_at: values['starts-at'],
+        ends_at: values['ends-at'],
+        reason: values.reason,
+      };
+      return sdk.POST('/admin/promotions', {
+        params: { header: key },
+        body: {
+          code: id,
+          kind: values.kind,
+          value: numberOf(values.value) as number,
+          ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+        },
+        signal,
+      });
+    }
+    case 'promotions expire':
+      return sdk.POST('/admin/promotions/{code}/expire', { params: { path: { code: id }, header: key }, signal });
+    default:
+      return undefined;
   }
-  if (values.json) io.out(JSON.stringify(answer.data));
-  else if (action === 'list') io.out(listTable((answer.data as { data: Summary[] }).data));
-  else io.out(orderTable(answer.data as AdminOrder));
-  return 0;
+}
+
+type Promotion = components['schemas']['AdminPromotion'];
+
+function promotionLine(promotion: Promotion): string {
+  const value =
+    promotion.kind === 'percentage' ? `${promotion.value / 100}%` : `${promotion.value} ${promotion.currency}`;
+  return [
+    promotion.code,
+    value,
+    promotion.currency ?? 'any',
+    `min ${promotion.min_subtotal ?? '-'}`,
+    `redeemed ${promotion.times_redeemed}/${promotion.usage_limit ?? '∞'}`,
+    `${promotion.starts_at ?? '-'} .. ${promotion.ends_at ?? '-'}`,
+  ].join('  ');
+}
+
+/** A readable table of an answer (--json prints the answer itself). */
+function tableOf(command: string, data: unknown): string {
+  if (command === 'orders list') return listTable((data as { data: Summary[] }).data);
+  if (command.startsWith('orders ')) return orderTable(data as AdminOrder);
+  if (command === 'prices set') {
+    const { variant_id: variant, prices } = data as components['schemas']['AdminVariantPrices'];
+    return [variant, ...prices.map((price) => `  ${price.region_id}  ${price.amount} ${price.currency}`)].join('\n');
+  }
+  if (command.startsWith('stock ')) {
+    const stock = data as components['schemas']['AdminVariantStock'];
+    return `${stock.variant_id}  in stock ${stock.inventory_quantity}${stock.manage_inventory ? '' : ' (not kept)'}`;
+  }
+  if (command.startsWith('products ')) {
+    const product = data as components['schemas']['AdminProduct'];
+    return `${product.id}  ${product.handle}  ${product.published ? 'published' : 'unpublished'}`;
+  }
+  if (command === 'promotions list') return (data as { data: Promotion[] }).data.map(promotionLine).join('\n');
+  return promotionLine(data as Promotion);
 }
 
 /** Runs one command; resolves to the exit code (0 done, 1 refused, 2 bad usage). */
@@ -192,6 +334,16 @@ export async function runAdminCommand(
         restock: { type: 'string', multiple: true },
         reason: { type: 'string' },
         'idempotency-key': { type: 'string' },
+        price: { type: 'string', multiple: true },
+        quantity: { type: 'string' },
+        by: { type: 'string' },
+        kind: { type: 'string' },
+        value: { type: 'string' },
+        region: { type: 'string' },
+        'min-subtotal': { type: 'string' },
+        'usage-limit': { type: 'string' },
+        'starts-at': { type: 'string' },
+        'ends-at': { type: 'string' },
       },
     });
   } catch (error) {
@@ -199,7 +351,8 @@ export async function runAdminCommand(
     return 2;
   }
   const [area, action] = parsed.positionals;
-  if (area === 'orders' && 'baseUrl' in deps) return ordersCommand(deps, parsed.positionals, parsed.values, io);
+  if (area !== undefined && Object.hasOwn(API_AREAS, area) && 'baseUrl' in deps)
+    return apiCommand(deps, parsed.positionals, parsed.values, io);
   if (area !== 'clients' || !('db' in deps) || action !== 'create' || parsed.positionals.length !== 2) {
     io.err(USAGE);
     return 2;

@@ -241,6 +241,7 @@ export function orderSummary(deps: Deps, order: OrderWithLines['order']): NonNul
     id: order.id,
     order_number: order.order_number,
     status: order.status,
+    fulfilment_status: order.fulfilment_status ?? 'unfulfilled',
     permalink_url: orderPermalink(deps, order.permalink_token),
   };
 }

@@ -3,6 +3,7 @@
 // the session, takes the stock and counts the promotion's redemption, or, when the store cannot honour the payment,
 // records it refused for its processor to refund; the event id and the session row lock make it exactly-once across
 // redeliveries, concurrent deliveries and instances.
+import { refundsOf, shipmentsOf } from '../db/repositories/admin-orders.js';
 import * as carts from '../db/repositories/carts.js';
 import * as orders from '../db/repositories/orders.js';
 import type { OrderRow, OrderWithLines, Processor } from '../db/repositories/orders.js';
@@ -25,6 +26,8 @@ import { tellProtocolAudience } from './order-events.js';
 import { enqueueOrderEvent, wantsOrderEvents, type OrderEventType } from './order-webhooks.js';
 
 export type AgentOrder = components['schemas']['AgentOrder'];
+/** What the buyer's side shows of the store's work on an order: its fulfilment, shipments and refunds. */
+export type OrderProgress = Required<Pick<AgentOrder, 'fulfilment_status' | 'shipments' | 'refunds'>>;
 
 export interface PaymentReport {
   processor: Processor;
@@ -194,8 +197,32 @@ export async function recordRefund(deps: Deps, report: RefundReport): Promise<Re
   });
 }
 
-/** The order as agents see it (GET /agent/orders/{id} and the webhook events): every amount as charged. */
-export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
+/** The order's fulfilment, its shipments and its refunds (oldest first), as the buyer's side shows them. */
+export async function orderProgress(db: Db, order: OrderRow): Promise<OrderProgress> {
+  const [shipments, refunds] = [await shipmentsOf(db, order.id), await refundsOf(db, order.id)];
+  const iso = (date: Date | null) => (date === null ? null : new Date(date).toISOString());
+  return {
+    fulfilment_status: order.fulfilment_status ?? 'unfulfilled',
+    shipments: shipments.map((shipment) => ({
+      carrier: shipment.carrier,
+      tracking_number: shipment.tracking_number,
+      tracking_url: shipment.tracking_url,
+      shipped_at: new Date(shipment.shipped_at).toISOString(),
+      delivered_at: iso(shipment.delivered_at),
+    })),
+    refunds: refunds.map((refund) => ({
+      amount: { amount: toMajorUnits(refund.amount, refund.currency), currency: refund.currency },
+      reason: refund.reason,
+      created_at: new Date(refund.created_at).toISOString(),
+    })),
+  };
+}
+
+/**
+ * The order as agents see it (GET /agent/orders/{id} and the webhook events): every amount as charged, with the
+ * store's progress on it (orderProgress).
+ */
+export function agentOrderView(deps: Deps, paid: OrderWithLines, progress: OrderProgress): AgentOrder {
   const { order } = paid;
   const session = presentPaidSession(deps, paid);
   const paidAmount = (value: number) => ({
@@ -225,6 +252,7 @@ export function agentOrderView(deps: Deps, paid: OrderWithLines): AgentOrder {
           tax_lines: session.tax_lines ?? [],
         }
       : {}),
+    ...progress,
     created_at: new Date(order.created_at).toISOString(),
     updated_at: new Date(order.updated_at).toISOString(),
   };
@@ -245,13 +273,19 @@ export async function tellAgent(
   await tellProtocolAudience(trx, deps, order, happening);
   if (!order.client_id || !(await wantsOrderEvents(trx, order.client_id))) return;
   const paid = await orders.findOrderBySession(trx, order.session_id);
-  await enqueueOrderEvent(trx, deps, order.client_id, type, agentOrderView(deps, paid!));
+  await enqueueOrderEvent(
+    trx,
+    deps,
+    order.client_id,
+    type,
+    agentOrderView(deps, paid!, await orderProgress(trx, paid!.order)),
+  );
 }
 
 export async function getAgentOrder(deps: Deps, clientId: string, id: string): Promise<AgentOrder> {
   const paid = await orders.findClientOrder(deps.db, id, clientId);
   if (!paid) throw new NotFound(`No order with id ${id} for this client.`, { param: 'id' });
-  return agentOrderView(deps, paid);
+  return agentOrderView(deps, paid, await orderProgress(deps.db, paid.order));
 }
 
 export async function findOrderByToken(deps: Deps, token: string): Promise<OrderWithLines | undefined> {

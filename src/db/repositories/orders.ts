@@ -1,4 +1,5 @@
 // Orders and their lines: the queries of the order a session became, and the changes refunds make to it.
+import type { FulfilmentStatus } from '../../domain/order-states.js';
 import type { OrderStatus, QuoteFulfilment, ReviewReason } from '../../domain/orders.js';
 import type { Db } from '../knex.js';
 
@@ -28,6 +29,8 @@ export interface OrderRow {
   permalink_token: string;
   /** The destination, option and tax by jurisdiction charged (migration 011); null for a session priced as an estimate. */
   fulfilment?: QuoteFulfilment | null;
+  /** How far the merchant shipped it (migration 013; every stored row has it, a row being built not yet). */
+  fulfilment_status?: FulfilmentStatus;
   created_at: Date;
   updated_at: Date;
 }

@@ -5,7 +5,7 @@ import type { AppContext } from '../../http/context.js';
 import { Forbidden, NotFound } from '../../domain/errors.js';
 import type { OperationHandlers, OperationInput } from '../../http/openapi.js';
 import { presentPaidSession } from '../../services/checkout.js';
-import { findOrderByToken } from '../../services/orders.js';
+import { findOrderByToken, orderProgress } from '../../services/orders.js';
 import { openPayPage, payInTestMode, type PayPage } from '../../services/payments/index.js';
 import { handleStripeWebhook } from '../../services/payments/stripe.js';
 import { PAGE_CSP, payPage, receiptPage, refundNotice, unpayableNotice } from './pages.js';
@@ -123,7 +123,7 @@ export function paymentHandlers(
         throw new NotFound('No order has this receipt address.', {
           resolution: 'Use the permalink_url of the order exactly as given.',
         });
-      html(ctx, 200, receiptPage(presentPaidSession(deps, paid)));
+      html(ctx, 200, receiptPage(presentPaidSession(deps, paid), await orderProgress(deps.db, paid.order)));
     },
     async receiveStripeWebhook(_input, ctx) {
       const { payments } = deps.config;

@@ -3,6 +3,7 @@
 import type { CheckoutSession, PaidSession } from '../../domain/checkout-session.js';
 import { toMajorUnits } from '../../domain/money.js';
 import type { OrderStatus } from '../../domain/orders.js';
+import type { OrderProgress } from '../../services/orders.js';
 import type { RefundNotice, Unpayable } from '../../services/payments/index.js';
 
 /** Inline styles only; forms may post back to this origin only. */
@@ -157,13 +158,49 @@ const STATUS_NOTICE: Record<OrderStatus, string> = {
   canceled: '<p class="notice">The store cancelled this order and refunded your payment.</p>',
 };
 
-/** The receipt: the order as charged. `session` is the paid session (its `order` present). */
-export function receiptPage(session: PaidSession): string {
+const FULFILMENT_NOTICE: Record<OrderProgress['fulfilment_status'], string> = {
+  unfulfilled: 'Not shipped yet.',
+  partially_shipped: 'Part of your order has shipped.',
+  shipped: 'Your order has shipped.',
+  delivered: 'Your order was delivered.',
+};
+
+function dateOf(iso: string): string {
+  return escapeHtml(iso.slice(0, 10));
+}
+
+/** Shipping (with each parcel's tracking) and the refunds made, as the store recorded them. */
+function progressSection(progress: OrderProgress): string {
+  const shipments = progress.shipments.map((shipment) => {
+    const number = escapeHtml(shipment.tracking_number);
+    const tracking = shipment.tracking_url
+      ? `<a href="${escapeHtml(shipment.tracking_url)}" rel="noopener noreferrer">${number}</a>`
+      : number;
+    const delivered = shipment.delivered_at ? `, delivered ${dateOf(shipment.delivered_at)}` : '';
+    return `<tr><td>${escapeHtml(shipment.carrier)} ${tracking}</td><td>shipped ${dateOf(shipment.shipped_at)}${delivered}</td></tr>`;
+  });
+  const refunds = progress.refunds.map(
+    (refund) =>
+      `<tr><td>Refund ${dateOf(refund.created_at)}${refund.reason ? `: ${escapeHtml(refund.reason)}` : ''}</td><td>${money(refund.amount.amount, refund.amount.currency)}</td></tr>`,
+  );
+  return `<h2>Shipping</h2>
+<p class="fulfilment">${FULFILMENT_NOTICE[progress.fulfilment_status]}</p>
+${shipments.length ? `<table class="shipments">${shipments.join('')}</table>` : ''}
+${refunds.length ? `<h2>Refunds</h2><table class="refunds">${refunds.join('')}</table>` : ''}`;
+}
+
+/**
+ * The receipt: the order as charged (`session` is the paid session, its `order` present), and, on the receipt's own
+ * address, the store's progress on it: fulfilment, shipments with tracking, refunds (the pay page's receipt, shown as
+ * the payment lands, has none yet).
+ */
+export function receiptPage(session: PaidSession, progress?: OrderProgress): string {
   const { order } = session;
   return page(
     `Order ${order.order_number}`,
     `${STATUS_NOTICE[order.status]}
 ${cartTables(session)}
+${progress ? progressSection(progress) : ''}
 <p>Order <strong>${escapeHtml(order.order_number)}</strong>, checkout ${escapeHtml(session.id)}. Your receipt stays at <a href="${escapeHtml(order.permalink_url)}">this address</a>; keep it.</p>`,
   );
 }
