@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { createDatabase, prepareDatabase } from './db/knex.js';
+import { isCountryCode } from './domain/acp-feed.js';
 import { createLogger } from './log.js';
 import { protocolSchemaProblems, protocolValidators } from './protocols/schemas.js';
 import { readAcpFeed } from './services/acp-feed.js';
@@ -64,8 +65,7 @@ async function main(): Promise<void> {
     usage((error as Error).message);
   }
   const country = values.country;
-  if (country !== undefined && !/^[A-Za-z]{2}$/.test(country))
-    usage('--country is an ISO 3166-1 alpha-2 code, such as DE.');
+  if (country !== undefined && !isCountryCode(country)) usage('--country is an ISO 3166-1 alpha-2 code, such as DE.');
   const timeoutMs = Number(values['timeout-ms'] ?? 10_000);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) usage('--timeout-ms is a positive integer.');
   const feed = values.url ? await fromService(values.url, country, timeoutMs) : await fromDatabase(country);

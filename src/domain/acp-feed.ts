@@ -3,6 +3,11 @@
 // bought there, so it is left out, and a product left with no variant is left out with it.
 import type { ProductRow, RegionRow, VariantRow } from './catalog.js';
 
+/** Whether `value` can name a target country: an ISO 3166-1 alpha-2 code, in any case (the feed's `target_country`). */
+export function isCountryCode(value: string): boolean {
+  return /^[A-Za-z]{2}$/.test(value);
+}
+
 /** At or below this many units in stock a managed variant is `limited_stock`. */
 export const LIMITED_STOCK_AT = 10;
 

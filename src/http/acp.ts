@@ -4,6 +4,7 @@
 import type { Deps } from '../deps.js';
 import type { WebDeps } from './web-deps.js';
 import { ACP_VERSION } from '../domain/acp-checkout.js';
+import { isCountryCode } from '../domain/acp-feed.js';
 import { bearerChallenge, hasScopes, parseBearerToken } from '../domain/auth.js';
 import { createAcpOperations, type AcpCall, type AcpOperation } from '../handlers/acp/checkout.js';
 import { createAcpCartOperations, isCartCheckout, type AcpCartOperation } from '../handlers/acp/cart.js';
@@ -37,7 +38,6 @@ export const ACP_DISCOVERY_PATH = '/.well-known/acp.json';
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=3600';
 export const ACP_FEED_PATH = '/acp/feed/products';
 const FEED_CACHE_CONTROL = 'public, max-age=300';
-const COUNTRY_CODE = /^[A-Za-z]{2}$/;
 const SCOPE = 'cart:write';
 const MAX_KEY_LENGTH = 255;
 
@@ -310,7 +310,7 @@ export function acpBinding(deps: WebDeps): ProtocolBinding {
   /** The catalogue as ACP's product feed: public, like the catalogue (src/services/acp-feed.ts). */
   const feed: BindingAnswer = async (ctx) => {
     const targetCountry = ctx.query.target_country;
-    if (Array.isArray(targetCountry) || (targetCountry !== undefined && !COUNTRY_CODE.test(targetCountry)))
+    if (Array.isArray(targetCountry) || (targetCountry !== undefined && !isCountryCode(targetCountry)))
       throw new ProtocolError(
         400,
         'invalid_target_country',

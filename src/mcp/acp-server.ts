@@ -6,9 +6,9 @@
 // result with `isError: true` whose text is ACP's flat Error as JSON, as the agent would read it over REST.
 import type { AppContext } from '../http/context.js';
 import type { WebDeps as Deps } from '../http/web-deps.js';
-import { rateLimit, type ProtocolAnswer } from '../http/protocol-io.js';
+import type { ProtocolAnswer } from '../http/protocol-io.js';
 import type { AcpOperation } from '../handlers/acp/checkout.js';
-import { RateLimited } from '../domain/errors.js';
+import type { RateLimited } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { REQUEST_SCHEMAS, type RequestSchemaName } from '../protocols/requests.js';
@@ -24,7 +24,7 @@ import {
   type RpcServer,
   type RpcTool,
 } from './rpc.js';
-import { admit, readMessage, sendAnswer } from './transport.js';
+import { admit, admittedByRateLimit, readMessage, sendAnswer } from './transport.js';
 
 export const ACP_MCP_PATH = '/acp/mcp';
 
@@ -249,14 +249,10 @@ export function createAcpMcpServer(binding: AcpMcpBinding, validators: Validator
 }
 
 /** A refusal before the message is read (no id can be trusted), with the binding's status and headers. */
-function refuse(
-  ctx: AppContext,
-  refusal: ReturnType<AcpMcpBinding['refusal']>,
-  extra: Record<string, unknown> = {},
-): void {
+function refusalError(refusal: ReturnType<AcpMcpBinding['refusal']>, extra: Record<string, unknown> = {}): RpcError {
   const { status, body, headers } = refusal;
   const data = { ...body, ...extra };
-  sendAnswer(ctx, errorAnswer(null, new RpcError(SERVER_ERROR, body.message, { status, data, headers })));
+  return new RpcError(SERVER_ERROR, body.message, { status, data, headers });
 }
 
 /** Serves one JSON-RPC message on /acp/mcp: the rate limit, the transport's checks, the bearer token, the message. */
@@ -267,19 +263,15 @@ export async function serveAcpMcp(
   binding: AcpMcpBinding,
 ): Promise<void> {
   const log = () => ctx.state.log;
-  try {
-    await rateLimit(ctx, deps);
-  } catch (error) {
-    if (!(error instanceof RateLimited)) throw error;
-    refuse(ctx, binding.refusal(error, log), { retry_after: error.retryAfterSeconds });
-    return;
-  }
+  const rateLimited = (error: RateLimited) =>
+    refusalError(binding.refusal(error, log), { retry_after: error.retryAfterSeconds });
+  if (!(await admittedByRateLimit(ctx, deps, rateLimited))) return;
   if (!admit(ctx, deps)) return;
   let clientId: string;
   try {
     clientId = await binding.authenticate(ctx);
   } catch (error) {
-    refuse(ctx, binding.refusal(error, log));
+    sendAnswer(ctx, errorAnswer(null, refusalError(binding.refusal(error, log))));
     return;
   }
   const message = await readMessage(ctx);

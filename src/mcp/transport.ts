@@ -8,8 +8,12 @@ import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js
 import type { Deps } from '../deps.js';
 import { BODY_LIMIT_BYTES, BODY_SHAPE_LIMITS, exceedsDepth, parseJson, readBody, type BodyRead } from '../http/body.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
-import { MethodNotAllowed } from '../domain/errors.js';
+import { MethodNotAllowed, RateLimited } from '../domain/errors.js';
+import { rateLimit } from '../http/protocol-io.js';
+import type { WebDeps } from '../http/web-deps.js';
 import {
+  errorAnswer,
+  type RpcError,
   INVALID_REQUEST,
   PARSE_ERROR,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -197,6 +201,26 @@ export function mirroredHeaders(headers: IncomingHttpHeaders): MirroredHeaders {
     return typeof value === 'string' ? value : undefined;
   };
   return { protocolVersion: one('mcp-protocol-version'), method: one('mcp-method'), name: one('mcp-name') };
+}
+
+/**
+ * The rate limit as a transport step of an endpoint that counts its own requests (the protocol bindings' MCP endpoints,
+ * so that a 429 there is a JSON-RPC error): counts the request against its address and, over the limit, answers the
+ * binding's `refusal` with no id (nothing was read) and says the request was not admitted.
+ */
+export async function admittedByRateLimit(
+  ctx: AppContext,
+  deps: Pick<WebDeps, 'rateLimiter'>,
+  refusal: (error: RateLimited) => RpcError,
+): Promise<boolean> {
+  try {
+    await rateLimit(ctx, deps);
+    return true;
+  } catch (error) {
+    if (!(error instanceof RateLimited)) throw error;
+    sendAnswer(ctx, errorAnswer(null, refusal(error)));
+    return false;
+  }
 }
 
 /** Serves one HTTP request on an MCP endpoint: the transport's checks, then the server's answer as JSON. */

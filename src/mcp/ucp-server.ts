@@ -7,8 +7,8 @@
 // for a stored error.
 import type { WebDeps as Deps } from '../http/web-deps.js';
 import type { AppContext } from '../http/context.js';
-import { isUuid, protocolErrorOf, rateLimit } from '../http/protocol-io.js';
-import { RateLimited } from '../domain/errors.js';
+import { isUuid, protocolErrorOf } from '../http/protocol-io.js';
+import type { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../handlers/ucp/checkout.js';
 import type { Tool as ToolListing } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
@@ -17,7 +17,6 @@ import type { ValidatorRegistry } from '../validators.js';
 import { protocolKeys } from '../services/idempotency/index.js';
 import {
   createRpcServer,
-  errorAnswer,
   INTERNAL_ERROR,
   INVALID_PARAMS,
   INVALID_REQUEST,
@@ -27,7 +26,7 @@ import {
   type RpcTool,
   type RpcVariant,
 } from './rpc.js';
-import { admit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
+import { admit, admittedByRateLimit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
 import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpToolMeta } from './ucp-schemas.js';
 import { UCP_SHOPPING_TOOLS, type UcpToolDefinition } from './ucp-shopping-tools.js';
 
@@ -312,22 +311,14 @@ export function createUcpMcpServer(
   );
 }
 
-/** Counts the request against its address; over the limit, the JSON-RPC error of A.10 (no id: nothing was read). */
-async function admittedByRateLimit(ctx: AppContext, deps: Deps): Promise<boolean> {
-  try {
-    await rateLimit(ctx, deps);
-    return true;
-  } catch (error) {
-    if (!(error instanceof RateLimited)) throw error;
-    const retryAfter = String(error.retryAfterSeconds);
-    sendAnswer(ctx, errorAnswer(null, rpcErrorOf(429, { code: 'rate_limited', content: error.message }, retryAfter)));
-    return false;
-  }
+/** UCP's refusal of a request over the rate limit: the JSON-RPC error of A.10. */
+function rateLimitRefusal(error: RateLimited): RpcError {
+  return rpcErrorOf(429, { code: 'rate_limited', content: error.message }, String(error.retryAfterSeconds));
 }
 
 /** Serves one JSON-RPC message on /ucp/mcp. */
 export async function serveUcpMcp(ctx: AppContext, deps: Deps, server: RpcServer<UcpCaller>): Promise<void> {
-  if (!(await admittedByRateLimit(ctx, deps))) return;
+  if (!(await admittedByRateLimit(ctx, deps, rateLimitRefusal))) return;
   if (!admit(ctx, deps)) return;
   const message = await readMessage(ctx);
   if (!message) return;

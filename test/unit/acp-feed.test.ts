@@ -1,7 +1,7 @@
 // The catalogue-to-feed mapping (src/domain/acp-feed.ts): availability at each stock boundary, markup taken out of the
 // plain description, and variants without a price in the region left out.
 import { describe, expect, it } from 'vitest';
-import { availability, feedProduct, LIMITED_STOCK_AT, plainText } from '../../src/domain/acp-feed.js';
+import { availability, feedProduct, isCountryCode, LIMITED_STOCK_AT, plainText } from '../../src/domain/acp-feed.js';
 import type { ProductRow, VariantRow } from '../../src/domain/catalog.js';
 
 const product: ProductRow = {
@@ -77,5 +77,19 @@ describe('ACP feed products', () => {
       title: 'Scraper',
       variants: [expect.objectContaining({ id: 'variant_1' })],
     });
+  });
+});
+
+describe('isCountryCode (GET /acp/feed/products and npm run feed:export)', () => {
+  it('takes a two-letter code in any case and nothing else', () => {
+    expect(['DE', 'de', 'Ca'].map(isCountryCode)).toEqual([true, true, true]);
+    expect(['', 'D', 'DEU', 'D3', 'É'.padEnd(2, 'E'), ' DE'].map(isCountryCode)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

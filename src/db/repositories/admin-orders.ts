@@ -129,14 +129,21 @@ export async function insertRefund(db: Db, row: RefundRow): Promise<void> {
   await db('order_refunds').insert({ ...row, lines: JSON.stringify(row.lines) });
 }
 
-/** Puts units back on the shelf, for the variants whose stock is kept (one statement, so atomic under orders). */
+/**
+ * Puts units back on the shelf, for the variants whose stock is kept: one statement, so atomic under orders (a variant
+ * on several lines gets their sum).
+ */
 export async function restock(db: Db, units: Array<{ variantId: string; quantity: number }>): Promise<void> {
-  for (const { variantId, quantity } of units) {
-    if (quantity <= 0) continue;
-    await db('variants')
-      .where({ id: variantId, manage_inventory: true })
-      .update({ inventory_quantity: db.raw('inventory_quantity + ?', [quantity]) });
-  }
+  const totals = new Map<string, number>();
+  for (const { variantId, quantity } of units)
+    if (quantity > 0) totals.set(variantId, (totals.get(variantId) ?? 0) + quantity);
+  if (!totals.size) return;
+  await db.raw(
+    `update variants set inventory_quantity = inventory_quantity + returned.quantity
+       from unnest(?::text[], ?::integer[]) as returned(variant_id, quantity)
+      where variants.id = returned.variant_id and variants.manage_inventory`,
+    [[...totals.keys()], [...totals.values()]],
+  );
 }
 
 /** Gives back one use of each promotion code (the order's redemption), never below zero. */
