@@ -1,8 +1,11 @@
 // The telemetry cost as CPU per request (issue #34), read steadily on a busy machine: three services on one database,
 // telemetry off, metrics on, and tracing on (every span exported over OTLP/HTTP to a sink that discards it), each row
-// loaded on each service in turn, round after round, so that the three meet the same moments of the machine's load.
-// Service CPU ms per request (from /proc) is the figure to read; requests per second are printed beside it.
+// loaded on each service in turn for a short run, round after round (the order reversed every other round), so that
+// the three meet the same moments of the machine's load. Service CPU ms per request (from /proc, summed over the
+// rounds) is the figure to read; requests per second are printed beside it. `--also <dir>` measures another build (a
+// checkout with its dist/ built, e.g. the commit before a change) beside this one, interleaved the same way.
 //   npx tsx bench/telemetry-cpu.ts [--only TEXT] [--rounds 3] [--duration 5] [--warmup 2] [--connections 32]
+//                                  [--settings off,metrics,tracing] [--also <dir>,…]
 //                                  [--cpu-prof] (a V8 profile of each service in bench/profiles/)
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
@@ -82,13 +85,19 @@ try {
     (row): row is ReadyRow =>
       row.state === 'ready' && row.kind !== 'catalog-miss' && (!values.only || row.title.includes(values.only)),
   );
-  const figures = new Map<string, { cpu: number[]; rps: number[] }>();
+  const figures = new Map<string, { cpu: number[]; rps: number[]; cpuMs: number; requests: number }>();
+  // Each service warmed up once per row; then the rounds are short and many, each service in turn, so that all meet
+  // the same moments of the machine's load: the CPU per request of a setting is its total over the rounds.
+  for (const row of rows) for (const [, service] of services) await measure(service, row.load, settings);
+  const short = { ...settings, warmupSeconds: 0 };
   for (let round = 1; round <= rounds; round++) {
     for (const row of rows) {
-      for (const [name, service] of services) {
-        const measured = await measure(service, row.load, settings);
+      for (const [name, service] of round % 2 ? services : [...services].reverse()) {
+        const measured = await measure(service, row.load, short);
         const key = `${row.title}\t${name}`;
-        const entry = figures.get(key) ?? { cpu: [], rps: [] };
+        const entry = figures.get(key) ?? { cpu: [], rps: [], cpuMs: 0, requests: 0 };
+        entry.cpuMs += measured.cpuMsPerRequest * measured.requests;
+        entry.requests += measured.requests;
         entry.cpu.push(measured.cpuMsPerRequest);
         entry.rps.push(measured.requestsPerSecond);
         figures.set(key, entry);
@@ -101,11 +110,9 @@ try {
     }
   }
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
-  console.log('\nrow\tsetting\tCPU ms/req median (all)\treq/s median');
-  for (const [key, { cpu, rps }] of figures) {
-    console.log(
-      `${key}\t${median(cpu).toFixed(3)} (${cpu.map((value) => value.toFixed(3)).join(', ')})\t${Math.round(median(rps))}`,
-    );
+  console.log('\nrow\tsetting\tCPU ms/req over all rounds\tCPU ms/req median of rounds\treq/s median');
+  for (const [key, { cpu, rps, cpuMs, requests }] of figures) {
+    console.log(`${key}\t${(cpuMs / requests).toFixed(3)}\t${median(cpu).toFixed(3)}\t${Math.round(median(rps))}`);
   }
 } finally {
   for (const [, service] of services) await service.stop();

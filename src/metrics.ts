@@ -62,6 +62,8 @@ interface Sample {
   sharedLabels: DurationSeries['labels'];
   value: number;
   metricName: string;
+  /** None: no exemplars are kept (null on the buckets, as prom-client writes it). */
+  exemplar?: null;
 }
 
 /**
@@ -111,10 +113,10 @@ class RequestDurations {
       let cumulative = 0;
       this.#bounds.forEach((le, i) => {
         cumulative += counts[i]!;
-        values.push({ labels: { le }, sharedLabels: labels, value: cumulative, metricName: bucket });
+        values.push({ labels: { le }, sharedLabels: labels, value: cumulative, metricName: bucket, exemplar: null });
       });
       values.push(
-        { labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: bucket },
+        { labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: bucket, exemplar: null },
         { labels: {}, sharedLabels: labels, value: sum, metricName: `${this.name}_sum` },
         { labels: {}, sharedLabels: labels, value: count, metricName: `${this.name}_count` },
       );

@@ -241,7 +241,7 @@ export function readCacheStep(
     }
     return true;
   };
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const read = keys.ofTarget(ctx.url);
     const entry = read && cache.get(read.key);
     if (!entry || !admitted(ctx)) return next();

@@ -54,14 +54,12 @@ export function renderFailure(
 }
 
 export function renderErrorsAs(shape: ErrorShape): AppMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
+  // A `then` rather than an async function's `await`: one promise fewer on every request.
+  return (ctx, next) =>
+    next().then(undefined, (error: unknown) => {
       const rendered = renderFailure(error, shape, () => ctx.state.log, ctx.response.get('API-Version'));
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
       ctx.body = rendered.body;
-    }
-  };
+    });
 }

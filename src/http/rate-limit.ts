@@ -121,7 +121,14 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
 
   // One key (every cached read) skips Promise.all and the reduce: with the rest they were a visible share of one.
   function count(...keys: string[]): Promise<LimitCount> {
-    if (keys.length === 1) return countOne(keys[0]!).then(({ result, over }) => limitCount(result, over));
+    if (keys.length === 1)
+      return store.consume(keys[0]!).then(
+        (result) => limitCount(result, false),
+        (reason: unknown) => {
+          if (reason instanceof RateLimiterRes) return limitCount(reason, true);
+          throw reason;
+        },
+      );
     return Promise.all(keys.map(countOne)).then((outcomes) =>
       limitCount(
         outcomes.reduce((least, outcome) =>
@@ -147,10 +154,12 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
     limit,
     count,
     check,
-    async consume(ctx, ...keys) {
-      const { headers, rejection } = await count(...keys);
-      for (const [name, value] of headers) ctx.set(name, value);
-      if (rejection) throw rejection;
+    consume(ctx, ...keys) {
+      return count(...keys).then(({ headers, rejection }) => {
+        const { res } = ctx;
+        for (const [name, value] of headers) res.setHeader(name, value);
+        if (rejection) throw rejection;
+      });
     },
   };
 }
@@ -161,10 +170,7 @@ const byAddress = (ctx: AppContext) => addressKey(ctx.ip);
 
 /** Counts the request against the client's address. */
 export function limitByAddress(limiter: RateLimiter): AppMiddleware {
-  return async (ctx, next) => {
-    await limiter.consume(ctx, byAddress(ctx));
-    await next();
-  };
+  return (ctx, next) => limiter.consume(ctx, byAddress(ctx)).then(() => next());
 }
 
 /**

@@ -117,9 +117,9 @@ function allowedMethods(methods: Iterable<string>): string[] {
 
 /** A binding's surface: its error rendering, its opening headers, and (unless the route counts itself) the limiter. */
 function bindingSurface(name: string, binding: ProtocolBinding, parts: RouteParts, counted: boolean): Surface {
-  const opening: AppMiddleware = async (ctx, next) => {
+  const opening: AppMiddleware = (ctx, next) => {
     for (const [name, value] of binding.opening(ctx)) ctx.set(name, value);
-    await next();
+    return next();
   };
   const byAddress = limitByAddress(parts.limiter);
   return {

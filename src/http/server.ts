@@ -22,7 +22,9 @@ function createApp(parts: RouteParts): Koa<AppState> {
   // With tracing on, the request runs inside its server span (child of the caller's traceparent), named by its route
   // template once it is answered; its id is the request id when the caller sent none.
   const { tracing } = deps;
-  const serve = async (ctx: AppContext, span?: RequestSpan) => {
+  // Written with `then` rather than async and await: each promise less is one less on every request (and, with
+  // tracing on, one less for the async hooks that carry the active span to see).
+  const serve = (ctx: AppContext, span?: RequestSpan): Promise<void> => {
     const started = performance.now();
     const requestId = requestIdOf(ctx.get('X-Request-Id'), span?.traceId);
     ctx.state = new RequestState(log, requestId);
@@ -30,13 +32,7 @@ function createApp(parts: RouteParts): Koa<AppState> {
     res.setHeader('X-Request-Id', requestId);
     for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
     res.setHeader('Cache-Control', 'no-store');
-    let error: unknown;
-    try {
-      await route(ctx);
-    } catch (thrown) {
-      error = thrown;
-      throw thrown;
-    } finally {
+    const ended = (failed: boolean, error: unknown) => {
       // Set last, after any error rendering, so every response of the drain carries it.
       if (lifecycle.draining) ctx.set('Connection', 'close');
       logRequest(log, requestId, ctx.method, ctx.path, ctx.status, started);
@@ -44,13 +40,26 @@ function createApp(parts: RouteParts): Koa<AppState> {
         route: ctx.state.route?.template,
         operationId: ctx.state.route?.operationId,
         path: ctx.path,
-        status: error === undefined ? ctx.status : 500,
+        status: failed ? 500 : ctx.status,
         rateLimited: ctx.status === 429,
         replayed: ctx.response.get('Idempotent-Replayed') === 'true',
         drained: lifecycle.draining,
         error,
       });
+    };
+    let routed: Promise<void>;
+    try {
+      routed = route(ctx);
+    } catch (error) {
+      routed = Promise.reject(error);
     }
+    return routed.then(
+      () => ended(false, undefined),
+      (error: unknown) => {
+        ended(true, error);
+        throw error;
+      },
+    );
   };
   app.use((ctx) => {
     if (!tracing) return serve(ctx);

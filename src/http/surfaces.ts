@@ -124,13 +124,10 @@ const errorsAs = (shape: ErrorShape) => renderErrorsAs(shape);
 
 /** Renders whatever a later step throws as the protocol binding's own error. */
 export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
+  return (ctx, next) =>
+    next().then(undefined, (error: unknown) => {
       sendProtocolResponse(ctx, { response: binding.failure(error, () => ctx.state.log) });
-    }
-  };
+    });
 }
 
 /**
