@@ -4,6 +4,8 @@
 import { currencyOf, toMajorUnits, type MinorUnits } from './money.js';
 import type { PricedCart, PricedLine } from './pricing.js';
 import type { AppliedPromotion, PromoMessage } from './promotions.js';
+import type { DestinationProblem } from './destination.js';
+import type { ShippingCode } from './fulfilment.js';
 
 /** Where the session stands, whatever the protocol calls it (D3 of the design). */
 export type SessionState = 'requires_escalation' | 'incomplete' | 'canceled' | 'completed';
@@ -40,6 +42,27 @@ export interface SessionLine extends PricedLine {
   imageUrl: string | null;
 }
 
+/** One shipping option a destination offers, with what it costs these goods (free from its threshold). */
+export interface OfferedShipping {
+  code: ShippingCode;
+  title: string;
+  description: string;
+  amount: MinorUnits;
+  minBusinessDays: number;
+  maxBusinessDays: number;
+}
+
+/** A session priced for its destination (docs/fulfilment-and-tax.md): the options, the one chosen, tax by jurisdiction. */
+export interface SessionFulfilment {
+  /** Whether the amounts include tax (EU, UK, Japan): totals.tax is then inside them, not added. */
+  taxIncluded: boolean;
+  chosen: ShippingCode;
+  /** Every option the destination offers (a paid session: the one it was charged). */
+  offered: OfferedShipping[];
+  /** Tax by jurisdiction; `rate` in thousandths of a percent (RATE_SCALE). */
+  taxes: Array<{ jurisdiction: string; name: string; rate: number; amount: MinorUnits }>;
+}
+
 export interface ProtocolSession {
   id: string;
   state: SessionState;
@@ -55,6 +78,10 @@ export interface ProtocolSession {
   unavailableLines: number;
   buyer: BuyerDetails | null;
   fulfillmentDetails: unknown;
+  /** Priced for a destination; null without one (an estimate). */
+  fulfilment: SessionFulfilment | null;
+  /** What is wrong with the address the session was sent (it is then not ready for payment, and priced without it). */
+  addressProblems: DestinationProblem[];
   createdAt: Date;
   updatedAt: Date;
   continueUrl: string;
@@ -83,11 +110,11 @@ export function discountRejectionOf(message: PromoMessage): DiscountRejection {
   }
 }
 
-/** D3: a stored status and whether any line can be priced. */
-export function sessionStateOf(storedStatus: string, pricedLines: number): SessionState {
+/** D3: a stored status, whether any line can be priced, and whether the address sent is one the store ships to. */
+export function sessionStateOf(storedStatus: string, pricedLines: number, addressProblems = 0): SessionState {
   if (storedStatus === 'canceled') return 'canceled';
   if (storedStatus === 'completed') return 'completed';
-  return pricedLines === 0 ? 'incomplete' : 'requires_escalation';
+  return pricedLines === 0 || addressProblems > 0 ? 'incomplete' : 'requires_escalation';
 }
 
 /** "10% off", "5.00 USD off" (D7). */
@@ -113,12 +140,14 @@ export interface SessionFacts extends Pick<
   lines: Array<Pick<SessionLine, 'id' | 'productId' | 'sku' | 'imageUrl'>>;
   applied: AppliedPromotion | null;
   promoMessages: PromoMessage[];
+  fulfilment?: SessionFulfilment | null;
+  addressProblems?: DestinationProblem[];
 }
 
 export function toProtocolSession(facts: SessionFacts, priced: PricedCart): ProtocolSession {
   return {
     id: facts.id,
-    state: sessionStateOf(facts.storedStatus, priced.lines.length),
+    state: sessionStateOf(facts.storedStatus, priced.lines.length, facts.addressProblems?.length ?? 0),
     currency: priced.currencyCode.toLowerCase(),
     lines: priced.lines.map((line, index) => ({ ...line, ...facts.lines[index]! })),
     totals: priced.totals,
@@ -133,6 +162,8 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     unavailableLines: facts.unavailableLines,
     buyer: facts.buyer && Object.keys(facts.buyer).length ? facts.buyer : null,
     fulfillmentDetails: facts.fulfillmentDetails,
+    fulfilment: facts.fulfilment ?? null,
+    addressProblems: facts.addressProblems ?? [],
     createdAt: facts.createdAt,
     updatedAt: facts.updatedAt,
     continueUrl: facts.continueUrl,

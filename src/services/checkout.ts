@@ -23,7 +23,8 @@ import {
   type Quote as PriceQuote,
 } from '../domain/pricing.js';
 import { applyPromoCodes, type AppliedPromotion, type PromoMessage, type Promotion } from '../domain/promotions.js';
-import { toProtocolSession, type ProtocolSession } from '../domain/protocol-session.js';
+import { toProtocolSession, type ProtocolSession, type SessionFulfilment } from '../domain/protocol-session.js';
+import type { DestinationProblem } from '../domain/destination.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
@@ -297,8 +298,41 @@ export function presentCart(deps: Deps, stored: carts.StoredSession): CheckoutSe
   return quoteCart(deps, stored).session;
 }
 
-/** A stored session in the protocols' terms (ACP and UCP render it): priced now, or once paid as its order was charged. */
-export function presentProtocolSession(deps: Deps, found: carts.StoredSession): ProtocolSession {
+/** What a destination brought to a protocol session's price: priced now, or once paid as its order recorded it. */
+function protocolFulfilment(
+  current: PricedStoredCart,
+  paid: carts.StoredSession['order'],
+): SessionFulfilment | null {
+  const recorded = paid ? paid.order.fulfilment : current.fulfilment;
+  if (!recorded) return null;
+  const { shippingOption, taxIncluded, taxes } = recorded;
+  const offered = paid
+    ? [{ ...shippingOption, amount: paid.order.shipping }]
+    : current.offered.map(({ option, amount }) => ({
+        code: option.code,
+        title: option.title,
+        description: option.description,
+        amount,
+        minBusinessDays: option.minBusinessDays,
+        maxBusinessDays: option.maxBusinessDays,
+      }));
+  return {
+    taxIncluded,
+    chosen: shippingOption.code,
+    offered,
+    taxes: taxes.map(({ jurisdiction, name, rate, amount }) => ({ jurisdiction, name, rate, amount })),
+  };
+}
+
+/**
+ * A stored session in the protocols' terms (ACP and UCP render it): priced now, or once paid as its order was charged.
+ * `addressProblems`: what is wrong with an address the session was sent and could not be priced for.
+ */
+export function presentProtocolSession(
+  deps: Deps,
+  found: carts.StoredSession,
+  addressProblems: DestinationProblem[] = [],
+): ProtocolSession {
   const { cart, lines: allLines, order: paid } = found;
   const current = priceStoredCart(deps, found);
   // A paid session shows what was charged: the order's lines and amounts, never recomputed.
@@ -316,6 +350,8 @@ export function presentProtocolSession(deps: Deps, found: carts.StoredSession): 
       promoMessages: paid ? [] : current.messages,
       buyer: carts.buyerOf(cart),
       fulfillmentDetails: cart.fulfillment_details ?? null,
+      fulfilment: protocolFulfilment(current, paid),
+      addressProblems: paid || cart.status !== 'ready_for_payment' ? [] : addressProblems,
       createdAt: new Date(cart.created_at),
       updatedAt: new Date(cart.updated_at),
       continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),

@@ -17,8 +17,12 @@ import {
 import { newId } from '../domain/ids.js';
 import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
+import { acpDestinationInput } from '../domain/acp-checkout.js';
+import type { Destination, DestinationInput, DestinationProblem } from '../domain/destination.js';
+import type { ShippingCode } from '../domain/fulfilment.js';
 import { expireProcessorCheckoutsAfterCommit } from './payments/expiry.js';
 import { presentProtocolSession } from './checkout.js';
+import { checkAddressFor, termsFor, withTerms } from './checkout/destination.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -88,7 +92,20 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
-  return presentProtocolSession(deps, found);
+  return presentProtocolSession(deps, await withTerms(deps, found, db), await storedAddressProblems(db, found.cart));
+}
+
+/**
+ * What is wrong with the address an open session's fulfillment details name (ACP's), when it was not one the store
+ * ships to: a create keeps the details as sent and prices without them, and the session stays not ready for payment
+ * until an update sends an address it ships to.
+ */
+async function storedAddressProblems(db: Db, cart: carts.CartRow): Promise<DestinationProblem[]> {
+  if (cart.status !== 'ready_for_payment' || cart.shipping_address) return [];
+  const address = acpDestinationInput(cart.fulfillment_details);
+  if (!address) return [];
+  const check = await checkAddressFor(db, cart.region_id, address);
+  return check.ok ? [] : check.problems;
 }
 
 /** What an update changes; an absent field is left as it is. */
@@ -97,12 +114,20 @@ export interface ProtocolSessionChange {
   codes?: string[];
   buyer?: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /** The address to ship to (checked against the session's region's countries); null removes it. */
+  address?: DestinationInput | null;
+  /** The shipping option chosen: one the destination offers (without one, only `standard`). */
+  shippingOption?: string;
 }
 
 export type ChangeOutcome =
   | { kind: 'changed'; session: ProtocolSession }
   /** A line cannot be bought: the session is unchanged; the problems are reported with it. */
   | { kind: 'rejected'; session: ProtocolSession; problems: LineProblem[] }
+  /** The address is not one the store ships to: the session is unchanged, shown not ready with the problems. */
+  | { kind: 'address_rejected'; session: ProtocolSession; problems: DestinationProblem[] }
+  /** The option is not one the destination offers: the session is unchanged. */
+  | { kind: 'option_rejected'; session: ProtocolSession; offered: string[] }
   | { kind: 'not_found' }
   | { kind: 'not_modifiable'; session: ProtocolSession };
 
@@ -128,6 +153,26 @@ export async function changeProtocolSession(
   if (!locked) return { kind: 'not_found' };
   const { cart, session } = locked;
   if (cart.status !== 'ready_for_payment') return { kind: 'not_modifiable', session };
+  // The destination first, as REST's update checks it (src/services/checkout/destination.ts): nothing is written
+  // unless the address is one the store ships to and the option one it offers there.
+  let destination: Destination | null = cart.shipping_address ?? null;
+  if (change.address !== undefined) {
+    if (change.address === null) destination = null;
+    else {
+      const check = await checkAddressFor(db, cart.region_id, change.address);
+      if (!check.ok) {
+        const found = await carts.findCartWithLines(db, id);
+        const shown = presentProtocolSession(deps, await withTerms(deps, found!, db), check.problems);
+        return { kind: 'address_rejected', session: shown, problems: check.problems };
+      }
+      destination = check.destination;
+    }
+  }
+  if (change.shippingOption !== undefined) {
+    const terms = await termsFor(deps, cart.region_id, destination, db);
+    const offered: string[] = terms ? terms.shippingOptions.map((option) => option.code) : ['standard'];
+    if (!offered.includes(change.shippingOption)) return { kind: 'option_rejected', session, offered };
+  }
   if (change.lines) {
     const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
     const { lines, problems } = await resolveProtocolLines(db, change.lines, region);
@@ -153,6 +198,8 @@ export async function changeProtocolSession(
     ...(change.codes === undefined ? {} : { promo_codes: change.codes }),
     ...(change.buyer === undefined ? {} : carts.buyerColumns(change.buyer)),
     ...(change.fulfillmentDetails === undefined ? {} : { fulfillment_details: change.fulfillmentDetails }),
+    ...(change.address === undefined ? {} : { shipping_address: destination }),
+    ...(change.shippingOption === undefined ? {} : { shipping_option: change.shippingOption as ShippingCode }),
   });
   return { kind: 'changed', session: (await loadProtocolSession(deps, db, id))! };
 }

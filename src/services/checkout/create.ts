@@ -11,7 +11,13 @@
 // (src/services/agent-carts.ts) and presentProtocolSession (ACP, UCP).
 import type { components } from '../../../codegen/types.js';
 import * as carts from '../../db/repositories/carts.js';
-import { findNewCartReads, findRegion, type NewCartRead, type NewCartReads } from '../../db/repositories/catalog.js';
+import {
+  findNewCartReads,
+  findRegion,
+  listRegionsWithCountries,
+  type NewCartRead,
+  type NewCartReads,
+} from '../../db/repositories/catalog.js';
 import type { ProtocolAnswer, ProtocolCreateStored, StoredAnswer } from '../../db/repositories/protocol-idempotency.js';
 import { storeProtocolCreate } from '../../db/repositories/protocol-sessions.js';
 import type { Db } from '../../db/knex.js';
@@ -30,7 +36,8 @@ import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
 import { requireRegion } from '../catalog.js';
-import { checkedDestination, termsFor, type SessionDestination } from './destination.js';
+import { checkAddressFor, checkedDestination, termsFor, type SessionDestination } from './destination.js';
+import type { DestinationInput, DestinationProblem } from '../../domain/destination.js';
 import type { FulfilmentTerms } from '../../domain/fulfilment.js';
 import { presentCart, presentProtocolSession, type CheckoutSession } from '../checkout.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
@@ -74,8 +81,10 @@ export interface NewSession {
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
-  /** REST, MCP and agent carts: the checked destination and option, and the terms they bring (checked before the read). */
+  /** The checked destination and option, and the terms they bring (checked before the read). */
   destination?: CheckedDestination | undefined;
+  /** A protocol create's address that did not pass: the session is created without it, and shows these. */
+  addressProblems?: DestinationProblem[] | undefined;
 }
 
 /** A create's destination, checked against its region's countries, with the terms it brings to the price today. */
@@ -366,9 +375,12 @@ export interface NewProtocolSession<M extends ProtocolMarket = ProtocolMarket> {
   codes: string[];
   buyer: BuyerDetails | null;
   fulfillmentDetails?: unknown;
+  /** The address to ship to: checked against the countries of the market's region, and priced for when it passes. */
+  address?: DestinationInput | undefined;
 }
 
 export type CreateOutcome<M extends ProtocolMarket = ProtocolMarket> =
+  /** Created; with an address the store does not ship to, priced without it and shown with its problems. */
   | { kind: 'created'; session: ProtocolSession; countryServed: boolean }
   /** A line cannot be bought: nothing is stored, and every failing line is reported. */
   | { kind: 'rejected'; problems: ProtocolLineProblem[] }
@@ -388,7 +400,7 @@ export interface CreatePlan<M extends ProtocolMarket = ProtocolMarket> {
 export type ProtocolCreate = CreatePlan | { input?: undefined; refused: ProtocolResponse };
 
 /** A protocol create as a NewSession; a refused one reads nothing but the key's record. */
-function protocolSession(create: ProtocolCreate): NewSession {
+function protocolSession(create: ProtocolCreate, destination?: ProtocolDestination): NewSession {
   const { input } = create;
   if (!input) return { owner: PUBLIC_SESSION, market: { country: undefined }, items: [], codes: [], buyer: null };
   return {
@@ -398,7 +410,39 @@ function protocolSession(create: ProtocolCreate): NewSession {
     codes: input.codes,
     buyer: input.buyer,
     fulfillmentDetails: input.fulfillmentDetails,
+    destination: destination?.checked,
+    addressProblems: destination?.problems,
   };
+}
+
+/** A protocol create's address checked: the destination and its terms when it passes, else its problems. */
+interface ProtocolDestination {
+  checked?: CheckedDestination;
+  problems: DestinationProblem[];
+}
+
+/**
+ * The address a protocol create sends, checked as REST's is (against the countries of the region its market prices
+ * in, before anything is read or stored), with the terms it brings; undefined without an address or a region.
+ */
+async function protocolDestination(deps: Deps, create: ProtocolCreate): Promise<ProtocolDestination | undefined> {
+  const { input } = create;
+  if (!input?.address) return undefined;
+  const { market } = input;
+  const { regions, countries } = await listRegionsWithCountries(deps.db);
+  const region =
+    'currency' in market
+      ? regions.find((row) => row.currency_code.toLowerCase() === market.currency.toLowerCase())
+      : regions.find((row) =>
+          countries.some(
+            (country) => country.region_id === row.id && country.iso_2 === market.country?.toLowerCase(),
+          ),
+        );
+  if (!region) return undefined; // answered as the market's own outcome (unsupported currency, default region)
+  const check = await checkAddressFor(deps.db, region.id, input.address);
+  if (!check.ok) return { problems: check.problems };
+  const terms = await termsFor(deps, region.id, check.destination);
+  return { checked: { shipping_address: check.destination, shipping_option: null, terms }, problems: [] };
 }
 
 /** What a create is stored under, beyond its key's answer: see AnswerToStore. */
@@ -456,7 +500,7 @@ function answerCreate(
   const { input, respond } = create;
   // A country no region serves prices in the default region: only a store without one has none.
   if (!('currency' in input.market)) requireRegion(reads.region, undefined);
-  const built = build(deps, request, reads, (stored) => presentProtocolSession(deps, stored));
+  const built = build(deps, request, reads, (stored) => presentProtocolSession(deps, stored, request.addressProblems));
   if (built.kind === 'no_region')
     return answerOnly(respond({ kind: 'unsupported_currency', currencies: reads.currencies }));
   if (built.kind === 'rejected')
@@ -474,12 +518,12 @@ function answerCreate(
  * (or the answer alone, when nothing could be created). A create like an earlier one is priced from that one's read
  * and sends only the store. Without a key the cart goes through the group commit.
  */
-export function createProtocolSession(
+export async function createProtocolSession(
   deps: Deps,
   call: IdempotentRequest | undefined,
   create: ProtocolCreate,
 ): Promise<KeyOutcome<ProtocolResponse>> {
-  const request = protocolSession(create);
+  const request = protocolSession(create, await protocolDestination(deps, create));
   const read = readOf(request);
   const readKey = JSON.stringify(read);
   return claimWithWrite(deps, protocolKeys, call, {
@@ -504,6 +548,8 @@ export function createProtocolSessionUnderGrant(
   create: ProtocolCreate,
   grant: string,
 ): Promise<ProtocolResponse | undefined> {
+  // A create with an address checks it first: it takes the path that reads.
+  if (create.input?.address) return Promise.resolve(undefined);
   const request = protocolSession(create);
   const earlier = deps.earlierReads.creates.get(JSON.stringify(readOf(request)));
   if (!earlier) return Promise.resolve(undefined);

@@ -9,6 +9,8 @@ import type { Db } from '../../db/knex.js';
 import {
   checkDestination,
   type Destination,
+  type DestinationCheck,
+  type DestinationInput,
   type DestinationField,
   type DestinationProblem,
 } from '../../domain/destination.js';
@@ -61,20 +63,25 @@ export async function checkedDestination(
   const checked: Partial<SessionDestination> = option === undefined ? {} : { shipping_option: option };
   if (address === undefined) return checked;
   if (address === null) return { ...checked, shipping_address: null };
-  const check = checkDestination(
-    {
-      recipientName: address.recipient_name,
-      line1: address.line1,
-      line2: address.line2,
-      city: address.city,
-      region: address.region,
-      postalCode: address.postal_code,
-      country: address.country,
-    },
-    await regionCountryCodes(db, regionId),
-  );
+  const check = await checkAddressFor(db, regionId, {
+    recipientName: address.recipient_name,
+    line1: address.line1,
+    line2: address.line2,
+    city: address.city,
+    region: address.region,
+    postalCode: address.postal_code,
+    country: address.country,
+  });
   if (!check.ok) throw invalidAddress(check.problems);
   return { ...checked, shipping_address: check.destination };
+}
+
+/**
+ * An address checked against ISO 3166 and the countries `regionId` ships to, as every surface checks it: the
+ * destination, or every problem naming its field (each surface reports them in its own terms).
+ */
+export async function checkAddressFor(db: Db, regionId: string, address: DestinationInput): Promise<DestinationCheck> {
+  return checkDestination(address, await regionCountryCodes(db, regionId));
 }
 
 /** The terms a cart's destination brings to its price today: undefined without an address. */
@@ -82,9 +89,10 @@ export function termsFor(
   deps: Deps,
   regionId: string,
   address: Destination | null | undefined,
+  db: Db = deps.db,
 ): Promise<FulfilmentTerms | undefined> {
   if (!address) return Promise.resolve(undefined);
-  return loadFulfilmentTerms(deps.db, {
+  return loadFulfilmentTerms(db, {
     regionId,
     country: address.country,
     subdivision: address.region,
@@ -93,7 +101,7 @@ export function termsFor(
 }
 
 /** A stored session with the terms its destination brings (the same read, when it has none). */
-export async function withTerms(deps: Deps, stored: StoredSession): Promise<StoredSession> {
+export async function withTerms(deps: Deps, stored: StoredSession, db: Db = deps.db): Promise<StoredSession> {
   if (!stored.cart.shipping_address || stored.order) return stored;
-  return { ...stored, terms: await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address) };
+  return { ...stored, terms: await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address, db) };
 }
