@@ -262,7 +262,7 @@ describe('a change of address re-prices an open ACP session', () => {
     expect(irish.body.status).toBe('requires_escalation');
     expect(acpFigures(irish.body)).toMatchObject({ shipping: 1495, taxes: [551], total: 2946 });
     expect(irish.body.totals.find((total: any) => total.type === 'tax').breakdown).toEqual([
-      { jurisdiction: "VAT (IE)", rate: 0.23, amount: 551 },
+      { jurisdiction: 'VAT (IE)', rate: 0.23, amount: 551 },
     ]);
     expectConsistent(irish.body);
     expect((await read(estimate.id)).body).toEqual(irish.body);
