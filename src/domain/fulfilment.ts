@@ -66,7 +66,7 @@ export function chooseShippingOption(
 /** The day `days` business days (Monday to Friday, UTC) after `from`'s day. */
 function businessDaysAfter(from: Date, days: number): Date {
   const day = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()));
-  for (let left = days; left > 0; ) {
+  for (let left = days; left > 0;) {
     day.setUTCDate(day.getUTCDate() + 1);
     const weekday = day.getUTCDay();
     if (weekday !== 0 && weekday !== 6) left -= 1;

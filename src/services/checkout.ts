@@ -299,10 +299,7 @@ export function presentCart(deps: Deps, stored: carts.StoredSession): CheckoutSe
 }
 
 /** What a destination brought to a protocol session's price: priced now, or once paid as its order recorded it. */
-function protocolFulfilment(
-  current: PricedStoredCart,
-  paid: carts.StoredSession['order'],
-): SessionFulfilment | null {
+function protocolFulfilment(current: PricedStoredCart, paid: carts.StoredSession['order']): SessionFulfilment | null {
   const recorded = paid ? paid.order.fulfilment : current.fulfilment;
   if (!recorded) return null;
   const { shippingOption, taxIncluded, taxes } = recorded;

@@ -3,12 +3,7 @@
 // transaction that records its answer. Protocol errors are ProtocolErrors, rendered by the binding as ACP's flat Error.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
-import {
-  acpDestinationInput,
-  acpMessage,
-  toAcpCheckoutSession,
-  type AcpMessage,
-} from '../../domain/acp-checkout.js';
+import { acpDestinationInput, acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';

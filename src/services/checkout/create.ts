@@ -434,9 +434,7 @@ async function protocolDestination(deps: Deps, create: ProtocolCreate): Promise<
     'currency' in market
       ? regions.find((row) => row.currency_code.toLowerCase() === market.currency.toLowerCase())
       : regions.find((row) =>
-          countries.some(
-            (country) => country.region_id === row.id && country.iso_2 === market.country?.toLowerCase(),
-          ),
+          countries.some((country) => country.region_id === row.id && country.iso_2 === market.country?.toLowerCase()),
         );
   if (!region) return undefined; // answered as the market's own outcome (unsupported currency, default region)
   const check = await checkAddressFor(deps.db, region.id, input.address);
