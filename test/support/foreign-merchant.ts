@@ -652,7 +652,8 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
         throw acpError(422, 'payment_declined', 'This shop takes no delegated payment.');
       }
       if (!match[2] && method === 'POST') {
-        const lines = acpLines(body, session.lines);
+        // An update without line_items keeps the session's.
+        const lines = body?.line_items === undefined ? session.lines : acpLines(body, session.lines);
         if (!Array.isArray(lines))
           return [
             200,

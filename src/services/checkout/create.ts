@@ -36,8 +36,8 @@ import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
 import { requireRegion } from '../catalog.js';
-import { checkAddressFor, checkedDestination, termsFor, type SessionDestination } from './destination.js';
-import type { DestinationInput, DestinationProblem } from '../../domain/destination.js';
+import { checkedDestination, termsFor, type SessionDestination } from './destination.js';
+import { checkDestination, type DestinationInput, type DestinationProblem } from '../../domain/destination.js';
 import type { FulfilmentTerms } from '../../domain/fulfilment.js';
 import { presentCart, presentProtocolSession, type CheckoutSession } from '../checkout.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
@@ -437,7 +437,9 @@ async function protocolDestination(deps: Deps, create: ProtocolCreate): Promise<
           countries.some((country) => country.region_id === row.id && country.iso_2 === market.country?.toLowerCase()),
         );
   if (!region) return undefined; // answered as the market's own outcome (unsupported currency, default region)
-  const check = await checkAddressFor(deps.db, region.id, input.address);
+  // Checked as checkAddressFor checks it, against the countries the list just read.
+  const shipsTo = countries.filter((country) => country.region_id === region.id).map((country) => country.iso_2);
+  const check = checkDestination(input.address, shipsTo);
   if (!check.ok) return { problems: check.problems };
   const terms = await termsFor(deps, region.id, check.destination);
   return { checked: { shipping_address: check.destination, shipping_option: null, terms }, problems: [] };
