@@ -1,7 +1,8 @@
 // A session's destination and shipping choice (issue #32, docs/fulfilment-and-tax.md), as REST, agent carts and MCP
 // send them: the address checked against ISO 3166 and the countries of the session's region, the option against the
 // region's options, and the terms they bring to the price (the tax rates in force there today, the options) loaded
-// beside the session read. A problem is the caller's: 400 invalid_address naming the field.
+// beside the session read. A problem is the caller's: 400 invalid_address naming the field. ACP's fulfillment_details
+// are checked by the same checkAddressFor, their problems the protocol's business outcome (src/services/protocol-sessions.ts).
 import type { components } from '../../../codegen/types.js';
 import type { StoredSession } from '../../db/repositories/carts.js';
 import { loadFulfilmentTerms, regionCountryCodes } from '../../db/repositories/fulfilment.js';
