@@ -37,11 +37,18 @@ async function merchant(options: MerchantOptions): Promise<ForeignMerchant> {
 const TEA_FIXTURE: Fixture = {
   promo_codes: { valid: ['SPRING15'], invalid: ['WINTER99'] },
   buyer: { email: 'kim@example.org', first_name: 'Kim', last_name: 'Lee' },
+  address: { street_address: '12 Leaf Lane', address_locality: 'Leeds', postal_code: 'LS1 1AA', address_country: 'GB' },
   acp: { client_id: 'runner', client_secret: 'tea-secret', token_url: '/auth/token', scope: 'checkout' },
 };
 const BIKE_FIXTURE: Fixture = {
   items: [{ id: 'SKU-TUBE-700', quantity: 3 }],
   promo_codes: { valid: ['RIDE10'] },
+  address: {
+    street_address: '5 Spoke Street',
+    address_locality: 'Utrecht',
+    postal_code: '3511 AA',
+    address_country: 'NL',
+  },
   acp: { bearer_token: 'bike-token' },
 };
 

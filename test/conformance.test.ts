@@ -32,6 +32,15 @@ async function storeFixture(service: TestService): Promise<Fixture> {
     items: [{ id: 'variant_01tongue2pack', quantity: 2 }],
     promo_codes: { valid: ['10OFF'], invalid: ['NOPE99'] },
     buyer: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' },
+    address: {
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      street_address: '1 Analytical Way',
+      address_locality: 'San Francisco',
+      address_region: 'CA',
+      postal_code: '94103',
+      address_country: 'US',
+    },
     acp: { client_id, client_secret, token_url: '/oauth/token', scope: 'cart:write' },
   };
 }

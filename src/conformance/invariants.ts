@@ -49,7 +49,17 @@ export function ucpTotalsProblems(checkout: Json): string[] {
   return problems;
 }
 
-/** A-C3: integer amounts, base − discount = subtotal, subtotal + fulfillment + tax = total, discounts add up; no legacy keys. */
+/**
+ * Whether a `tax` total is tax inside the amounts above it (EU, UK and Japan prices with a destination), not added:
+ * its `description` starts with "Included" (docs/conformance.md).
+ */
+const taxIncluded = (totals: Array<Total & { description?: string }>) =>
+  totals.some((total) => total.type === 'tax' && /^included\b/i.test(total.description ?? ''));
+
+/**
+ * A-C3: integer amounts, base − discount = subtotal, subtotal + fulfillment + tax = total (tax left out where it is
+ * included in the amounts), discounts add up; no legacy keys.
+ */
 export function acpTotalsProblems(session: Json): string[] {
   const problems: string[] = [];
   const of = (totals: Total[], type: string) => totals.find((total) => total.type === type)?.amount ?? 0;
@@ -63,8 +73,14 @@ export function acpTotalsProblems(session: Json): string[] {
       if (!Number.isInteger(amount)) problems.push(`${where}: ${type} ${amount} is not an integer`);
     if (of(totals, 'items_base_amount') - of(totals, 'items_discount') !== of(totals, 'subtotal'))
       problems.push(`${where}: items_base_amount − items_discount ≠ subtotal`);
-    if (of(totals, 'subtotal') + of(totals, 'fulfillment') + of(totals, 'tax') !== of(totals, 'total'))
+    if (taxIncluded(totals)) {
+      if (of(totals, 'subtotal') + of(totals, 'fulfillment') !== of(totals, 'total'))
+        problems.push(`${where}: subtotal + fulfillment ≠ total (tax included)`);
+    } else if (of(totals, 'subtotal') + of(totals, 'fulfillment') + of(totals, 'tax') !== of(totals, 'total'))
       problems.push(`${where}: subtotal + fulfillment + tax ≠ total`);
+    const tax = totals.find((total) => total.type === 'tax') as (Total & { breakdown?: Total[] }) | undefined;
+    if (tax?.breakdown && sum(tax.breakdown.map((entry) => entry.amount)) !== tax.amount)
+      problems.push(`${where}: the tax breakdown does not add up to ${tax.amount}`);
   }
   const lineDiscounts = sum(lines.map((line) => of(line.totals ?? [], 'items_discount')));
   if (lineDiscounts !== of(session.totals ?? [], 'items_discount'))

@@ -5,6 +5,7 @@
 // only with `storeSpecific`. It imports nothing of the store it may be pointed at (a lint rule keeps it so).
 import { HttpClient, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
 import { acpCheckoutChecks } from './checks/acp-checkout.js';
+import { acpFulfillmentChecks } from './checks/acp-fulfillment.js';
 import type { AcpContext } from './checks/acp-context.js';
 import { acpDiscountChecks } from './checks/acp-discount.js';
 import { acpCartChecks } from './checks/acp-cart.js';
@@ -415,6 +416,7 @@ async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined):
   }
   const scope = (capability: string): Scope => ({ protocol: 'acp', capability, transport: 'rest', version });
   await run.runner.run(acpCheckoutChecks, context, scope('checkout'), notTested);
+  await run.runner.run(acpFulfillmentChecks, context, scope('fulfillment'), notTested);
   const withoutDiscount = acp.extensions.has('discount')
     ? undefined
     : 'the merchant does not advertise the discount extension';

@@ -1,6 +1,8 @@
 // A session rendered as an ACP 2026-04-17 CheckoutSession (the JSON Schema bundle's `CheckoutSession`, or
 // `CheckoutSessionWithOrder` once paid), with the discount extension always on. Pure. Field by field as in B.5–B.7 of
 // the design: integer minor units, the discount positive, `subtotal` after the discount.
+import type { DestinationField, DestinationInput, DestinationProblem } from './destination.js';
+import { deliveryWindow, RATE_SCALE } from './fulfilment.js';
 import { discountTitle, HANDOFF_CONTENT, type ProtocolSession } from './protocol-session.js';
 
 export const ACP_VERSION = '2026-04-17';
@@ -22,6 +24,68 @@ export interface AcpRendering {
   links: Array<{ type: string; url: string; title: string }>;
   /** Messages of this request (update problems), after the session's own. */
   extraMessages?: AcpMessage[];
+  /** When the session is shown: the shipping options' delivery windows count from its day (default: updated_at). */
+  now?: Date;
+}
+
+/** Each field of the destination as ACP's Address names it. */
+const ACP_ADDRESS_FIELDS: Record<DestinationField, string> = {
+  recipientName: 'name',
+  line1: 'line_one',
+  line2: 'line_two',
+  city: 'city',
+  region: 'state',
+  postalCode: 'postal_code',
+  country: 'country',
+};
+
+/** Where a destination field is in an ACP request: `$.fulfillment_details.address.country`. */
+export function acpAddressParam(field: DestinationField): string {
+  return `$.fulfillment_details.address.${ACP_ADDRESS_FIELDS[field]}`;
+}
+
+type Fields = Record<string, unknown>;
+const textOf = (value: unknown) => (typeof value === 'string' ? value : null);
+
+/**
+ * The address ACP `fulfillment_details` name, as a destination to check (the contact's name stands for a missing
+ * recipient); null when they name none.
+ */
+export function acpDestinationInput(details: unknown): DestinationInput | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const { address, name } = details as Fields;
+  if (typeof address !== 'object' || address === null) return null;
+  const fields = address as Fields;
+  return {
+    recipientName: textOf(fields.name) ?? textOf(name),
+    line1: textOf(fields.line_one),
+    line2: textOf(fields.line_two),
+    city: textOf(fields.city),
+    region: textOf(fields.state),
+    postalCode: textOf(fields.postal_code),
+    country: textOf(fields.country),
+  };
+}
+
+/** ACP's MessageError code for a problem with the address: missing, a place the store does not ship to, or invalid. */
+function addressMessageCode(problem: DestinationProblem): string {
+  if (problem.code === 'required') return 'missing';
+  if (problem.code === 'not_shipped') return 'region_restricted';
+  return 'invalid';
+}
+
+/** Each problem of an address an ACP request sent, as a MessageError at its field. */
+export function acpAddressMessages(problems: DestinationProblem[]): AcpMessage[] {
+  return problems.map((problem) =>
+    acpMessage({
+      type: 'error',
+      code: addressMessageCode(problem),
+      severity: 'high',
+      resolution: 'requires_buyer_input',
+      param: acpAddressParam(problem.field),
+      content: `fulfillment_details.address.${problem.message.replace(`${problem.field}:`, `${ACP_ADDRESS_FIELDS[problem.field]}:`)}`,
+    }),
+  );
 }
 
 export function acpMessage(fields: Omit<AcpMessage, 'content_type'>): AcpMessage {
@@ -30,12 +94,36 @@ export function acpMessage(fields: Omit<AcpMessage, 'content_type'>): AcpMessage
 
 const total = (type: string, display_text: string, amount: number) => ({ type, display_text, amount });
 
-function lineTotals(line: ProtocolSession['lines'][number]) {
+/**
+ * Where prices include tax (EU, UK, Japan, with a destination), the tax is the part of the amounts above it that is
+ * tax: shown, with this description, and not added to the total (docs/fulfilment-and-tax.md).
+ */
+export const TAX_INCLUDED_DESCRIPTION = 'Included in the amounts above; not added to the total.';
+
+function taxTotal(session: ProtocolSession, amount: number, breakdown = false) {
+  const { fulfilment } = session.shipping;
+  if (!fulfilment) return total('tax', 'Tax', amount);
+  return {
+    ...total('tax', fulfilment.taxIncluded ? 'Tax (included)' : 'Tax', amount),
+    ...(fulfilment.taxIncluded ? { description: TAX_INCLUDED_DESCRIPTION } : {}),
+    ...(breakdown
+      ? {
+          breakdown: fulfilment.taxes.map((tax) => ({
+            jurisdiction: tax.name,
+            rate: tax.rate / RATE_SCALE,
+            amount: tax.amount,
+          })),
+        }
+      : {}),
+  };
+}
+
+function lineTotals(session: ProtocolSession, line: ProtocolSession['lines'][number]) {
   return [
     total('items_base_amount', 'Items', line.baseAmount),
     ...(line.discount > 0 ? [total('items_discount', 'Discount', line.discount)] : []),
     total('subtotal', 'Subtotal', line.subtotal),
-    total('tax', 'Tax', line.tax),
+    taxTotal(session, line.tax),
     total('total', 'Total', line.total),
   ];
 }
@@ -49,9 +137,38 @@ function sessionTotals(session: ProtocolSession) {
       : []),
     total('subtotal', 'Subtotal', totals.subtotal - totals.discount),
     total('fulfillment', 'Shipping', totals.shipping),
-    total('tax', 'Tax', totals.tax),
+    taxTotal(session, totals.tax, true),
     total('total', 'Total', totals.total),
   ];
+}
+
+/** The shipping options offered: the destination's, each with its window and what it costs; without one, Standard at the estimate. */
+function fulfillmentOptions(session: ProtocolSession, rendering: AcpRendering) {
+  const { fulfilment, offered } = session.shipping;
+  if (!fulfilment)
+    return [
+      {
+        type: 'shipping',
+        id: 'standard',
+        title: 'Standard shipping',
+        totals: [total('fulfillment', 'Shipping', session.totals.shipping)],
+      },
+    ];
+  const from = rendering.now ?? session.updatedAt;
+  // A paid session offers the option it was charged, at what it was charged.
+  const options = offered.length ? offered : [{ option: fulfilment.shippingOption, amount: session.totals.shipping }];
+  return options.map(({ option, amount }) => {
+    const { earliest, latest } = deliveryWindow(from, option);
+    return {
+      type: 'shipping',
+      id: option.code,
+      title: option.title,
+      description: option.description,
+      earliest_delivery_time: earliest.toISOString(),
+      latest_delivery_time: latest.toISOString(),
+      totals: [total('fulfillment', 'Shipping', amount)],
+    };
+  });
 }
 
 function discounts(session: ProtocolSession) {
@@ -112,6 +229,7 @@ function messages(session: ProtocolSession, rendering: AcpRendering): AcpMessage
           }),
         ]
       : []),
+    ...acpAddressMessages(session.addressProblems),
     ...(rendering.extraMessages ?? []).filter((message) => message.type === 'error'),
     ...session.rejections.map((rejection) =>
       acpMessage({
@@ -125,7 +243,10 @@ function messages(session: ProtocolSession, rendering: AcpRendering): AcpMessage
   ];
 }
 
-/** ACP's states for the store's (D3): an open session the agent cannot pay is `requires_escalation`; no lines, `not_ready_for_payment`. */
+/**
+ * ACP's states for the store's (D3): an open session the agent cannot pay is `requires_escalation`; no lines, or an
+ * address the store does not ship to, `not_ready_for_payment`.
+ */
 const ACP_STATUS = {
   requires_escalation: 'requires_escalation',
   incomplete: 'not_ready_for_payment',
@@ -182,18 +303,17 @@ export function toAcpCheckoutSession(session: ProtocolSession, rendering: AcpRen
       ...(line.sku ? { sku: line.sku } : {}),
       variant_id: line.variantId,
       ...(line.imageUrl ? { images: [line.imageUrl] } : {}),
-      totals: lineTotals(line),
+      totals: lineTotals(session, line),
     })),
     ...(session.fulfillmentDetails ? { fulfillment_details: session.fulfillmentDetails } : {}),
-    fulfillment_options: [
+    fulfillment_options: fulfillmentOptions(session, rendering),
+    selected_fulfillment_options: [
       {
         type: 'shipping',
-        id: 'standard',
-        title: 'Standard shipping',
-        totals: [total('fulfillment', 'Shipping', session.totals.shipping)],
+        option_id: session.shipping.fulfilment?.shippingOption.code ?? 'standard',
+        item_ids: lineIds,
       },
     ],
-    selected_fulfillment_options: [{ type: 'shipping', option_id: 'standard', item_ids: lineIds }],
     totals: sessionTotals(session),
     discounts: discounts(session),
     messages: messages(session, rendering),

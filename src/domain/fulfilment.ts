@@ -62,3 +62,27 @@ export function chooseShippingOption(
   if (code === null || code === undefined) return terms.shippingOptions[0];
   return terms.shippingOptions.find((option) => option.code === code);
 }
+
+/** The day `days` business days (Monday to Friday, UTC) after `from`'s day. */
+function businessDaysAfter(from: Date, days: number): Date {
+  const day = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()));
+  for (let left = days; left > 0;) {
+    day.setUTCDate(day.getUTCDate() + 1);
+    const weekday = day.getUTCDay();
+    if (weekday !== 0 && weekday !== 6) left -= 1;
+  }
+  return day;
+}
+
+/**
+ * When goods sent on `from`'s day arrive with an option: from the start (00:00 UTC) of its first business day to the
+ * end (23:59:59 UTC) of its last. Whole days, so a session read again the same day shows the same window.
+ */
+export function deliveryWindow(
+  from: Date,
+  option: Pick<ShippingOption, 'minBusinessDays' | 'maxBusinessDays'>,
+): { earliest: Date; latest: Date } {
+  const latest = businessDaysAfter(from, option.maxBusinessDays);
+  latest.setUTCHours(23, 59, 59, 0);
+  return { earliest: businessDaysAfter(from, option.minBusinessDays), latest };
+}

@@ -6,6 +6,7 @@ import type { ShippingCode, ShippingOption } from './fulfilment.js';
 import type { QuoteFulfilment } from './orders.js';
 import type { PricedCart, PricedLine } from './pricing.js';
 import type { AppliedPromotion, PromoMessage } from './promotions.js';
+import type { DestinationProblem } from './destination.js';
 
 /** Where the session stands, whatever the protocol calls it (D3 of the design). */
 export type SessionState = 'requires_escalation' | 'incomplete' | 'canceled' | 'completed';
@@ -69,6 +70,11 @@ export interface ProtocolSession {
   buyer: BuyerDetails | null;
   fulfillmentDetails: unknown;
   shipping: SessionShipping;
+  /**
+   * What is wrong with the address the session was sent and could not be priced for (ACP keeps its fulfillment_details
+   * as sent): the session is then not ready for payment until an address the store ships to replaces it.
+   */
+  addressProblems: DestinationProblem[];
   createdAt: Date;
   updatedAt: Date;
   continueUrl: string;
@@ -97,11 +103,11 @@ export function discountRejectionOf(message: PromoMessage): DiscountRejection {
   }
 }
 
-/** D3: a stored status and whether any line can be priced. */
-export function sessionStateOf(storedStatus: string, pricedLines: number): SessionState {
+/** D3: a stored status, whether any line can be priced, and whether the address sent is one the store ships to. */
+export function sessionStateOf(storedStatus: string, pricedLines: number, addressProblems = 0): SessionState {
   if (storedStatus === 'canceled') return 'canceled';
   if (storedStatus === 'completed') return 'completed';
-  return pricedLines === 0 ? 'incomplete' : 'requires_escalation';
+  return pricedLines === 0 || addressProblems > 0 ? 'incomplete' : 'requires_escalation';
 }
 
 /** "10% off", "5.00 USD off" (D7). */
@@ -128,12 +134,13 @@ export interface SessionFacts extends Pick<
   lines: Array<Pick<SessionLine, 'id' | 'productId' | 'sku' | 'imageUrl'>>;
   applied: AppliedPromotion | null;
   promoMessages: PromoMessage[];
+  addressProblems?: DestinationProblem[];
 }
 
 export function toProtocolSession(facts: SessionFacts, priced: PricedCart): ProtocolSession {
   return {
     id: facts.id,
-    state: sessionStateOf(facts.storedStatus, priced.lines.length),
+    state: sessionStateOf(facts.storedStatus, priced.lines.length, facts.addressProblems?.length ?? 0),
     currency: priced.currencyCode.toLowerCase(),
     lines: priced.lines.map((line, index) => ({ ...line, ...facts.lines[index]! })),
     totals: priced.totals,
@@ -149,11 +156,21 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     buyer: facts.buyer && Object.keys(facts.buyer).length ? facts.buyer : null,
     fulfillmentDetails: facts.fulfillmentDetails,
     shipping: facts.shipping,
+    addressProblems: facts.addressProblems ?? [],
     createdAt: facts.createdAt,
     updatedAt: facts.updatedAt,
     continueUrl: facts.continueUrl,
     order: facts.order,
   };
+}
+
+/**
+ * A session shown with the problems of an address it was sent and not given (a create priced without it, an update
+ * that left it as it was): an open one is then not ready for payment.
+ */
+export function withAddressProblems(session: ProtocolSession, problems: DestinationProblem[]): ProtocolSession {
+  if (!problems.length || session.state !== 'requires_escalation') return { ...session, addressProblems: problems };
+  return { ...session, state: 'incomplete', addressProblems: problems };
 }
 
 /** RFC 9535 JSONPath of a request field, from its segments: ['line_items', 0, 'item', 'id'] → `$.line_items[0].item.id`. */

@@ -24,6 +24,7 @@ import {
 } from '../domain/pricing.js';
 import { applyPromoCodes, type AppliedPromotion, type PromoMessage, type Promotion } from '../domain/promotions.js';
 import { toProtocolSession, type ProtocolSession } from '../domain/protocol-session.js';
+import type { DestinationProblem } from '../domain/destination.js';
 import type { Deps } from '../deps.js';
 import { Conflict, NotFound, Unprocessable } from '../domain/errors.js';
 import { requireRegion } from './catalog.js';
@@ -298,8 +299,15 @@ export function presentCart(deps: Deps, stored: carts.StoredSession): CheckoutSe
   return quoteCart(deps, stored).session;
 }
 
-/** A stored session in the protocols' terms (ACP and UCP render it): priced now, or once paid as its order was charged. */
-export function presentProtocolSession(deps: Deps, found: carts.StoredSession): ProtocolSession {
+/**
+ * A stored session in the protocols' terms (ACP and UCP render it): priced now, or once paid as its order was charged.
+ * `addressProblems`: what is wrong with an address the session was sent and could not be priced for.
+ */
+export function presentProtocolSession(
+  deps: Deps,
+  found: carts.StoredSession,
+  addressProblems: DestinationProblem[] = [],
+): ProtocolSession {
   const { cart, lines: allLines, order: paid } = found;
   const current = priceStoredCart(deps, found);
   // A paid session shows what was charged: the order's lines and amounts, never recomputed.
@@ -329,6 +337,7 @@ export function presentProtocolSession(deps: Deps, found: carts.StoredSession): 
             offered: current.offered,
             chosenOption: cart.shipping_option ?? null,
           },
+      addressProblems: paid || cart.status !== 'ready_for_payment' ? [] : addressProblems,
       createdAt: new Date(cart.created_at),
       updatedAt: new Date(cart.updated_at),
       continueUrl: checkoutUrlFor(deps.config.checkoutUrlTemplate, cart.id),

@@ -17,11 +17,12 @@ import {
 import { newId } from '../domain/ids.js';
 import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
+import { acpDestinationInput } from '../domain/acp-checkout.js';
 import { expireProcessorCheckoutsAfterCommit } from './payments/expiry.js';
 import { presentProtocolSession } from './checkout.js';
-import { checkedProtocolDestination, withTerms } from './checkout/destination.js';
+import { checkedProtocolDestination, termsFor, withTerms } from './checkout/destination.js';
 import type { DestinationInput, DestinationProblem } from '../domain/destination.js';
-import type { ShippingCode } from '../domain/fulfilment.js';
+import type { FulfilmentTerms, ShippingCode } from '../domain/fulfilment.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -91,7 +92,24 @@ export async function loadProtocolSession(deps: Deps, db: Db, id: string): Promi
   if (!isStorableText(id)) return undefined; // no session has such an id, and it must not reach a query
   const found = await carts.findCartWithLines(db, id);
   if (!found || found.cart.status === 'open') return undefined;
-  return presentProtocolSession(deps, await withTerms(deps, found, db));
+  return presentProtocolSession(
+    deps,
+    await withTerms(deps, found, db),
+    await storedAddressProblems(deps, db, found.cart),
+  );
+}
+
+/**
+ * What is wrong with the address an open session's fulfillment details name (ACP's), when it was not one the store
+ * ships to: a create keeps the details as sent and prices without them, and the session stays not ready for payment
+ * until an update sends an address it ships to.
+ */
+async function storedAddressProblems(deps: Deps, db: Db, cart: carts.CartRow): Promise<DestinationProblem[]> {
+  if (cart.status !== 'ready_for_payment' || cart.shipping_address) return [];
+  const address = acpDestinationInput(cart.fulfillment_details);
+  if (!address) return [];
+  const check = await checkedProtocolDestination(deps, db, cart.region_id, address);
+  return check.ok ? [] : check.problems;
 }
 
 /** What an update changes; an absent field is left as it is. */
@@ -102,9 +120,10 @@ export interface ProtocolSessionChange {
   fulfillmentDetails?: unknown;
   /**
    * The destination: `address` checked against the session's region (null removes it), `option` the shipping option
-   * chosen (null: none chosen, the first offered is used); an absent field is left as it is.
+   * chosen (null: none chosen, the first offered is used); an absent field is left as it is. With `offeredOnly` (ACP)
+   * the option must be one the destination offers (without one, only `standard`), else the outcome is option_rejected.
    */
-  shipping?: { address?: DestinationInput | null; option?: ShippingCode | null };
+  shipping?: { address?: DestinationInput | null; option?: ShippingCode | null; offeredOnly?: boolean };
 }
 
 export type ChangeOutcome =
@@ -113,6 +132,8 @@ export type ChangeOutcome =
   | { kind: 'rejected'; session: ProtocolSession; problems: LineProblem[] }
   /** The address is not one the store ships to: the session is unchanged; every problem names its field. */
   | { kind: 'invalid_destination'; session: ProtocolSession; problems: DestinationProblem[] }
+  /** The option is not one the destination offers (`offeredOnly`): the session is unchanged. */
+  | { kind: 'option_rejected'; session: ProtocolSession; offered: string[] }
   | { kind: 'not_found' }
   | { kind: 'not_modifiable'; session: ProtocolSession };
 
@@ -184,10 +205,17 @@ export async function changeProtocolSession(
   }
   const { address, option } = change.shipping ?? {};
   let shippingAddress: carts.CartRow['shipping_address'] | undefined = address === null ? null : undefined;
+  let terms: FulfilmentTerms | undefined;
   if (address) {
     const checked = await checkedProtocolDestination(deps, db, cart.region_id, address);
     if (!checked.ok) return { kind: 'invalid_destination', session, problems: checked.problems };
     shippingAddress = checked.destination;
+    terms = checked.terms;
+  }
+  if (change.shipping?.offeredOnly && option) {
+    if (address === undefined) terms = await termsFor(deps, cart.region_id, cart.shipping_address, db);
+    const offered: string[] = terms ? terms.shippingOptions.map((offer) => offer.code) : ['standard'];
+    if (!offered.includes(option)) return { kind: 'option_rejected', session, offered };
   }
   if (resolved) {
     await replaceResolvedLines(db, id, resolved);

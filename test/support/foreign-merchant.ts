@@ -480,7 +480,27 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
     status: string;
     lines: Line[];
     codes: string[];
+    /** fulfillment_details as sent, when its address is one this shop ships to. */
+    details?: Json;
+    option?: string;
   }
+  // Shipping: two options to the countries this shop ships to; any other country is not ready for payment.
+  const SHIPS_TO = new Set(['US', 'CA', 'GB', 'DE', 'FR', 'NL', 'JP']);
+  const SHIPPING: Record<string, { title: string; amount: number }> = {
+    ground: { title: 'Ground', amount: 500 },
+    air: { title: 'Air', amount: 1500 },
+  };
+  /** The problem of a request's fulfillment_details, as a MessageError; undefined when its address ships. */
+  const addressProblem = (details: Json): Json | undefined =>
+    details?.address && !SHIPS_TO.has(String(details.address.country).toUpperCase())
+      ? {
+          type: 'error',
+          code: 'invalid',
+          param: '$.fulfillment_details.address.country',
+          content_type: 'plain',
+          content: 'This shop does not ship there.',
+        }
+      : undefined;
   const sessions = new Map<string, AcpSession>();
   const acpKeys = new Map<string, { fingerprint: string; status: number; body: Json }>();
   const tokens = new Set<string>(options.acp?.bearerToken ? [options.acp.bearerToken] : []);
@@ -489,13 +509,16 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
 
   const acpBody = (session: AcpSession, messages: Json[] = []) => {
     const { priced, applied, base, discount, tax } = price(session.lines, session.codes);
-    const totals = (b: number, d: number, t: number) => [
+    const shipping = session.details?.address ? SHIPPING[session.option ?? 'ground']!.amount : undefined;
+    const totals = (b: number, d: number, t: number, f?: number) => [
       { type: 'items_base_amount', display_text: 'Items', amount: b },
       { type: 'items_discount', display_text: 'Discount', amount: d },
       { type: 'subtotal', display_text: 'Subtotal', amount: b - d },
+      ...(f === undefined ? [] : [{ type: 'fulfillment', display_text: 'Shipping', amount: f }]),
       { type: 'tax', display_text: 'Tax', amount: t },
-      { type: 'total', display_text: 'Total', amount: b - d + t },
+      { type: 'total', display_text: 'Total', amount: b - d + (f ?? 0) + t },
     ];
+    const lineIds = session.lines.map((line) => line.id);
     const rejected = session.codes
       .filter((code) => !applied.includes(code))
       .map((code) => ({ code, reason: 'discount_code_invalid', message: `${code} is not a code of this shop.` }));
@@ -511,8 +534,23 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
         unit_amount: itemsById.get(entry.line.itemId)!.price,
         totals: totals(entry.base, entry.discount, entry.tax),
       })),
-      totals: totals(base, discount, tax),
-      fulfillment_options: [],
+      totals: totals(base, discount, tax, shipping),
+      ...(session.details ? { fulfillment_details: session.details } : {}),
+      fulfillment_options: session.details?.address
+        ? Object.entries(SHIPPING).map(([id, { title, amount }]) => ({
+            type: 'shipping',
+            id,
+            title,
+            totals: [{ type: 'fulfillment', display_text: 'Shipping', amount }],
+          }))
+        : [],
+      ...(session.details?.address
+        ? {
+            selected_fulfillment_options: [
+              { type: 'shipping', option_id: session.option ?? 'ground', item_ids: lineIds },
+            ],
+          }
+        : {}),
       messages,
       links: [{ type: 'terms_of_use', url: `${PUBLIC_ORIGIN}/terms` }],
       capabilities: options.acp!.discount ? { extensions: [{ name: 'discount' }] } : {},
@@ -592,7 +630,9 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
           throw acpError(400, 'item_not_found', 'No such item.', { param: `$.line_items[${lines.unknown}].id` });
         const session: AcpSession = { id: nextId('cs'), status: 'not_ready_for_payment', lines, codes: codesOf(body) };
         sessions.set(session.id, session);
-        return [201, acpBody(session)];
+        const problem = addressProblem(body.fulfillment_details);
+        if (!problem && body.fulfillment_details) session.details = body.fulfillment_details;
+        return [201, acpBody(session, problem ? [problem] : [])];
       }
       const match = /^\/checkout_sessions\/([^/]+)(?:\/(complete|cancel))?$/.exec(path);
       const session = match ? sessions.get(decodeURIComponent(match[1]!)) : undefined;
@@ -612,7 +652,8 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
         throw acpError(422, 'payment_declined', 'This shop takes no delegated payment.');
       }
       if (!match[2] && method === 'POST') {
-        const lines = acpLines(body, session.lines);
+        // An update without line_items keeps the session's.
+        const lines = body?.line_items === undefined ? session.lines : acpLines(body, session.lines);
         if (!Array.isArray(lines))
           return [
             200,
@@ -626,8 +667,26 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
               },
             ]),
           ];
+        const problem = addressProblem(body.fulfillment_details);
+        if (problem) return [200, acpBody(session, [problem])];
+        const selected = body.selected_fulfillment_options?.[0]?.option_id;
+        if (selected !== undefined && !(selected in SHIPPING))
+          return [
+            200,
+            acpBody(session, [
+              {
+                type: 'error',
+                code: 'invalid',
+                param: '$.selected_fulfillment_options[0]',
+                content_type: 'plain',
+                content: 'No such option.',
+              },
+            ]),
+          ];
         session.lines = lines;
         if (body.discounts) session.codes = codesOf(body);
+        if (body.fulfillment_details) session.details = body.fulfillment_details;
+        if (selected !== undefined) session.option = selected;
         return [200, acpBody(session)];
       }
       throw acpError(404, 'not_found', 'No such route.');

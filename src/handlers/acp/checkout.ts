@@ -3,9 +3,10 @@
 // transaction that records its answer. Protocol errors are ProtocolErrors, rendered by the binding as ACP's flat Error.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
-import { acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
+import { acpDestinationInput, acpMessage, toAcpCheckoutSession, type AcpMessage } from '../../domain/acp-checkout.js';
+import { withAddressProblems, type BuyerDetails, type ProtocolSession } from '../../domain/protocol-session.js';
+import type { ShippingCode } from '../../domain/fulfilment.js';
 import { acpOrigin } from '../../domain/order-events.js';
-import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import { checkRequest, type AcpLineRequest, type AcpSessionRequest } from '../../protocols/requests.js';
 import type { ValidatorRegistry } from '../../validators.js';
@@ -99,24 +100,42 @@ function codesOf(input: AcpSessionRequest): string[] | undefined {
   return input.discounts ? (input.discounts.codes ?? []) : input.coupons;
 }
 
-/** The only fulfillment option is standard shipping of every line (B.4). */
-function fulfillmentProblem(input: AcpSessionRequest, session: ProtocolSession): AcpMessage | undefined {
-  const lineIds = new Set(session.lines.map((line) => line.id));
-  const index = (input.selected_fulfillment_options ?? []).findIndex(
-    (option) =>
-      option.type !== 'shipping' ||
-      option.option_id !== 'standard' ||
-      (option.item_ids ?? []).some((id) => !lineIds.has(id)),
-  );
-  if (index < 0) return undefined;
+function optionMessage(index: number, content: string): AcpMessage {
   return acpMessage({
     type: 'error',
     code: 'invalid',
     severity: 'high',
     resolution: 'recoverable',
     param: `$.selected_fulfillment_options[${index}]`,
-    content: 'The only fulfillment option is standard shipping (option_id "standard") of this session\'s lines.',
+    content,
   });
+}
+
+/**
+ * The shipping option an update selects (every line ships with one option: each entry names `shipping`, the same
+ * option, and lines of this session), or the message at the first entry that does not; which options the destination
+ * offers is the update's to check.
+ */
+function selectedOption(
+  input: AcpSessionRequest,
+  session: ProtocolSession,
+): { code?: string; index?: number; problem?: AcpMessage } {
+  const selected = input.selected_fulfillment_options ?? [];
+  const lineIds = new Set(session.lines.map((line) => line.id));
+  const index = selected.findIndex(
+    (option) =>
+      option.type !== 'shipping' ||
+      option.option_id !== selected[0]!.option_id ||
+      (option.item_ids ?? []).some((id) => !lineIds.has(id)),
+  );
+  if (index >= 0)
+    return {
+      problem: optionMessage(
+        index,
+        "Every line of this session ships with one shipping option: select one fulfillment_options id of type shipping for this session's lines.",
+      ),
+    };
+  return selected.length ? { code: selected[0]!.option_id, index: 0 } : {};
 }
 
 export function createAcpOperations(deps: Deps) {
@@ -127,7 +146,7 @@ export function createAcpOperations(deps: Deps) {
     links: acpLinks(deps),
   };
   const present = (status: number, session: ProtocolSession, extraMessages: AcpMessage[] = []): ProtocolResponse =>
-    jsonResponse(status, toAcpCheckoutSession(session, { ...rendering, extraMessages }));
+    jsonResponse(status, toAcpCheckoutSession(session, { ...rendering, extraMessages, now: new Date(deps.now()) }));
   const notFound = (id: string) =>
     new ProtocolError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: '$.id' });
   const notModifiable = (session: ProtocolSession, canceledCode: string) =>
@@ -151,6 +170,9 @@ export function createAcpOperations(deps: Deps) {
         fulfillmentDetails: input.fulfillment_details,
         // The client is told of the order through ACP's order webhook (src/services/order-events.ts).
         ...(clientId ? { origin: acpOrigin(clientId) } : {}),
+        // The address checked against the currency's region: one the store does not ship to is not priced for, the
+        // details kept as sent, and the session not ready for payment, naming the field.
+        shipping: { address: acpDestinationInput(input.fulfillment_details) ?? undefined },
       },
       respond(outcome) {
         if (outcome.kind === 'unsupported_currency')
@@ -164,7 +186,7 @@ export function createAcpOperations(deps: Deps) {
           const [first] = outcome.problems;
           throw new ProtocolError(400, LINE_ERROR_CODES[first!.code], first!.content, { param: first!.path });
         }
-        return present(201, outcome.session);
+        return present(201, withAddressProblems(outcome.session, outcome.destinationProblems));
       },
     };
   }
@@ -182,17 +204,34 @@ export function createAcpOperations(deps: Deps) {
     return async (db) => {
       const current = await sessions.loadProtocolSession(deps, db, call.id!);
       if (!current) throw notFound(call.id!);
-      const invalidOption = fulfillmentProblem(input, current);
-      if (invalidOption && current.state !== 'canceled' && current.state !== 'completed')
-        return present(200, current, [invalidOption]);
+      const option = selectedOption(input, current);
+      if (option.problem && current.state !== 'canceled' && current.state !== 'completed')
+        return present(200, current, [option.problem]);
       const outcome = await sessions.changeProtocolSession(deps, db, call.id!, {
         lines: input.line_items && requestedLines(input.line_items),
         codes: codesOf(input),
         buyer: input.buyer === undefined ? undefined : buyerOf(input.buyer),
         fulfillmentDetails: input.fulfillment_details,
+        shipping: {
+          // Details replace the session's: without an address, it has none.
+          address: input.fulfillment_details === undefined ? undefined : acpDestinationInput(input.fulfillment_details),
+          // Any id: offeredOnly refuses one the destination does not offer before anything is written.
+          option: option.code as ShippingCode | undefined,
+          offeredOnly: true,
+        },
       });
       if (outcome.kind === 'not_found') throw notFound(call.id!);
       if (outcome.kind === 'not_modifiable') throw notModifiable(outcome.session, 'session_canceled');
+      // The address's problems are the session's own messages (acpAddressMessages), its status not_ready_for_payment.
+      if (outcome.kind === 'invalid_destination')
+        return present(200, withAddressProblems(outcome.session, outcome.problems));
+      if (outcome.kind === 'option_rejected')
+        return present(200, outcome.session, [
+          optionMessage(
+            option.index!,
+            `This session's destination offers the shipping options ${outcome.offered.map((code) => `"${code}"`).join(', ')}; "${option.code}" is not one of them.`,
+          ),
+        ]);
       if (outcome.kind === 'rejected') {
         const errors = outcome.problems.map((problem) =>
           acpMessage({
