@@ -79,13 +79,13 @@ const ucpFulfillment = {
               ),
             },
           },
-          selected_destination_id: { type: ['string', 'null'], maxLength: 200 },
+          selected_destination_id: { anyOf: [{ type: 'string', maxLength: 200 }, { type: 'null' }] },
           groups: {
             type: 'array',
             maxItems: 10,
             items: {
               type: 'object',
-              properties: { id: ucpId, selected_option_id: { type: ['string', 'null'], maxLength: 200 } },
+              properties: { id: ucpId, selected_option_id: { anyOf: [{ type: 'string', maxLength: 200 }, { type: 'null' }] } },
             },
           },
         },

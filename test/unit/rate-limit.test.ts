@@ -6,7 +6,8 @@ import { createRateLimiter } from '../../src/http/rate-limit.js';
 
 function remainingAfter(limiter: ReturnType<typeof createRateLimiter>, key: string): Promise<string> {
   const headers: Record<string, string> = {};
-  const ctx = { set: (name: string, value: string) => (headers[name] = value) } as unknown as AppContext;
+  // The limiter writes its headers straight to the response (flat header writes on the one path).
+  const ctx = { res: { setHeader: (name: string, value: string) => (headers[name] = value) } } as unknown as AppContext;
   return limiter.consume(ctx, key).then(() => headers['RateLimit-Remaining']!);
 }
 
