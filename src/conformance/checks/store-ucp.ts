@@ -28,7 +28,7 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
         const capabilities = Object.keys(body.ucp.capabilities).sort().join(',');
         assert(
           capabilities ===
-            'dev.ucp.shopping.cart,dev.ucp.shopping.catalog.lookup,dev.ucp.shopping.catalog.search,dev.ucp.shopping.checkout,dev.ucp.shopping.discount,dev.ucp.shopping.fulfillment',
+            'dev.ucp.shopping.cart,dev.ucp.shopping.catalog.lookup,dev.ucp.shopping.catalog.search,dev.ucp.shopping.checkout,dev.ucp.shopping.discount,dev.ucp.shopping.fulfillment,dev.ucp.shopping.order',
           `capabilities ${capabilities}`,
         );
       },
