@@ -24,7 +24,7 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
           .sort()
           .join(',');
         assert(services === 'mcp,rest', `services ${services}`);
-        // The design's checkout and discount, and the fulfillment extension (issue #32).
+        // Checkout and discount, the fulfillment extension (issue #32), catalog, cart and order (issue #31).
         const capabilities = Object.keys(body.ucp.capabilities).sort().join(',');
         assert(
           capabilities ===
