@@ -71,8 +71,15 @@ it('passes every protocol check and every store-specific figure with zero schema
   const protocol = report.checks.filter((check) => check.protocol !== 'store');
   expect(protocol.filter((check) => check.outcome !== 'pass')).toEqual([]);
   expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp']));
-  // The catalog and cart checks ran against this store's advertised capabilities, and passed.
-  const catalogAndCart = ['catalog.search', 'catalog.lookup', 'catalog.product', 'cart.lifecycle', 'cart.cancel'];
+  // The catalog, cart and order checks ran against this store's advertised capabilities, and passed.
+  const catalogAndCart = [
+    'catalog.search',
+    'catalog.lookup',
+    'catalog.product',
+    'cart.lifecycle',
+    'cart.cancel',
+    'order.unknown',
+  ];
   expect(catalogAndCart.map((id) => protocol.find((check) => check.id === `ucp.${id}`)?.outcome)).toEqual(
     catalogAndCart.map(() => 'pass'),
   );

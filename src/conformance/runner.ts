@@ -24,6 +24,7 @@ import { storeAcpChecks } from './checks/store-acp.js';
 import { openStoreSession } from './checks/store-session.js';
 import { storeUcpChecks } from './checks/store-ucp.js';
 import { CART, ucpCartChecks } from './checks/ucp-cart.js';
+import { ORDER, ucpOrderChecks } from './checks/ucp-order.js';
 import {
   CATALOG_LOOKUP,
   CATALOG_SEARCH,
@@ -310,13 +311,14 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       checkouts,
     });
 
-    // The catalog and cart checks, over REST.
+    // The catalog, cart and order checks, over REST.
     const restContext = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
     const restScope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: 'rest', version });
     const byCapability = [
       [CATALOG_SEARCH, ucpCatalogChecks, 'catalog.search'],
       [CATALOG_LOOKUP, ucpCatalogLookupChecks, 'catalog.lookup'],
       [CART, ucpCartChecks, 'cart'],
+      [ORDER, ucpOrderChecks, 'order'],
     ] as const;
     for (const [name, checks, capability] of byCapability)
       if (capabilities.has(name))
@@ -366,7 +368,7 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       await runner.run(ucpCheckoutChecks.slice(-1), context, scope('checkout'), withoutCheckout);
     }
 
-    const checked = new Set([CHECKOUT, DISCOUNT, FULFILLMENT, CATALOG_SEARCH, CATALOG_LOOKUP, CART]);
+    const checked = new Set([CHECKOUT, DISCOUNT, FULFILLMENT, CATALOG_SEARCH, CATALOG_LOOKUP, CART, ORDER]);
     for (const capability of capabilities) {
       if (checked.has(capability)) continue;
       const check: Check<undefined> = {
