@@ -13,8 +13,8 @@ import * as fulfilment from './010_fulfilment.js';
 import * as sessionDestination from './011_session_destination.js';
 import * as webhookTrace from './012_webhook_trace.js';
 import * as admin from './013_admin.js';
-import * as productPublished from './015_product_published.js';
 import * as orderEvents from './014_order_events.js';
+import * as productPublished from './015_product_published.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -35,8 +35,8 @@ const migrations: Record<string, Migration> = {
   '011_session_destination': sessionDestination,
   '012_webhook_trace': webhookTrace,
   '013_admin': admin,
-  '015_product_published': productPublished,
   '014_order_events': orderEvents,
+  '015_product_published': productPublished,
 };
 
 /**
