@@ -12,7 +12,7 @@ import { createLogger } from '../src/log.js';
 import { protocolSchemaProblems } from '../src/protocols/schemas.js';
 import { bearer, registerClient, requestToken, type RegisteredClient } from './support/agent.js';
 import { payWithTestProcessor } from './support/payments.js';
-import { PROTOCOL_ENV, protocolFetch, testValidators, ucpHeaders } from './support/protocols.js';
+import { PROTOCOL_ENV, protocolBodyProblems, protocolFetch, testValidators, ucpHeaders } from './support/protocols.js';
 import { capabilityEntry, platformProfile } from '../src/conformance/profile.js';
 import { startTestService, type TestService } from './support/service.js';
 import { startWebhookReceiver, type ReceivedEvent, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -115,6 +115,25 @@ async function ucpOrder(profile: string): Promise<string> {
 
 const getOrder = (profile: string, id: string) =>
   protocolFetch(api, `/ucp/orders/${id}`, { headers: ucpHeaders(profile, { 'Idempotency-Key': '' }) });
+
+/** get_order on /ucp/mcp; a result's structuredContent is validated as GET /ucp/orders/{id}'s body. */
+async function mcpGetOrder(profile: string, id: string) {
+  const response = await api.http('/ucp/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_order', arguments: { meta: { 'ucp-agent': { profile } }, id } },
+    }),
+  });
+  expect(response.status).toBe(200);
+  const { result } = (await response.json()) as any;
+  expect(protocolBodyProblems(`/ucp/orders/${id}`, 200, result.structuredContent)).toEqual([]);
+  expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+  return result.structuredContent;
+}
 
 /** Receiver events about `orderId` (UCP: the body is the order; ACP: `data` is), once `count` have arrived. */
 async function eventsOf(receiver: WebhookReceiver, orderId: string, count: number): Promise<ReceivedEvent[]> {
@@ -274,6 +293,38 @@ describe('UCP orders', () => {
     expect(created!.body.ucp.version).toBe('2026-08-25');
     expect(protocolSchemaProblems(testValidators, 'ucp@2026-08-25.order', created!.body)).toEqual([]);
     expect(verifyUcpWebhook(created!, ucpReceiver.url, (await publishedKeys()).latest)).toBe(true);
+  });
+});
+
+describe('UCP orders over /ucp/mcp', () => {
+  it('get_order answers the REST body, and the same refusals', async () => {
+    const list = await api.http('/ucp/mcp', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const tool = ((await list.json()) as any).result.tools.find((candidate: any) => candidate.name === 'get_order');
+    expect(tool.inputSchema.required).toEqual(['meta', 'id']);
+    expect(tool.outputSchema.$defs['shopping.order']).toBeDefined();
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+
+    for (const profile of [profiles.url('/subscribed.json'), profiles.url('/subscribed-2026-08-25.json')]) {
+      const id = await ucpOrder(profile);
+      const rest = await getOrder(profile, id);
+      expect(rest.body).toMatchObject({ ucp: { status: 'success' }, id });
+      expect(await mcpGetOrder(profile, id)).toEqual(rest.body);
+      // Another platform's order and an unknown id: not_found, as on REST.
+      const other = await mcpGetOrder(profiles.url('/unsubscribed.json'), id);
+      expect(other.messages[0].code).toBe('capabilities_incompatible');
+      expect(other).toEqual((await getOrder(profiles.url('/unsubscribed.json'), id)).body);
+      const otherPlatform = profile.endsWith('/subscribed.json')
+        ? profiles.url('/subscribed-2026-08-25.json')
+        : profiles.url('/subscribed.json');
+      const notFound = await mcpGetOrder(otherPlatform, id);
+      expect(notFound).toMatchObject({ ucp: { status: 'error' }, messages: [{ code: 'not_found' }] });
+      expect(notFound).toEqual((await getOrder(otherPlatform, id)).body);
+      expect((await mcpGetOrder(profile, 'order_unknown')).messages[0].code).toBe('not_found');
+    }
   });
 });
 

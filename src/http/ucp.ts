@@ -337,8 +337,15 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 /** The UCP REST binding, its business profile and its MCP endpoint. */
 export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
-  const mcp = createUcpMcpServer(execute, deps.validators);
   const { baseUrl } = deps.config;
+  const orderProfiles = profileResolverOf(deps);
+  // Orders need no capability negotiated here: the reader answers a profile without the order capability itself.
+  const readOrder = createUcpOrderReader(deps, async (profileUrl, address) => {
+    const negotiation = await negotiateWith(deps, orderProfiles, profileUrl, address);
+    return 'refused' in negotiation ? incompatible(baseUrl, negotiation.refused.version) : negotiation;
+  });
+  // get_order runs the same reader as GET /ucp/orders/{id}.
+  const mcp = createUcpMcpServer({ execute, readOrder }, deps.validators);
   const profileUrlOf = createProfileUrlReader();
 
   /** Steps 1–12 of A.3 after the rate limit: route, UCP-Agent, Request-Id, Idempotency-Key, body, then the operation. */
@@ -386,12 +393,6 @@ export function ucpBinding(deps: WebDeps): ProtocolBinding {
     return { response: answer.response, headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {} };
   }
 
-  const orderProfiles = profileResolverOf(deps);
-  // Orders need no capability negotiated here: the reader answers a profile without the order capability itself.
-  const readOrder = createUcpOrderReader(deps, async (profileUrl, address) => {
-    const negotiation = await negotiateWith(deps, orderProfiles, profileUrl, address);
-    return 'refused' in negotiation ? incompatible(baseUrl, negotiation.refused.version) : negotiation;
-  });
   /** GET /ucp/orders/{id}: UCP-Agent and Request-Id checked as for a checkout read, then the order capability. */
   async function order(exchange: ProtocolExchange, id: string): Promise<ProtocolAnswer> {
     const profileUrl = profileUrlOf(exchange.get('UCP-Agent'));

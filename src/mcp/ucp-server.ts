@@ -12,6 +12,7 @@ import type { RateLimited } from '../domain/errors.js';
 import type { UcpAnswer, UcpErrorBody, UcpExecution } from '../handlers/ucp/checkout.js';
 import type { Tool as ToolListing } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
+import type { ProtocolResponse } from '../protocols/answers.js';
 import { protocolArgumentProblem } from './schemas.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { protocolKeys } from '../services/idempotency/index.js';
@@ -27,7 +28,7 @@ import {
   type RpcVariant,
 } from './rpc.js';
 import { admit, admittedByRateLimit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
-import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpToolMeta } from './ucp-schemas.js';
+import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpResponseSchema, ucpToolMeta } from './ucp-schemas.js';
 import { UCP_SHOPPING_TOOLS, type UcpToolDefinition } from './ucp-shopping-tools.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
@@ -108,6 +109,27 @@ const TOOLS: Record<string, ToolDefinition> = {
         checkout: ucpRequestSchema('complete', 'The complete request, with payment.'),
       },
     },
+  },
+  get_order: {
+    op: 'get_order',
+    description:
+      "Get an order created by one of this platform's checkouts (dev.ucp.shopping.order): its line items, fulfillment and adjustments; any other id is not_found.",
+    annotations: {
+      title: 'Get an order',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'id'],
+      properties: { meta: meta(['ucp-agent']), id: { ...id, description: 'The order id.' } },
+    },
+    outputSchema: ucpResponseSchema(
+      ['shopping/order.json', 'shopping/types/error_response.json'],
+      "A UCP order, or UCP's error_response; the same body GET /ucp/orders/{id} answers.",
+    ),
   },
   cancel_checkout: {
     op: 'cancel',
@@ -250,11 +272,20 @@ function errorBodyOf(answer: UcpAnswer): UcpErrorBody {
   return answer.failure ?? (JSON.parse(answer.response.body) as UcpErrorBody);
 }
 
+/** The REST binding's order reader (GET /ucp/orders/{id}): negotiation, then the order or UCP's error_response. */
+export type UcpOrderReader = (read: { profileUrl: string; address: string; id: string }) => Promise<ProtocolResponse>;
+
+/** What the tools run: the REST binding's executor and its order reader. */
+export interface UcpOperations {
+  execute: (execution: UcpExecution) => Promise<UcpAnswer>;
+  readOrder: UcpOrderReader;
+}
+
 function ucpTool(
   name: string,
   tool: ToolDefinition,
   outputSchema: ToolListing['outputSchema'],
-  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
+  { execute, readOrder }: UcpOperations,
   validators: ValidatorRegistry,
 ): RpcTool<UcpCaller> {
   const { description, annotations, inputSchema } = tool;
@@ -264,6 +295,13 @@ function ucpTool(
     async call(given, caller) {
       const args = checkedArguments(validators, caller, name, tool, given);
       const profileUrl = args.meta['ucp-agent'].profile;
+      if (tool.op === 'get_order') {
+        // The schema requires the id. The reader answers its refusals as UCP's 200 error_response, as on REST.
+        const response = await readOrder({ profileUrl, address: caller.ip, id: args.id! });
+        if (response.status >= 300)
+          throw rpcErrorOf(response.status, JSON.parse(response.body) as UcpErrorBody, response.headers['Retry-After']);
+        return toolResultJson(response.body);
+      }
       const key = args.meta['idempotency-key'];
       // The hash covers the arguments without meta, so a retry with a new JSON-RPC id (or new meta) replays (ucp#664).
       const { meta: _meta, ...hashed } = args;
@@ -286,11 +324,8 @@ function ucpTool(
   };
 }
 
-/** The /ucp/mcp server over `execute`, the REST binding's executor; built once per process. */
-export function createUcpMcpServer(
-  execute: (execution: UcpExecution) => Promise<UcpAnswer>,
-  validators: ValidatorRegistry,
-): RpcServer<UcpCaller> {
+/** The /ucp/mcp server over the REST binding's executor and order reader; built once per process. */
+export function createUcpMcpServer(operations: UcpOperations, validators: ValidatorRegistry): RpcServer<UcpCaller> {
   const checkoutOutput = ucpCheckoutResponseSchema() as ToolListing['outputSchema'];
   const tools: Record<string, ToolDefinition> = { ...TOOLS, ...UCP_SHOPPING_TOOLS };
   return createRpcServer(
@@ -302,7 +337,7 @@ export function createUcpMcpServer(
           name,
           tool,
           (tool.outputSchema as ToolListing['outputSchema'] | undefined) ?? checkoutOutput,
-          execute,
+          operations,
           validators,
         ),
       ),

@@ -8,7 +8,8 @@ import type { UcpShoppingOperation } from '../domain/ucp-shopping.js';
 import { ucpRequestSchemaOf, ucpResponseSchema, ucpToolMeta as meta } from './ucp-schemas.js';
 
 export interface UcpToolDefinition {
-  op: UcpOperation | UcpShoppingOperation;
+  /** The operation the tool runs: the REST executor's, or `get_order`, the order reader's (GET /ucp/orders/{id}). */
+  op: UcpOperation | UcpShoppingOperation | 'get_order';
   /** The argument that carries the request body (`checkout` unless said otherwise). */
   body?: 'checkout' | 'cart' | 'catalog';
   /** The result's schema (a checkout's unless said otherwise). */
