@@ -297,8 +297,8 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
             body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
           });
         const list = await rpc('tools/list');
-        // The checkout's five, then the catalog's three and the cart's four.
-        assert(list.body.result.tools.length === 12, 'twelve tools');
+        // The checkout's five, then the catalog's three, the cart's four and the order's one.
+        assert(list.body.result.tools.length === 13, 'thirteen tools');
         const created = await rpc('tools/call', {
           name: 'create_checkout',
           arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() },
