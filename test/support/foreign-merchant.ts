@@ -14,7 +14,10 @@ export type MerchantDefect =
   | 'ucp-unknown-item-404'
   /** A reused Idempotency-Key with another body replays the first answer instead of a 409 (ucp.checkout.idempotency). */
   | 'ucp-idempotency-no-conflict'
-  /** The checkout total is one minor unit more than its entries (ucp.checkout.totals). */
+  /**
+   * The total of a checkout without a shipping destination is one minor unit more than its entries
+   * (ucp.checkout.totals; a shipped checkout's totals are ucp.fulfillment.totals', left sound so one check names it).
+   */
   | 'ucp-total-off-by-one'
   /** A create without Idempotency-Key is accepted (ucp.rest.idempotency-key-required). */
   | 'ucp-idempotency-key-optional'
@@ -50,6 +53,8 @@ export interface MerchantOptions {
     mcpPath?: string;
     catalog?: boolean;
     discount?: boolean;
+    /** The fulfillment extension (dev.ucp.shopping.fulfillment): shipping to a destination, options to choose. */
+    fulfillment?: boolean;
     /** MCP answers as a text/event-stream (as streamable-HTTP servers may), not a JSON body. */
     mcpEventStream?: boolean;
   };
@@ -116,6 +121,8 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
   const ucpMcp = options.ucp ? (options.ucp.mcpPath ?? null) : null;
 
   // ---------- pricing, shared by both protocols ----------
+  /** The countries this merchant ships to (ISO 3166-1 alpha-2). */
+  const SHIPS_TO = new Set(['US', 'CA', 'GB', 'DE', 'FR', 'NL', 'JP']);
   interface Line {
     id: string;
     itemId: string;
@@ -153,6 +160,9 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
       'dev.ucp.shopping.checkout': [entry('checkout')],
       ...(ucp.discount
         ? { 'dev.ucp.shopping.discount': [entry('discount', { extends: 'dev.ucp.shopping.checkout' })] }
+        : {}),
+      ...(ucp.fulfillment
+        ? { 'dev.ucp.shopping.fulfillment': [entry('fulfillment', { extends: 'dev.ucp.shopping.checkout' })] }
         : {}),
       ...(ucp.catalog ? { 'dev.ucp.shopping.catalog.search': [entry('catalog_search')] } : {}),
     };
@@ -193,6 +203,48 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
     status: string;
     lines: Line[];
     codes: string[];
+    /** The shipping destination (a postal address with its id) and the option chosen for it. */
+    shipping?: { destination: Json; option: string };
+  }
+  /** UCP shipping options for a destination, in minor units. */
+  const UCP_OPTIONS: Record<string, { title: string; amount: number }> = {
+    standard: { title: 'Standard (3-5 days)', amount: 450 },
+    express: { title: 'Express (next day)', amount: 1_250 },
+  };
+  const METHOD_ID = 'method_shipping';
+  const GROUP_ID = 'group_1';
+  /**
+   * A UCP request's shipping choice (fulfillment.methods[0]): undefined when it names none, else the destination and
+   * option or the problem with them as a recoverable error message at the field's path.
+   */
+  function ucpShipping(
+    body: Json,
+    previous: UcpCheckout['shipping'],
+  ): { shipping?: UcpCheckout['shipping']; problem?: Json } | undefined {
+    const method = body?.fulfillment?.methods?.[0];
+    if (!method || typeof method !== 'object') return undefined;
+    const at = '$.fulfillment.methods[0]';
+    const problem = (path: string, code: string, content: string) => ({
+      problem: { type: 'error', code, severity: 'recoverable', content, path },
+    });
+    if (method.type !== undefined && method.type !== 'shipping')
+      return problem(`${at}.type`, 'invalid', 'This shop only ships.');
+    const destinations: Json[] = Array.isArray(method.destinations) ? method.destinations : [];
+    const index =
+      typeof method.selected_destination_id === 'string'
+        ? destinations.findIndex((entry) => entry?.id === method.selected_destination_id)
+        : 0;
+    const destination = destinations[index] ?? (destinations.length ? undefined : previous?.destination);
+    if (!destination) return problem(`${at}.selected_destination_id`, 'invalid', 'No such destination.');
+    const where = `${at}.destinations[${Math.max(index, 0)}]`;
+    if (typeof destination.address_country !== 'string' || !SHIPS_TO.has(destination.address_country.toUpperCase()))
+      return problem(`${where}.address_country`, 'invalid_address', 'This shop does not ship to that country.');
+    if (typeof destination.street_address !== 'string' || !destination.street_address.trim())
+      return problem(`${where}.street_address`, 'invalid_address', 'A street address is required.');
+    const option = method.groups?.[0]?.selected_option_id ?? previous?.option ?? 'standard';
+    if (!(option in UCP_OPTIONS))
+      return problem(`${at}.groups[0].selected_option_id`, 'invalid', 'No such fulfillment option.');
+    return { shipping: { destination: { id: destination.id ?? 'dest_1', ...destination }, option } };
   }
   const checkouts = new Map<string, UcpCheckout>();
   const ucpKeys = new Map<string, { fingerprint: string; status: number; body: Json }>();
@@ -224,7 +276,10 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
     // Codes are honoured only when the platform negotiated the discount capability.
     const withDiscount = negotiated.has('dev.ucp.shopping.discount') || defects.has('ucp-discount-not-negotiated');
     const { priced, applied, base, discount, tax } = price(checkout.lines, withDiscount ? checkout.codes : []);
-    const total = base - discount + tax + (defects.has('ucp-total-off-by-one') ? 1 : 0);
+    const withFulfillment = negotiated.has('dev.ucp.shopping.fulfillment');
+    const shipping = withFulfillment && checkout.shipping ? UCP_OPTIONS[checkout.shipping.option]!.amount : 0;
+    const total =
+      base - discount + shipping + tax + (defects.has('ucp-total-off-by-one') && !checkout.shipping ? 1 : 0);
     const messages: Json[] = [];
     checkout.codes.forEach((code, index) => {
       if (!applied.includes(code))
@@ -259,9 +314,41 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
       totals: [
         { type: 'subtotal', amount: base },
         ...(discount ? [{ type: 'items_discount', amount: -discount }] : []),
+        ...(withFulfillment && checkout.shipping ? [{ type: 'fulfillment', amount: shipping }] : []),
         { type: 'tax', amount: tax },
         { type: 'total', amount: total },
       ],
+      ...(withFulfillment
+        ? {
+            fulfillment: {
+              methods: [
+                {
+                  id: METHOD_ID,
+                  type: 'shipping',
+                  line_item_ids: checkout.lines.map((line) => line.id),
+                  ...(checkout.shipping
+                    ? {
+                        destinations: [checkout.shipping.destination],
+                        selected_destination_id: checkout.shipping.destination.id,
+                        groups: [
+                          {
+                            id: GROUP_ID,
+                            line_item_ids: checkout.lines.map((line) => line.id),
+                            options: Object.entries(UCP_OPTIONS).map(([id, { title, amount }]) => ({
+                              id,
+                              title,
+                              totals: [{ type: 'total', amount }],
+                            })),
+                            selected_option_id: checkout.shipping.option,
+                          },
+                        ],
+                      }
+                    : {}),
+                },
+              ],
+            },
+          }
+        : {}),
       ...(withDiscount && checkout.codes.length
         ? {
             discounts: {
@@ -337,8 +424,12 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
           lines,
           codes: codesOf(body),
         };
+        const shipping = negotiated.has('dev.ucp.shopping.fulfillment') ? ucpShipping(body, undefined) : undefined;
+        if (shipping?.shipping) checkout.shipping = shipping.shipping;
         checkouts.set(checkout.id, checkout);
-        return [201, ucpBody(checkout, negotiated)];
+        const created = ucpBody(checkout, negotiated);
+        if (shipping?.problem) created.messages.push(shipping.problem);
+        return [201, created];
       }
       const checkout = id ? checkouts.get(id) : undefined;
       if (!checkout) return [200, ucpError('not_found', 'No such checkout.', '$.id')];
@@ -363,8 +454,13 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
               ],
             },
           ];
+        const shipping = negotiated.has('dev.ucp.shopping.fulfillment')
+          ? ucpShipping(body, checkout.shipping)
+          : undefined;
+        if (shipping?.problem) return [200, { ...ucpBody(checkout, negotiated), messages: [shipping.problem] }];
         checkout.lines = lines;
         checkout.codes = codesOf(body);
+        if (shipping?.shipping) checkout.shipping = shipping.shipping;
         return [200, ucpBody(checkout, negotiated)];
       }
       if (operation === 'complete') {
@@ -485,7 +581,6 @@ export async function startForeignMerchant(options: MerchantOptions): Promise<Fo
     option?: string;
   }
   // Shipping: two options to the countries this shop ships to; any other country is not ready for payment.
-  const SHIPS_TO = new Set(['US', 'CA', 'GB', 'DE', 'FR', 'NL', 'JP']);
   const SHIPPING: Record<string, { title: string; amount: number }> = {
     ground: { title: 'Ground', amount: 500 },
     air: { title: 'Air', amount: 1500 },
@@ -793,6 +888,7 @@ export const TEA_SHOP: MerchantOptions = {
     mcpPath: '/api/ucp/mcp',
     catalog: true,
     discount: true,
+    fulfillment: true,
     mcpEventStream: true,
   },
   acp: {
@@ -812,6 +908,6 @@ export const BIKE_SHOP: MerchantOptions = {
   currency: 'GBP',
   codes: { RIDE10: 10 },
   taxBasisPoints: 2_000,
-  ucp: { version: '2026-04-08', restPath: '/shop/ucp', discount: true },
+  ucp: { version: '2026-04-08', restPath: '/shop/ucp', discount: true, fulfillment: true },
   acp: { version: '2026-04-17', path: '/v2/acp', bearerToken: 'bike-token', discount: true },
 };
