@@ -50,6 +50,8 @@ let cleanup: (() => Promise<void>)[] = [];
 /** Runs the CLI with the test's state directory and trust, answering its JSON output (an error envelope too). */
 async function ucp(...args: string[]): Promise<any> {
   const { stdout } = await run(process.execPath, [cli, ...args, '--format', 'json'], {
+    // The CLI prints whole profiles (every capability, keys, schemas' names): more than the 1 MiB default.
+    maxBuffer: 64 * 1024 * 1024,
     env: {
       PATH: process.env.PATH,
       HOME: home,

@@ -110,6 +110,22 @@ const TOOLS: Record<string, ToolDefinition> = {
       },
     },
   },
+  cancel_checkout: {
+    op: 'cancel',
+    description: 'Cancel a checkout (final).',
+    annotations: {
+      title: 'Cancel a checkout',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    inputSchema: {
+      type: 'object',
+      required: ['meta', 'id'],
+      properties: { meta: meta(['ucp-agent', 'idempotency-key']), id },
+    },
+  },
   get_order: {
     op: 'get_order',
     description:
@@ -130,22 +146,6 @@ const TOOLS: Record<string, ToolDefinition> = {
       ['shopping/order.json', 'shopping/types/error_response.json'],
       "A UCP order, or UCP's error_response; the same body GET /ucp/orders/{id} answers.",
     ),
-  },
-  cancel_checkout: {
-    op: 'cancel',
-    description: 'Cancel a checkout (final).',
-    annotations: {
-      title: 'Cancel a checkout',
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'id'],
-      properties: { meta: meta(['ucp-agent', 'idempotency-key']), id },
-    },
   },
 };
 
