@@ -6,13 +6,12 @@ import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
 import { toAcpCart } from '../../domain/acp-cart.js';
 import { toAcpCheckoutSession } from '../../domain/acp-checkout.js';
-import type { BuyerDetails } from '../../domain/protocol-session.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
-import { checkRequest, type AcpCartRequest, type AcpLineRequest } from '../../protocols/requests.js';
+import { checkRequest } from '../../protocols/requests.js';
 import * as acpCarts from '../../services/acp-carts.js';
-import type { LineProblem, RequestedProtocolLine } from '../../services/protocol-sessions.js';
-import { acpLinks, LINE_ERROR_CODES } from './checkout.js';
+import type { LineProblem } from '../../services/protocol-sessions.js';
+import { acpLinks, buyerOf, LINE_ERROR_CODES, requestedLines } from './checkout.js';
 
 export type AcpCartOperation = 'create' | 'retrieve' | 'update' | 'cancel';
 
@@ -40,27 +39,6 @@ function validated<Name extends 'acp.cart.create' | 'acp.cart.update' | 'acp.car
     throw new ProtocolError(400, PROBLEM_CODES[kind], message, { param: path });
   }
   return checked.request;
-}
-
-function requestedLines(lines: AcpLineRequest[]): RequestedProtocolLine[] {
-  return lines.map((line, index) => {
-    const byItem = 'item' in line;
-    return {
-      itemId: byItem ? line.item.id : line.id,
-      quantity: line.quantity ?? 1,
-      idPath: byItem ? `$.line_items[${index}].item.id` : `$.line_items[${index}].id`,
-      quantityPath: `$.line_items[${index}].quantity`,
-    };
-  });
-}
-
-/** Email, names and phone are kept, as on checkout; the other Buyer fields are accepted and dropped. */
-function buyerOf(buyer: AcpCartRequest['buyer']): BuyerDetails | undefined {
-  if (!buyer) return undefined;
-  const { email, first_name, last_name, phone_number } = buyer;
-  return Object.fromEntries(
-    Object.entries({ email, first_name, last_name, phone_number }).filter(([, value]) => value !== undefined),
-  );
 }
 
 function rejected(problems: LineProblem[]): ProtocolError {
@@ -91,7 +69,7 @@ export function createAcpCartOperations(deps: Deps) {
       return async (db) => cartAnswer(200, await acpCarts.cancelAcpCart(deps, db, clientId, id!), id);
     }
     const input = validated(deps, op === 'create' ? 'acp.cart.create' : 'acp.cart.update', call.body);
-    const contents = { lines: requestedLines(input.line_items), buyer: buyerOf(input.buyer) };
+    const contents = { lines: requestedLines(input.line_items), buyer: buyerOf(input.buyer) ?? undefined };
     if (op === 'create')
       return async (db) => cartAnswer(201, await acpCarts.createAcpCart(deps, db, clientId, contents));
     return async (db) => cartAnswer(200, await acpCarts.updateAcpCart(deps, db, clientId, id!, contents), id);

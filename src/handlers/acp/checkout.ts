@@ -75,7 +75,7 @@ function validatedSession(
   return input;
 }
 
-function requestedLines(lines: AcpLineRequest[]): sessions.RequestedProtocolLine[] {
+export function requestedLines(lines: AcpLineRequest[]): sessions.RequestedProtocolLine[] {
   return lines.map((line, index) => {
     const byItem = 'item' in line;
     return {
@@ -88,7 +88,7 @@ function requestedLines(lines: AcpLineRequest[]): sessions.RequestedProtocolLine
 }
 
 /** Email, names and phone are kept (B.4); the other Buyer fields are accepted and dropped. */
-function buyerOf(buyer: AcpSessionRequest['buyer']): BuyerDetails | null {
+export function buyerOf(buyer: AcpSessionRequest['buyer']): BuyerDetails | null {
   if (!buyer) return null;
   const { email, first_name, last_name, phone_number } = buyer;
   return Object.fromEntries(
