@@ -388,6 +388,8 @@ describe('hostile input', () => {
       line_items: [{ item: { id: TWO_PACK, quantity_unit: { unit: 'KGM', display_text: 'kg' } }, quantity: 1 }],
     });
     expect(unit.body.messages[0]).toMatchObject({ code: 'quantity_unit_unsupported', severity: 'recoverable' });
+    // The checkout's own message (one function answers both): it names the unit refused.
+    expect(unit.body.messages[0].content).toContain('not in KGM at scale 0');
     expect(await cartCount(api)).toBe(before);
     const huge = await send('POST', '/ucp/catalog/search', profile, { pagination: { limit: 10_000 } });
     expect(huge.response.status).toBe(200);

@@ -214,12 +214,27 @@ function taxEntries(
   ];
 }
 
-export function lineTotalsOf(session: ProtocolSession, line: ProtocolSession['lines'][number]): UcpTotal[] {
+function lineTotalsOf(session: ProtocolSession, line: ProtocolSession['lines'][number]): UcpTotal[] {
   return [
     { type: 'subtotal', display_text: 'Subtotal', amount: line.baseAmount },
     ...(line.discount > 0 ? [{ type: 'items_discount', display_text: 'Discount', amount: -line.discount }] : []),
     ...taxEntries(session, line.tax, line.total, undefined),
   ];
+}
+
+/** The session's lines as UCP line items (a checkout's and a cart's alike), each with its totals. */
+export function ucpLineItems(session: ProtocolSession) {
+  return session.lines.map((line) => ({
+    id: line.id,
+    item: {
+      id: line.variantId,
+      title: line.title,
+      price: line.unitAmount,
+      ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
+    },
+    quantity: line.quantity,
+    totals: lineTotalsOf(session, line),
+  }));
 }
 
 export function sessionTotalsOf(session: ProtocolSession): UcpTotal[] {
@@ -356,17 +371,7 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
     id: session.id,
     status: rendering.notReady && open ? 'incomplete' : session.state,
     currency: session.currency.toUpperCase(),
-    line_items: session.lines.map((line) => ({
-      id: line.id,
-      item: {
-        id: line.variantId,
-        title: line.title,
-        price: line.unitAmount,
-        ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
-      },
-      quantity: line.quantity,
-      totals: lineTotalsOf(session, line),
-    })),
+    line_items: ucpLineItems(session),
     ...buyerOf(session),
     totals: sessionTotalsOf(session),
     ...(rendering.discountNegotiated ? { discounts: discounts(session) } : {}),

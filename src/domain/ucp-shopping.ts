@@ -3,7 +3,7 @@
 // Amounts are integer minor units, currencies ISO 4217 upper case.
 import type { ProductRow, VariantRow } from './catalog.js';
 import type { ProtocolSession } from './protocol-session.js';
-import { lineTotalsOf, sessionTotalsOf, type UcpLink, type UcpMessage, type UcpVersion } from './ucp-checkout.js';
+import { sessionTotalsOf, ucpLineItems, type UcpLink, type UcpMessage, type UcpVersion } from './ucp-checkout.js';
 
 export const UCP_CART = 'dev.ucp.shopping.cart';
 export const UCP_CATALOG_SEARCH = 'dev.ucp.shopping.catalog.search';
@@ -138,17 +138,7 @@ export function toUcpCart(session: ProtocolSession, rendering: UcpCartRendering)
   return {
     ucp: ucpShoppingEnvelope(rendering.version, UCP_CART),
     id: session.id,
-    line_items: session.lines.map((line) => ({
-      id: line.id,
-      item: {
-        id: line.variantId,
-        title: line.title,
-        price: line.unitAmount,
-        ...(line.imageUrl ? { image_url: line.imageUrl } : {}),
-      },
-      quantity: line.quantity,
-      totals: lineTotalsOf(session, line),
-    })),
+    line_items: ucpLineItems(session),
     ...(buyer && Object.values(buyer).some(Boolean)
       ? { buyer: Object.fromEntries(Object.entries(buyer).filter(([, value]) => Boolean(value))) }
       : {}),

@@ -28,8 +28,9 @@ import {
   type RpcVariant,
 } from './rpc.js';
 import { admit, admittedByRateLimit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
-import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpResponseSchema, ucpToolMeta } from './ucp-schemas.js';
-import { UCP_SHOPPING_TOOLS, type UcpToolDefinition } from './ucp-shopping-tools.js';
+import { ucpCheckoutResponseSchema, ucpRequestSchema, ucpResponseSchema } from './ucp-schemas.js';
+import { UCP_SHOPPING_TOOLS } from './ucp-shopping-tools.js';
+import { CANCELS, idArgument, READS, defineUcpTool, WRITES, type UcpToolDefinition } from './ucp-tool-definitions.js';
 
 export const UCP_MCP_PATH = '/ucp/mcp';
 
@@ -43,110 +44,73 @@ const NEGOTIATION_CODES = new Set([
   'version_unsupported',
 ]);
 
-const meta = ucpToolMeta;
-const id = { type: 'string', minLength: 1, maxLength: 200, description: 'The checkout id.' };
+const id = idArgument('checkout');
 
 type ToolDefinition = UcpToolDefinition;
 
-/** Not read-only, not a deletion; the tools act on this store only (the platform profile is only read). */
-const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
-
 const TOOLS: Record<string, ToolDefinition> = {
-  create_checkout: {
+  create_checkout: defineUcpTool({
     op: 'create',
+    title: 'Create a checkout',
+    hints: { ...WRITES, idempotentHint: false },
     description:
       'Create a UCP checkout from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country, discounts.codes and fulfillment (methods[0]: type shipping, destinations [postal address], groups[0].selected_option_id standard or express; when dev.ucp.shopping.fulfillment is negotiated). Payment is a human hand-off at continue_url.',
-    annotations: { title: 'Create a checkout', ...WRITES, idempotentHint: false },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'checkout'],
-      properties: {
-        meta: meta(['ucp-agent']),
-        checkout: ucpRequestSchema('create', 'The create request (shopping/checkout.json, create fields).'),
-      },
+    body: {
+      name: 'checkout',
+      schema: ucpRequestSchema('create', 'The create request (shopping/checkout.json, create fields).'),
     },
-  },
-  get_checkout: {
+  }),
+  get_checkout: defineUcpTool({
     op: 'get',
+    title: 'Get a checkout',
+    hints: READS,
     description: 'Get a checkout, priced now.',
-    annotations: {
-      title: 'Get a checkout',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: { type: 'object', required: ['meta', 'id'], properties: { meta: meta(['ucp-agent']), id } },
-  },
-  update_checkout: {
+    id,
+  }),
+  update_checkout: defineUcpTool({
     op: 'update',
+    // The same replacement twice leaves the checkout as once.
+    title: 'Replace a checkout',
+    hints: { ...WRITES, idempotentHint: true },
     description:
       'Replace a checkout: line_items (known line ids are kept), buyer, discounts.codes and fulfillment (a new destination, or selected_destination_id to keep the current one, and groups[0].selected_option_id); absent buyer, codes or fulfillment are cleared. An address the store does not ship to leaves the checkout unchanged, answered incomplete with an error at the field.',
-    // The same replacement twice leaves the checkout as once.
-    annotations: { title: 'Replace a checkout', ...WRITES, idempotentHint: true },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'id', 'checkout'],
-      properties: {
-        meta: meta(['ucp-agent']),
-        id,
-        checkout: ucpRequestSchema('update', 'The update request; without an id (the id is the tool argument).'),
-      },
+    id,
+    body: {
+      name: 'checkout',
+      schema: ucpRequestSchema('update', 'The update request; without an id (the id is the tool argument).'),
     },
-  },
-  complete_checkout: {
+  }),
+  complete_checkout: defineUcpTool({
     op: 'complete',
+    // meta["idempotency-key"] is required: a retry with the same key replays.
+    title: 'Complete a checkout',
+    hints: { ...WRITES, idempotentHint: true },
     description:
       'Ask to complete a checkout. This store never takes payment through the API: the answer is the checkout, requires_escalation, with its continue_url.',
-    // meta["idempotency-key"] is required: a retry with the same key replays.
-    annotations: { title: 'Complete a checkout', ...WRITES, idempotentHint: true },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'id', 'checkout'],
-      properties: {
-        meta: meta(['ucp-agent', 'idempotency-key']),
-        id,
-        checkout: ucpRequestSchema('complete', 'The complete request, with payment.'),
-      },
-    },
-  },
-  cancel_checkout: {
+    keyed: true,
+    id,
+    body: { name: 'checkout', schema: ucpRequestSchema('complete', 'The complete request, with payment.') },
+  }),
+  cancel_checkout: defineUcpTool({
     op: 'cancel',
+    title: 'Cancel a checkout',
+    hints: CANCELS,
     description: 'Cancel a checkout (final).',
-    annotations: {
-      title: 'Cancel a checkout',
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'id'],
-      properties: { meta: meta(['ucp-agent', 'idempotency-key']), id },
-    },
-  },
-  get_order: {
+    keyed: true,
+    id,
+  }),
+  get_order: defineUcpTool({
     op: 'get_order',
+    title: 'Get an order',
+    hints: READS,
     description:
       "Get an order created by one of this platform's checkouts (dev.ucp.shopping.order): its line items, fulfillment and adjustments; any other id is not_found.",
-    annotations: {
-      title: 'Get an order',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
-    inputSchema: {
-      type: 'object',
-      required: ['meta', 'id'],
-      properties: { meta: meta(['ucp-agent']), id: { ...id, description: 'The order id.' } },
-    },
+    id: idArgument('order'),
     outputSchema: ucpResponseSchema(
       ['shopping/order.json', 'shopping/types/error_response.json'],
       "A UCP order, or UCP's error_response; the same body GET /ucp/orders/{id} answers.",
     ),
-  },
+  }),
 };
 
 /**

@@ -5,16 +5,8 @@
 // the operation's response schema of the negotiated version.
 import type { Db } from '../../db/knex.js';
 import type { Deps } from '../../deps.js';
-import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
-import {
-  EACH_UNIT,
-  isEachUnit,
-  toUcpCheckout,
-  ucpErrorResponse,
-  ucpMessage,
-  type UcpMessage,
-  type UcpVersion,
-} from '../../domain/ucp-checkout.js';
+import type { ProtocolSession } from '../../domain/protocol-session.js';
+import { toUcpCheckout, ucpErrorResponse, ucpMessage, type UcpMessage } from '../../domain/ucp-checkout.js';
 import {
   toUcpCart,
   toUcpDetailProduct,
@@ -24,13 +16,12 @@ import {
 } from '../../domain/ucp-shopping.js';
 import { jsonResponse, ProtocolError } from '../../http/protocol-io.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
-import { checkRequest, type RequestSchemaName, type UcpCheckoutRequest } from '../../protocols/requests.js';
+import { checkRequest, type RequestSchemaName } from '../../protocols/requests.js';
 import type { CreatePlan } from '../../services/checkout/create.js';
-import type { LineProblem, RequestedProtocolLine } from '../../services/protocol-sessions.js';
 import { findUcpProduct, lookupUcpCatalog, searchUcpCatalog } from '../../services/ucp-catalog.js';
 import { cancelUcpCart, changeUcpCart, convertUcpCart, loadUcpCart } from '../../services/ucp-carts.js';
 import type { UcpCall } from './checkout.js';
-import { ucpLinks, ucpNamespace } from './checkout.js';
+import { buyerOf, problemMessages, requestedLines, ucpLinks, ucpNamespace, unitMessages } from './checkout.js';
 
 /** The cart operations but create, and the catalog's: each checked, into what runs in the transaction. */
 export type UcpShoppingPrepared = Exclude<UcpShoppingOperation, 'create_cart'>;
@@ -58,50 +49,6 @@ function offsetOf(cursor: string | undefined): number {
       param: '$.pagination.cursor',
     });
   return Number(match[1]);
-}
-
-/** The cart's lines as requested (the checkout's line shape). */
-function requestedLines(input: UcpCheckoutRequest): RequestedProtocolLine[] {
-  return input.line_items.map((line, index) => ({
-    itemId: line.item.id,
-    quantity: line.quantity,
-    lineId: line.id,
-    idPath: `$.line_items[${index}].item.id`,
-    quantityPath: `$.line_items[${index}].quantity`,
-  }));
-}
-
-const BUYER_FIELDS = ['email', 'first_name', 'last_name', 'phone_number'] as const;
-
-function buyerOf(input: UcpCheckoutRequest): BuyerDetails | null {
-  const buyer = Object.fromEntries(
-    BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])),
-  );
-  return Object.keys(buyer).length ? buyer : null;
-}
-
-/** 2026-08-25 `item.quantity_unit`: this store sells whole items only (as the checkout answers it). */
-function unitMessages(input: UcpCheckoutRequest, version: UcpVersion): UcpMessage[] {
-  if (version !== '2026-08-25') return [];
-  return input.line_items.flatMap((line, index) => {
-    const unit = line.item.quantity_unit;
-    if (!unit || isEachUnit(unit)) return [];
-    return [
-      ucpMessage({
-        type: 'error',
-        code: 'quantity_unit_unsupported',
-        severity: 'recoverable',
-        path: `$.line_items[${index}].item.quantity_unit`,
-        content: `${line.item.id} is sold in whole items only (unit ${EACH_UNIT.unit}, scale ${EACH_UNIT.scale}): send quantity as a number of items, without quantity_unit or with unit ${EACH_UNIT.unit}.`,
-      }),
-    ];
-  });
-}
-
-function problemMessages(problems: LineProblem[], severity: 'recoverable' | 'unrecoverable'): UcpMessage[] {
-  return problems.map((problem) =>
-    ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }),
-  );
 }
 
 export function createUcpShoppingOperations(deps: Deps) {

@@ -100,14 +100,14 @@ function validated<Name extends UcpRequestName>(validators: ValidatorRegistry, n
 
 const BUYER_FIELDS = ['email', 'first_name', 'last_name', 'phone_number'] as const;
 
-function buyerOf(input: UcpCheckoutRequest): BuyerDetails | null {
+export function buyerOf(input: UcpCheckoutRequest): BuyerDetails | null {
   const buyer = Object.fromEntries(
     BUYER_FIELDS.flatMap((field) => (input.buyer?.[field] === undefined ? [] : [[field, input.buyer[field]]])),
   );
   return Object.keys(buyer).length ? buyer : null;
 }
 
-function requestedLines(input: UcpCheckoutRequest): sessions.RequestedProtocolLine[] {
+export function requestedLines(input: UcpCheckoutRequest): sessions.RequestedProtocolLine[] {
   return input.line_items.map((line, index) => ({
     itemId: line.item.id,
     quantity: line.quantity,
@@ -296,8 +296,8 @@ function destinationMessages(problems: DestinationProblem[], addressPath: string
  * asserting another unit is refused with a recoverable message at its path, never reinterpreted; a line without one
  * makes no assertion. (2026-04-08 has no such field: its requests ignore it.)
  */
-function unitMessages(input: UcpCheckoutRequest, call: UcpCall): UcpMessage[] {
-  if (call.negotiated.version !== '2026-08-25') return [];
+export function unitMessages(input: UcpCheckoutRequest, version: UcpVersion): UcpMessage[] {
+  if (version !== '2026-08-25') return [];
   return input.line_items.flatMap((line, index) => {
     const unit = line.item.quantity_unit;
     if (!unit || isEachUnit(unit)) return [];
@@ -313,7 +313,10 @@ function unitMessages(input: UcpCheckoutRequest, call: UcpCall): UcpMessage[] {
   });
 }
 
-function problemMessages(problems: sessions.LineProblem[], severity: 'recoverable' | 'unrecoverable'): UcpMessage[] {
+export function problemMessages(
+  problems: sessions.LineProblem[],
+  severity: 'recoverable' | 'unrecoverable',
+): UcpMessage[] {
   return problems.map((problem) =>
     ucpMessage({ type: 'error', code: problem.code, severity, path: problem.path, content: problem.content }),
   );
@@ -379,7 +382,7 @@ export function createUcpOperations(deps: Deps) {
     const input = request('create', call);
     const country = input.context?.address_country;
     const discounts = discountCodes(input, call);
-    const units = unitMessages(input, call);
+    const units = unitMessages(input, call.negotiated.version);
     if (units.length) return { refused: errorResponse(units, call) };
     const shipping = shippingRequest(input, call, 'create');
     // What the store cannot do is reported with the checkout, created without any of the fulfillment asked for.
@@ -424,7 +427,7 @@ export function createUcpOperations(deps: Deps) {
   function update(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
     const input = request('update', call);
     const discounts = discountCodes(input, call);
-    const units = unitMessages(input, call);
+    const units = unitMessages(input, call.negotiated.version);
     const shipping = shippingRequest(input, call, 'update');
     if (units.length || shipping.problems.length)
       // Nothing changes: the checkout as it is, with what to fix.
