@@ -801,7 +801,9 @@ export interface paths {
          * @description Products whose title or description contains every word of `query`, in any of `filters.categories` (ids or
          *     handles, with their descendants) and with a variant within `filters.price` (minor units, in the market's currency),
          *     priced in the market of `context.address_country` (else the default market). Pages of `pagination.limit` (default
-         *     10, at most 50) with an opaque `pagination.cursor`. Served when the platform profile declares `dev.ucp.shopping.catalog.search` (else 200 with a `capabilities_incompatible` error message). No idempotency key: it only reads.
+         *     10, at most 50) with an opaque `pagination.cursor`. Any other filter key (an extension's, such as 2026-08-25
+         *     fulfillment's `fulfills_to` or `methods`) is not applied: a recoverable `filter_unsupported` error at
+         *     `$.filters.<key>`. Served when the platform profile declares `dev.ucp.shopping.catalog.search` (else 200 with a `capabilities_incompatible` error message). No idempotency key: it only reads.
          */
         post: operations["searchUcpCatalog"];
         delete?: never;
@@ -823,7 +825,12 @@ export interface paths {
          * Look up products and variants (UCP)
          * @description Up to 50 `ids`: a product id or handle resolves to its product with its featured variant (`match: featured`), a
          *     variant id or SKU to that variant (`match: exact`); each product once, each variant with the `inputs` that named
-         *     it; an id that resolves to nothing is a `not_found` warning at `$.ids[i]`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
+         *     it; an id that resolves to nothing is a `not_found` warning at `$.ids[i]`. `filters` (search_filters.json) narrow
+         *     what is answered: `categories` (ids or handles, with their descendants) the products, `price` (minor units, in
+         *     `context.currency`; in another currency not applied, a `filter_ignored` warning) the variants; an id the filters
+         *     leave out is a `filtered_out` info at `$.ids[i]`. Any other filter key (an extension's, such as 2026-08-25
+         *     fulfillment's `fulfills_to` or `methods`) is not applied: a recoverable `filter_unsupported` error at
+         *     `$.filters.<key>`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
          */
         post: operations["lookupUcpCatalog"];
         delete?: never;
@@ -844,8 +851,12 @@ export interface paths {
         /**
          * Get a product (UCP)
          * @description One product by product id or handle, or by variant id or SKU (that variant selected), with all its variants, its
-         *     one option axis (`Variant`) and the `selected` option; `selected: [{name: Variant, label}]` picks a variant. An
-         *     unknown id answers 200 with error_response `not_found`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
+         *     one option axis (`Variant`, each value's `id` its variant's) and the `selected` option; `selected: [{name: Variant,
+         *     label}]` (or with the value's `id`) picks a variant, and a selection that matches no variant, or names another
+         *     option, is dropped with a `selection_relaxed` warning at `$.selected[i]` (`preferences`: one axis, nothing to
+         *     relax in order). `filters` narrow the variants as lookup's do (`categories`, `price`; any other key a recoverable
+         *     `filter_unsupported` error); a product none of whose variants is left answers error_response `filtered_out` at
+         *     `$.filters`. An unknown id answers 200 with error_response `not_found`. Served when the platform profile declares `dev.ucp.shopping.catalog.lookup` (else 200 with a `capabilities_incompatible` error message).
          */
         post: operations["getUcpProduct"];
         delete?: never;

@@ -183,6 +183,93 @@ describe.each(VERSIONS)('UCP %s catalog', (version) => {
     ]);
   });
 
+  it('lookup: filters narrow products (categories) and variants (price); others are a recoverable error', async () => {
+    const ids = [TWO_PACK, TRAVEL];
+    const variantsOf = (body: any) =>
+      body.products.flatMap((product: any) => product.variants.map((variant: any) => variant.id));
+    const travel = await send('POST', '/ucp/catalog/lookup', profile, {
+      ids,
+      filters: { categories: ['travel-sets'] },
+    });
+    expect(variantsOf(travel.body)).toEqual([TRAVEL]);
+    expect(travel.body.messages).toEqual([
+      expect.objectContaining({ type: 'info', code: 'filtered_out', path: '$.ids[0]' }),
+    ]);
+    const cheap = await send('POST', '/ucp/catalog/lookup', profile, { ids, filters: { price: { max: 1500 } } });
+    expect(variantsOf(cheap.body)).toEqual([TWO_PACK]);
+    expect(cheap.body.messages).toEqual([expect.objectContaining({ code: 'filtered_out', path: '$.ids[1]' })]);
+    const both = await send('POST', '/ucp/catalog/lookup', profile, {
+      ids,
+      filters: { categories: ['travel-sets'], price: { max: 1500 } },
+    });
+    expect([both.body.products, both.body.messages.map((message: any) => message.path)]).toEqual([
+      [],
+      ['$.ids[0]', '$.ids[1]'],
+    ]);
+    // A price in another currency than the market's is not applied, and said so.
+    const euros = await send('POST', '/ucp/catalog/lookup', profile, {
+      ids,
+      context: { currency: 'EUR' },
+      filters: { price: { max: 1500 } },
+    });
+    expect(variantsOf(euros.body)).toEqual([TWO_PACK, TRAVEL]);
+    expect(euros.body.messages).toEqual([
+      expect.objectContaining({ type: 'warning', code: 'filter_ignored', path: '$.filters.price' }),
+    ]);
+    const unsupported = await send('POST', '/ucp/catalog/lookup', profile, {
+      ids,
+      filters: { methods: ['pickup'], fulfills_to: { address_country: 'US' }, 'made-in': 'DE' },
+    });
+    expect(variantsOf(unsupported.body)).toEqual([TWO_PACK, TRAVEL]);
+    expect(unsupported.body.messages).toEqual(
+      ['$.filters.methods', '$.filters.fulfills_to', '$.filters["made-in"]'].map((path) =>
+        expect.objectContaining({ type: 'error', code: 'filter_unsupported', severity: 'recoverable', path }),
+      ),
+    );
+    const search = await send('POST', '/ucp/catalog/search', profile, { filters: { methods: ['pickup'] } });
+    expect([search.body.products.length, search.body.messages[0].path]).toEqual([2, '$.filters.methods']);
+  });
+
+  it('get_product: selection by value id or label, relaxed when it matches nothing; filters narrow variants', async () => {
+    const handle = 'tongue-scraper-2-pack';
+    const byId = await send('POST', '/ucp/catalog/product', profile, {
+      id: handle,
+      selected: [{ name: 'Variant', id: TWO_PACK, label: 'whatever the label' }],
+      preferences: ['Variant'],
+    });
+    expect(byId.body.product.selected).toEqual([{ name: 'Variant', id: TWO_PACK, label: '2-Pack' }]);
+    expect(byId.body.product.options[0].values[0]).toMatchObject({ id: TWO_PACK, label: '2-Pack' });
+    expect(byId.body.messages).toBeUndefined();
+    const relaxed = await send('POST', '/ucp/catalog/product', profile, {
+      id: handle,
+      selected: [
+        { name: 'Variant', label: '12-Pack' },
+        { name: 'Color', label: 'Red' },
+      ],
+    });
+    expect(relaxed.body.product.variants[0].id).toBe(TWO_PACK);
+    expect(relaxed.body.messages).toEqual(
+      ['$.selected[0]', '$.selected[1]'].map((path) =>
+        expect.objectContaining({ type: 'warning', code: 'selection_relaxed', path }),
+      ),
+    );
+    for (const filters of [{ price: { min: 5000 } }, { categories: ['travel-sets'] }]) {
+      const none = await send('POST', '/ucp/catalog/product', profile, { id: handle, filters });
+      expect([none.body.ucp.status, none.body.messages[0]], JSON.stringify(filters)).toEqual([
+        'error',
+        expect.objectContaining({ code: 'filtered_out', severity: 'recoverable', path: '$.filters' }),
+      ]);
+    }
+    const kept = await send('POST', '/ucp/catalog/product', profile, {
+      id: handle,
+      filters: { price: { max: 1500 }, methods: ['shipping'] },
+    });
+    expect(kept.body.product.variants.map((variant: any) => variant.id)).toEqual([TWO_PACK]);
+    expect(kept.body.messages).toEqual([
+      expect.objectContaining({ code: 'filter_unsupported', severity: 'recoverable', path: '$.filters.methods' }),
+    ]);
+  });
+
   it('the same answers over /ucp/mcp', async () => {
     const meta = { 'ucp-agent': { profile: url(profile) } };
     const rest = await send('POST', '/ucp/catalog/search', profile, { query: 'scraper' });
@@ -190,6 +277,14 @@ describe.each(VERSIONS)('UCP %s catalog', (version) => {
     expect(search.result).toEqual(rest.body);
     const lookup = await mcpCall('lookup_catalog', { meta, catalog: { ids: [TRAVEL] } }, '/ucp/catalog/lookup');
     expect(lookup.result.products[0].variants[0].inputs).toEqual([{ id: TRAVEL, match: 'exact' }]);
+    const filtered = { ids: [TWO_PACK, TRAVEL], filters: { categories: ['travel-sets'], methods: ['pickup'] } };
+    const filteredRest = await send('POST', '/ucp/catalog/lookup', profile, filtered);
+    const filteredMcp = await mcpCall('lookup_catalog', { meta, catalog: filtered }, '/ucp/catalog/lookup');
+    expect(filteredMcp.result).toEqual(filteredRest.body);
+    expect(filteredMcp.result.products).toHaveLength(1);
+    const narrowed = { id: 'tongue-scraper-2-pack', filters: { price: { min: 5000 } } };
+    const narrowedMcp = await mcpCall('get_product', { meta, catalog: narrowed }, '/ucp/catalog/product');
+    expect(narrowedMcp.result.messages[0].code).toBe('filtered_out');
     const product = await mcpCall('get_product', { meta, catalog: { id: TRAVEL } }, '/ucp/catalog/product');
     expect(product.result.product.variants[0].id).toBe(TRAVEL);
     expect(product.result.ucp.version).toBe(version);

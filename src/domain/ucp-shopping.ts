@@ -101,7 +101,8 @@ export type UcpProduct = NonNullable<ReturnType<typeof toUcpProduct>>;
 
 /**
  * A get_product answer's product (catalog_lookup.json#/$defs/detail_product): this store's variants differ by title
- * alone, one option axis (`Variant`), with the requested variant (or the first buyable one) selected.
+ * alone, one option axis (`Variant`, each value's id its variant's), with the requested variant (or the first buyable one)
+ * selected.
  */
 export function toUcpDetailProduct(product: UcpProduct, selectedVariantId: string | undefined) {
   const selected =
@@ -112,11 +113,13 @@ export function toUcpDetailProduct(product: UcpProduct, selectedVariantId: strin
     ...product,
     // The selected variant first: a platform shows the first as featured.
     variants: [selected, ...product.variants.filter((variant) => variant !== selected)],
-    selected: [{ name: 'Variant', label: selected.title }],
+    selected: [{ name: 'Variant', id: selected.id, label: selected.title }],
     options: [
       {
         name: 'Variant',
+        // A value's id is its variant's: a selection may name it (selected_option.json `id`).
         values: product.variants.map((variant) => ({
+          id: variant.id,
           label: variant.title,
           available: variant.availability.available,
           exists: true,

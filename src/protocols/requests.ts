@@ -150,22 +150,25 @@ const catalogContext = {
   properties: { address_country: { type: 'string', maxLength: 64 }, currency: { type: 'string', maxLength: 16 } },
 };
 const identifier = { type: 'string', minLength: 1, maxLength: 200 };
+/** search_filters.json: categories and price, and any other (extension-defined) key, which is answered as unsupported. */
+const catalogFilters = {
+  type: 'object',
+  maxProperties: 20,
+  properties: {
+    categories: { type: 'array', maxItems: 20, items: identifier },
+    price: {
+      type: 'object',
+      properties: { min: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } },
+    },
+  },
+};
 
 const ucpCatalogSearch = {
   type: 'object',
   properties: {
     query: { type: 'string', maxLength: 500 },
     context: catalogContext,
-    filters: {
-      type: 'object',
-      properties: {
-        categories: { type: 'array', maxItems: 20, items: identifier },
-        price: {
-          type: 'object',
-          properties: { min: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } },
-        },
-      },
-    },
+    filters: catalogFilters,
     pagination: {
       type: 'object',
       properties: { cursor: { type: 'string', maxLength: 100 }, limit: { type: 'integer', minimum: 1 } },
@@ -176,7 +179,11 @@ const ucpCatalogSearch = {
 const ucpCatalogLookup = {
   type: 'object',
   required: ['ids'],
-  properties: { ids: { type: 'array', minItems: 1, maxItems: 50, items: identifier }, context: catalogContext },
+  properties: {
+    ids: { type: 'array', minItems: 1, maxItems: 50, items: identifier },
+    context: catalogContext,
+    filters: catalogFilters,
+  },
 };
 
 const ucpGetProduct = {
@@ -190,10 +197,16 @@ const ucpGetProduct = {
       items: {
         type: 'object',
         required: ['name', 'label'],
-        properties: { name: { type: 'string', maxLength: 200 }, label: { type: 'string', maxLength: 200 } },
+        properties: {
+          name: { type: 'string', maxLength: 200 },
+          label: { type: 'string', maxLength: 200 },
+          id: { type: 'string', maxLength: 200 },
+        },
       },
     },
+    preferences: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 200 } },
     context: catalogContext,
+    filters: catalogFilters,
   },
 };
 
@@ -414,19 +427,29 @@ export interface UcpCatalogContext {
 export interface UcpCatalogSearchRequest {
   query?: string;
   context?: UcpCatalogContext;
-  filters?: { categories?: string[]; price?: { min?: number; max?: number } };
+  filters?: UcpCatalogFilters;
   pagination?: { cursor?: string; limit?: number };
+}
+
+export interface UcpCatalogFilters {
+  categories?: string[];
+  price?: { min?: number; max?: number };
+  [other: string]: unknown;
 }
 
 export interface UcpCatalogLookupRequest {
   ids: string[];
   context?: UcpCatalogContext;
+  filters?: UcpCatalogFilters;
 }
 
 export interface UcpGetProductRequest {
   id: string;
-  selected?: Array<{ name: string; label: string }>;
+  selected?: Array<{ name: string; label: string; id?: string }>;
+  /** Option names in relaxation order: with one option axis here, nothing to order. */
+  preferences?: string[];
   context?: UcpCatalogContext;
+  filters?: UcpCatalogFilters;
 }
 
 export interface UcpCartConversionRequest {

@@ -161,7 +161,7 @@ export function createUcpShoppingOperations(deps: Deps) {
   function lookupCatalog(call: UcpCall) {
     const input = validated(deps, 'ucp.catalog_lookup', call.body);
     return async (db: Db) => {
-      const found = await lookupUcpCatalog(db, input.ids, input.context);
+      const found = await lookupUcpCatalog(db, input);
       const messages = [...found.notes, ...call.notes];
       return jsonResponse(200, {
         ucp: ucpShoppingEnvelope(version(call), UCP_SHOPPING_OPERATIONS.lookup_catalog.name),
@@ -174,8 +174,8 @@ export function createUcpShoppingOperations(deps: Deps) {
   function getProduct(call: UcpCall) {
     const input = validated(deps, 'ucp.get_product', call.body);
     return async (db: Db) => {
-      const found = await findUcpProduct(db, input.id, input.context);
-      if (!found)
+      const found = await findUcpProduct(db, input);
+      if (found.kind === 'not_found')
         return errorResponse(
           [
             ucpMessage({
@@ -188,13 +188,25 @@ export function createUcpShoppingOperations(deps: Deps) {
           ],
           call,
         );
-      // A selection by the one option axis (`Variant`) picks that variant; else the variant asked for, if any.
-      const label = input.selected?.find((option) => option.name === 'Variant')?.label;
-      const chosen = found.product.variants.find((variant) => variant.title === label)?.id ?? found.variantId;
+      if (found.kind === 'filtered_out')
+        return errorResponse(
+          [
+            ucpMessage({
+              type: 'error',
+              code: 'filtered_out',
+              severity: 'recoverable',
+              path: '$.filters',
+              content: `${input.id} is sold here, but none of its variants is within the filters asked.`,
+            }),
+            ...found.notes,
+            ...call.notes,
+          ],
+          call,
+        );
       const messages = [...found.notes, ...call.notes];
       return jsonResponse(200, {
         ucp: ucpShoppingEnvelope(version(call), UCP_SHOPPING_OPERATIONS.get_product.name),
-        product: toUcpDetailProduct(found.product, chosen),
+        product: toUcpDetailProduct(found.product, found.variantId),
         ...(messages.length ? { messages } : {}),
       });
     };
