@@ -876,8 +876,9 @@ export interface paths {
         put?: never;
         /**
          * Create a UCP cart
-         * @description A cart from `line_items` (`{item: {id: variant_…}, quantity}`), with optional `buyer` and `context.address_country`
-         *     (chooses the market once). Items that cannot be bought answer 200 with error_response, one message per line, and
+         * @description A cart from `line_items` (`{item: {id: variant_…}, quantity}`), with optional `buyer`, `context.address_country`
+         *     (chooses the market once) and `discounts.codes` (when the platform profile declares `dev.ucp.shopping.discount`:
+         *     applied, totalled and refused as a checkout's; else ignored with a `discount_not_negotiated` warning). Items that cannot be bought answer 200 with error_response, one message per line, and
          *     nothing is created. Convert it with `POST /ucp/checkout-sessions` `{cart_id}`. Served when the platform profile declares `dev.ucp.shopping.cart` (else 200 with a `capabilities_incompatible` error message).
          */
         post: operations["createUcpCart"];
@@ -901,8 +902,9 @@ export interface paths {
         get: operations["getUcpCart"];
         /**
          * Replace a UCP cart
-         * @description Full replacement: `line_items` (a known line `id` keeps its line) and `buyer` (absent clears it); the market never
-         *     changes. An item that cannot be bought answers 200 with the cart unchanged and a recoverable error.
+         * @description Full replacement: `line_items` (a known line `id` keeps its line), `buyer` and, when `dev.ucp.shopping.discount` is
+         *     negotiated, `discounts.codes` (absent, each is cleared); the market never changes. A code the promotions refuse is
+         *     a warning at `$.discounts.codes[i]`, as on a checkout. An item that cannot be bought answers 200 with the cart unchanged and a recoverable error.
          */
         put: operations["updateUcpCart"];
         post?: never;
@@ -2733,6 +2735,15 @@ export interface components {
                 amount: number;
             }[];
         };
+        /**
+         * UcpDiscounts
+         * @description The discount extension's `discounts` (`shopping/discount.json`) of a checkout or a cart, present when the platform
+         *     profile declares `dev.ucp.shopping.discount`: the codes as sent, and the promotion they applied.
+         */
+        UcpDiscounts: {
+            codes?: string[];
+            applied?: Record<string, never>[];
+        };
         /** UcpMessage */
         UcpMessage: {
             /** @enum {string} */
@@ -2788,10 +2799,7 @@ export interface components {
                 phone_number?: string;
             };
             totals: components["schemas"]["UcpTotal"][];
-            discounts?: {
-                codes?: string[];
-                applied?: Record<string, never>[];
-            };
+            discounts?: components["schemas"]["UcpDiscounts"];
             /**
              * @description When `dev.ucp.shopping.fulfillment` is negotiated (`fulfillment.json`): one shipping method for every line; with
              *     a shipping address, that destination (selected) and one group offering the `standard` and `express` options at
@@ -2973,7 +2981,8 @@ export interface components {
          * UcpCart
          * @description A UCP cart (`shopping/cart.json`) of the negotiated version: the same cart model as the agent carts, priced as its
          *     checkout will be (estimated totals, integer minor units). A cart exists or not: cancelling deletes it, and a checkout
-         *     create naming it as `cart_id` turns it into that checkout (same id).
+         *     create naming it as `cart_id` turns it into that checkout (same id), with its discount codes unless the conversion
+         *     sends its own.
          */
         UcpCart: {
             ucp: {
@@ -2998,6 +3007,7 @@ export interface components {
             }[];
             buyer?: Record<string, never>;
             currency: string;
+            discounts?: components["schemas"]["UcpDiscounts"];
             totals: components["schemas"]["UcpTotal"][];
             messages?: components["schemas"]["UcpMessage"][];
             links?: Record<string, never>[];

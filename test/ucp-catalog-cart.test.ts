@@ -25,7 +25,9 @@ function profileOf(version: string, names: string[]) {
           capabilityEntry(
             name,
             version,
-            name === 'dev.ucp.shopping.discount' ? { extends: 'dev.ucp.shopping.checkout' } : {},
+            name === 'dev.ucp.shopping.discount'
+              ? { extends: ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.cart'] }
+              : {},
           ),
         ],
       ]),
@@ -43,6 +45,7 @@ beforeAll(async () => {
       VERSIONS.flatMap((version) => [
         [`/${version}.json`, profileOf(version, everything)],
         [`/${version}-checkout-only.json`, profileOf(version, ['dev.ucp.shopping.checkout'])],
+        [`/${version}-no-discount.json`, profileOf(version, ['dev.ucp.shopping.checkout', ...CATALOG])],
       ]),
     ),
   );
@@ -346,6 +349,57 @@ describe.each(VERSIONS)('UCP %s cart', (version) => {
     expect(again.body.messages[0]).toMatchObject({ code: 'not_found', path: '$.cart_id' });
   });
 
+  it('discount codes on the cart: applied, totalled and refused exactly as the checkout does, kept at conversion', async () => {
+    const line_items = [{ item: { id: TWO_PACK }, quantity: 2 }];
+    const discounts = { codes: ['10OFF'] };
+    const cart = await send('POST', '/ucp/carts', profile, { line_items, discounts });
+    const checkout = await send('POST', '/ucp/checkout-sessions', profile, { line_items, discounts });
+    expect(cart.response.status).toBe(201);
+    expect(cart.body.ucp.capabilities['dev.ucp.shopping.discount']).toEqual([{ version }]);
+    expect(cart.body.discounts).toEqual(checkout.body.discounts);
+    expect(cart.body.discounts.applied[0]).toMatchObject({ code: '10OFF', amount: expect.any(Number) });
+    expect(cart.body.totals).toEqual(checkout.body.totals);
+    expect(cart.body.line_items[0].totals).toEqual(checkout.body.line_items[0].totals);
+
+    // A code the promotions refuse: the same warning, at the same path, as the checkout's.
+    const codes = { codes: ['10OFF', 'NOPE-NOT-A-CODE'] };
+    const cartPath = `/ucp/carts/${cart.body.id}`;
+    const refused = await send('PUT', cartPath, profile, { line_items, discounts: codes });
+    const checkoutRefused = await send('PUT', `/ucp/checkout-sessions/${checkout.body.id}`, profile, {
+      line_items,
+      discounts: codes,
+    });
+    const warningAt = (body: any) => body.messages.find((message: any) => message.path === '$.discounts.codes[1]');
+    expect(warningAt(refused.body)).toEqual(warningAt(checkoutRefused.body));
+    expect(warningAt(refused.body)).toMatchObject({ type: 'warning', code: 'discount_code_invalid' });
+    expect(refused.body.discounts).toEqual(checkoutRefused.body.discounts);
+    expect(refused.body.totals).toEqual(checkoutRefused.body.totals);
+
+    // Full replacement: without discounts the codes are cleared.
+    const cleared = await send('PUT', cartPath, profile, { line_items });
+    expect(cleared.body.discounts).toEqual({ codes: [], applied: [] });
+    expect(cleared.body.totals.some((total: any) => total.type === 'items_discount')).toBe(false);
+
+    // The cart's codes carry over into its checkout when the conversion sends none.
+    await send('PUT', cartPath, profile, { line_items, discounts });
+    const converted = await send('POST', '/ucp/checkout-sessions', profile, { cart_id: cart.body.id });
+    expect(converted.body.discounts.applied[0].code).toBe('10OFF');
+    expect(converted.body.totals).toEqual(cart.body.totals);
+  });
+
+  it('without discount negotiated, a cart takes no codes and says so', async () => {
+    const noDiscount = `/${version}-no-discount.json`;
+    const line_items = [{ item: { id: TWO_PACK }, quantity: 2 }];
+    const cart = await send('POST', '/ucp/carts', noDiscount, { line_items, discounts: { codes: ['10OFF'] } });
+    expect(cart.response.status).toBe(201);
+    expect(cart.body.ucp.capabilities).toEqual({ 'dev.ucp.shopping.cart': [{ version }] });
+    expect(cart.body.discounts).toBeUndefined();
+    expect(cart.body.totals.some((total: any) => total.type === 'items_discount')).toBe(false);
+    expect(cart.body.messages).toEqual([
+      expect.objectContaining({ type: 'warning', code: 'discount_not_negotiated', path: '$.discounts' }),
+    ]);
+  });
+
   it('cancel deletes the cart; the same key replays, a new one finds nothing', async () => {
     const created = await send('POST', '/ucp/carts', profile, { line_items: [{ item: { id: TRAVEL }, quantity: 1 }] });
     const path = `/ucp/carts/${created.body.id}/cancel`;
@@ -382,6 +436,17 @@ describe.each(VERSIONS)('UCP %s cart', (version) => {
       '/ucp/carts/x',
     );
     expect(updated.result.line_items[0].quantity).toBe(4);
+    const discounted = await mcpCall(
+      'update_cart',
+      {
+        meta: meta(),
+        id,
+        cart: { line_items: [{ item: { id: TWO_PACK }, quantity: 4 }], discounts: { codes: ['10OFF'] } },
+      },
+      '/ucp/carts/x',
+    );
+    expect(discounted.result.discounts.applied[0].code).toBe('10OFF');
+    expect(discounted.result).toEqual((await send('GET', `/ucp/carts/${id}`, profile)).body);
     const noKey = await mcpCall('cancel_cart', { meta: meta(false), id }, '/ucp/carts/x');
     expect([noKey.status, noKey.body.error.code]).toEqual([400, -32602]);
     const canceled = await mcpCall('cancel_cart', { meta: meta(), id }, '/ucp/carts/x');

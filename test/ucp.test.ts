@@ -97,7 +97,10 @@ describe('UCP discovery', () => {
       'dev.ucp.shopping.fulfillment',
       'dev.ucp.shopping.order',
     ]);
-    expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toBe('dev.ucp.shopping.checkout');
+    expect(body.ucp.capabilities['dev.ucp.shopping.discount'][0].extends).toEqual([
+      'dev.ucp.shopping.checkout',
+      'dev.ucp.shopping.cart',
+    ]);
     expect(body.ucp.capabilities['dev.ucp.shopping.fulfillment'][0].extends).toBe('dev.ucp.shopping.checkout');
     const [handlerName] = Object.keys(body.ucp.payment_handlers);
     expect(handlerName).toBe('com.example.shop.human_handoff');

@@ -108,6 +108,18 @@ export function ucpMessage(fields: Omit<UcpMessage, 'content_type'>): UcpMessage
   return { ...fields, content_type: 'plain' };
 }
 
+/** Each code the promotions refused (checkout and cart alike): a warning at its index in `discounts.codes`. */
+export function ucpDiscountWarnings(session: ProtocolSession): UcpMessage[] {
+  return session.rejections.map((rejection) =>
+    ucpMessage({
+      type: 'warning',
+      code: rejection.reason,
+      path: `$.discounts.codes[${rejection.index}]`,
+      content: rejection.content,
+    }),
+  );
+}
+
 /** A.7's order: the handoff error, line errors, discount warnings, other warnings, info. */
 function orderedMessages(session: ProtocolSession, rendering: UcpRendering): UcpMessage[] {
   const extra = rendering.extraMessages ?? [];
@@ -134,16 +146,7 @@ function orderedMessages(session: ProtocolSession, rendering: UcpRendering): Ucp
         }),
       ]
     : [];
-  const discountWarnings = rendering.discountNegotiated
-    ? session.rejections.map((rejection) =>
-        ucpMessage({
-          type: 'warning',
-          code: rejection.reason,
-          path: `$.discounts.codes[${rejection.index}]`,
-          content: rejection.content,
-        }),
-      )
-    : [];
+  const discountWarnings = rendering.discountNegotiated ? ucpDiscountWarnings(session) : [];
   const open = session.state === 'requires_escalation' || session.state === 'incomplete';
   const estimate =
     rendering.fulfillmentNegotiated && open && session.lines.length > 0 && !session.shipping.fulfilment
@@ -330,7 +333,8 @@ function fulfillment(session: ProtocolSession, version: UcpVersion) {
   };
 }
 
-function discounts(session: ProtocolSession) {
+/** discount.json's `discounts` of a checkout or a cart: the codes as stored, the promotion they applied. */
+export function ucpDiscounts(session: ProtocolSession) {
   const { applied } = session;
   return {
     codes: session.codes,
@@ -374,7 +378,7 @@ export function toUcpCheckout(session: ProtocolSession, rendering: UcpRendering)
     line_items: ucpLineItems(session),
     ...buyerOf(session),
     totals: sessionTotalsOf(session),
-    ...(rendering.discountNegotiated ? { discounts: discounts(session) } : {}),
+    ...(rendering.discountNegotiated ? { discounts: ucpDiscounts(session) } : {}),
     ...(rendering.fulfillmentNegotiated ? { fulfillment: fulfillment(session, rendering.version) } : {}),
     messages: orderedMessages(session, rendering),
     links: rendering.links,

@@ -3,7 +3,16 @@
 // Amounts are integer minor units, currencies ISO 4217 upper case.
 import type { ProductRow, VariantRow } from './catalog.js';
 import type { ProtocolSession } from './protocol-session.js';
-import { sessionTotalsOf, ucpLineItems, type UcpLink, type UcpMessage, type UcpVersion } from './ucp-checkout.js';
+import {
+  sessionTotalsOf,
+  UCP_DISCOUNT,
+  ucpDiscounts,
+  ucpDiscountWarnings,
+  ucpLineItems,
+  type UcpLink,
+  type UcpMessage,
+  type UcpVersion,
+} from './ucp-checkout.js';
 
 export const UCP_CART = 'dev.ucp.shopping.cart';
 export const UCP_CATALOG_SEARCH = 'dev.ucp.shopping.catalog.search';
@@ -32,8 +41,18 @@ export function isUcpShoppingOperation(op: string): op is UcpShoppingOperation {
 }
 
 /** The `ucp` member of a catalog or cart answer (response_catalog_schema, response_cart_schema): no payment handlers. */
-export function ucpShoppingEnvelope(version: UcpVersion, capability: string, status: 'success' | 'error' = 'success') {
-  return { version, status, capabilities: status === 'success' ? { [capability]: [{ version }] } : {} };
+export function ucpShoppingEnvelope(
+  version: UcpVersion,
+  capability: string,
+  status: 'success' | 'error' = 'success',
+  extensions: string[] = [],
+) {
+  const names = [capability, ...extensions];
+  return {
+    version,
+    status,
+    capabilities: status === 'success' ? Object.fromEntries(names.map((name) => [name, [{ version }]])) : {},
+  };
 }
 
 interface Price {
@@ -133,13 +152,20 @@ export interface UcpCartRendering {
   version: UcpVersion;
   links: UcpLink[];
   messages: UcpMessage[];
+  /** dev.ucp.shopping.discount negotiated on carts: the cart has `discounts` and warns of each code refused. */
+  discountNegotiated: boolean;
 }
 
 /** A UCP cart (shopping/cart.json): an open cart priced as its checkout would be, totals estimated. */
 export function toUcpCart(session: ProtocolSession, rendering: UcpCartRendering) {
   const { buyer } = session;
   return {
-    ucp: ucpShoppingEnvelope(rendering.version, UCP_CART),
+    ucp: ucpShoppingEnvelope(
+      rendering.version,
+      UCP_CART,
+      'success',
+      rendering.discountNegotiated ? [UCP_DISCOUNT] : [],
+    ),
     id: session.id,
     line_items: ucpLineItems(session),
     ...(buyer && Object.values(buyer).some(Boolean)
@@ -147,6 +173,7 @@ export function toUcpCart(session: ProtocolSession, rendering: UcpCartRendering)
       : {}),
     currency: session.currency.toUpperCase(),
     totals: sessionTotalsOf(session),
+    ...(rendering.discountNegotiated ? { discounts: ucpDiscounts(session) } : {}),
     messages: [
       ...(session.unavailableLines
         ? [
@@ -160,7 +187,10 @@ export function toUcpCart(session: ProtocolSession, rendering: UcpCartRendering)
             },
           ]
         : []),
-      ...rendering.messages,
+      // As a checkout orders them: errors, the refused codes' warnings, other warnings, info.
+      ...rendering.messages.filter((message) => message.type === 'error'),
+      ...(rendering.discountNegotiated ? ucpDiscountWarnings(session) : []),
+      ...rendering.messages.filter((message) => message.type !== 'error'),
     ],
     links: rendering.links,
   };

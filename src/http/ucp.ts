@@ -132,7 +132,8 @@ export function businessProfile(deps: Deps, version: UcpVersion = UCP_LATEST) {
             version,
             spec: `https://ucp.dev/${version}/specification/discount`,
             schema: `https://ucp.dev/${version}/schemas/shopping/discount.json`,
-            extends: UCP_CHECKOUT,
+            // discount.json composes with both (its $defs dev.ucp.shopping.checkout and dev.ucp.shopping.cart).
+            extends: [UCP_CHECKOUT, UCP_CART],
           },
         ],
         [UCP_FULFILLMENT]: [

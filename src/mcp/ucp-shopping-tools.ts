@@ -66,7 +66,7 @@ export const UCP_SHOPPING_TOOLS: Record<UcpShoppingOperation, UcpToolDefinition>
     title: 'Create a cart',
     hints: { ...WRITES, idempotentHint: false },
     description:
-      'Create a cart from line_items ({item: {id: variant_…}, quantity}), with optional buyer and context.address_country. Convert it with create_checkout {cart_id}.',
+      'Create a cart from line_items ({item: {id: variant_…}, quantity}), with optional buyer, context.address_country and discounts.codes (when dev.ucp.shopping.discount is negotiated, priced as a checkout). Convert it with create_checkout {cart_id}.',
     body: { name: 'cart', schema: ucpRequestSchemaOf('ucp.create', 'The create request (cart.json, create fields).') },
     outputSchema: cartResult(),
   }),
@@ -82,7 +82,8 @@ export const UCP_SHOPPING_TOOLS: Record<UcpShoppingOperation, UcpToolDefinition>
     op: 'update_cart',
     title: 'Replace a cart',
     hints: { ...WRITES, idempotentHint: true },
-    description: 'Replace a cart: line_items (known line ids are kept) and buyer; an absent buyer is cleared.',
+    description:
+      'Replace a cart: line_items (known line ids are kept), buyer and discounts.codes (when discount is negotiated); absent buyer or codes are cleared.',
     id,
     body: { name: 'cart', schema: ucpRequestSchemaOf('ucp.update', 'The update request (cart.json, update fields).') },
     outputSchema: cartResult(),

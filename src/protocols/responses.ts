@@ -20,6 +20,7 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
     name:
       | 'checkout_response'
       | 'checkout_with_discount'
+      | 'cart_with_discount'
       | 'checkout_with_fulfillment'
       | 'business_profile'
       | 'cart_response'
@@ -44,7 +45,15 @@ export function protocolSchemasFor(path: string, status: number, body: unknown):
     ];
   }
   const shopping = UCP_SHOPPING_ANSWERS[path.replace(/^(\/ucp\/carts)\/[^/]+(\/cancel)?$/, '$1/{id}')];
-  if (shopping) return status === 200 || status === 201 ? [ucp(shopping)] : [];
+  if (shopping) {
+    if (status !== 200 && status !== 201) return [];
+    // A cart also against discount.json's cart composition when it says discount is negotiated.
+    const discounted =
+      shopping === 'cart_response' &&
+      object.ucp?.status === 'success' &&
+      Boolean(object.ucp?.capabilities?.['dev.ucp.shopping.discount']);
+    return [ucp(shopping), ...(discounted ? [ucp('cart_with_discount')] : [])];
+  }
   if (/^\/ucp\/orders\//.test(path)) return status === 200 ? [ucp('order_response')] : [];
   if (/^\/acp(\/|$)/.test(path)) {
     if (status >= 300) return ['acp.Error'];

@@ -110,6 +110,7 @@ export const PROTOCOL_SCHEMAS = {
   'ucp.checkout_response': { oneOf: [ucp('shopping/checkout.json'), ucp('shopping/types/error_response.json')] },
   'ucp.checkout': ucp('shopping/checkout.json'),
   'ucp.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp.cart_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.cart'),
   'ucp.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp.error_response': ucp('shopping/types/error_response.json'),
   /** The catalog and cart answers (rest.openapi.json `cart_response`, `catalog_*_response`). */
@@ -138,6 +139,7 @@ export const PROTOCOL_SCHEMAS = {
   },
   'ucp@2026-08-25.checkout': ucp('shopping/checkout.json'),
   'ucp@2026-08-25.checkout_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.checkout'),
+  'ucp@2026-08-25.cart_with_discount': ucp('shopping/discount.json#/$defs/dev.ucp.shopping.cart'),
   'ucp@2026-08-25.checkout_with_fulfillment': ucp('shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout'),
   'ucp@2026-08-25.error_response': ucp('common/types/error_response.json'),
   'ucp@2026-08-25.cart_response': { oneOf: [ucp('shopping/cart.json'), ucp('common/types/error_response.json')] },

@@ -42,18 +42,25 @@ export type CartChangeOutcome =
   | { kind: 'rejected'; cart: ProtocolSession; problems: LineProblem[] }
   | { kind: 'not_found' };
 
-/** Replaces the cart's lines and buyer (an absent buyer clears it); the market stays the one chosen at create. */
+/**
+ * Replaces the cart's lines and buyer (an absent buyer clears it) and, when given, its discount codes (priced as a
+ * checkout's, by the same promotions); the market stays the one chosen at create.
+ */
 export async function changeUcpCart(
   deps: Deps,
   db: Db,
   id: string,
-  change: { lines: RequestedProtocolLine[]; buyer: BuyerDetails | null },
+  change: { lines: RequestedProtocolLine[]; buyer: BuyerDetails | null; codes?: string[] },
 ): Promise<CartChangeOutcome> {
   const cart = await lockCart(db, id);
   if (!cart) return { kind: 'not_found' };
   const problems = await replaceLines(db, cart, change.lines);
   if (problems.length) return { kind: 'rejected', cart: (await loadUcpCart(deps, db, id))!, problems };
-  await carts.updateCart(db, id, { updated_at: new Date(deps.now()), ...carts.buyerColumns(change.buyer) });
+  await carts.updateCart(db, id, {
+    updated_at: new Date(deps.now()),
+    ...carts.buyerColumns(change.buyer),
+    ...(change.codes === undefined ? {} : { promo_codes: change.codes }),
+  });
   return { kind: 'changed', cart: (await loadUcpCart(deps, db, id))! };
 }
 
@@ -73,9 +80,14 @@ export type ConversionOutcome =
 
 /**
  * Turns the cart into the checkout session with its id: its lines (each still buyable, as a create requires), its
- * market and buyer; `codes` are the checkout's discount codes (the cart has none).
+ * market, buyer and discount codes; `codes`, when given, replace the cart's.
  */
-export async function convertUcpCart(deps: Deps, db: Db, id: string, codes: string[]): Promise<ConversionOutcome> {
+export async function convertUcpCart(
+  deps: Deps,
+  db: Db,
+  id: string,
+  codes: string[] | undefined,
+): Promise<ConversionOutcome> {
   const cart = await lockCart(db, id);
   if (!cart) return { kind: 'not_found' };
   const lines = await carts.listLineRows(db, id);
@@ -97,6 +109,10 @@ export async function convertUcpCart(deps: Deps, db: Db, id: string, codes: stri
     })),
   );
   if (problems.length) return { kind: 'rejected', problems };
-  await carts.updateCart(db, id, { status: 'ready_for_payment', promo_codes: codes, updated_at: new Date(deps.now()) });
+  await carts.updateCart(db, id, {
+    status: 'ready_for_payment',
+    ...(codes === undefined ? {} : { promo_codes: codes }),
+    updated_at: new Date(deps.now()),
+  });
   return { kind: 'converted', session: (await loadProtocolSession(deps, db, id))! };
 }

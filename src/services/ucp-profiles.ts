@@ -83,6 +83,8 @@ export interface Negotiated {
   fulfillment: boolean;
   /** dev.ucp.shopping.cart, dev.ucp.shopping.catalog.search and .lookup: each on its own, without checkout. */
   cart: boolean;
+  /** dev.ucp.shopping.discount on carts (it extends checkout and cart): declared with the cart capability. */
+  cartDiscount: boolean;
   catalogSearch: boolean;
   catalogLookup: boolean;
   /** Whether the platform declares the order capability at the version (order reads and events). */
@@ -97,6 +99,7 @@ export const EVERY_CAPABILITY = {
   discount: true,
   fulfillment: true,
   cart: true,
+  cartDiscount: true,
   catalogSearch: true,
   catalogLookup: true,
 } as const satisfies Omit<Negotiated, 'version'>;
@@ -173,6 +176,7 @@ export function negotiate(profile: PlatformProfile & { ucp: { version: UcpVersio
     discount: checkout && offers(UCP_DISCOUNT),
     fulfillment: checkout && offers(UCP_FULFILLMENT),
     cart: transport && offers(UCP_CART),
+    cartDiscount: transport && offers(UCP_CART) && offers(UCP_DISCOUNT),
     catalogSearch: transport && offers(UCP_CATALOG_SEARCH),
     catalogLookup: transport && offers(UCP_CATALOG_LOOKUP),
     order: transport && order !== undefined,

@@ -21,7 +21,15 @@ import type { CreatePlan } from '../../services/checkout/create.js';
 import { findUcpProduct, lookupUcpCatalog, searchUcpCatalog } from '../../services/ucp-catalog.js';
 import { cancelUcpCart, changeUcpCart, convertUcpCart, loadUcpCart } from '../../services/ucp-carts.js';
 import type { UcpCall } from './checkout.js';
-import { buyerOf, problemMessages, requestedLines, ucpLinks, ucpNamespace, unitMessages } from './checkout.js';
+import {
+  buyerOf,
+  discountCodes,
+  problemMessages,
+  requestedLines,
+  ucpLinks,
+  ucpNamespace,
+  unitMessages,
+} from './checkout.js';
 
 /** The cart operations but create, and the catalog's: each checked, into what runs in the transaction. */
 export type UcpShoppingPrepared = Exclude<UcpShoppingOperation, 'create_cart'>;
@@ -58,7 +66,15 @@ export function createUcpShoppingOperations(deps: Deps) {
   const errorResponse = (messages: UcpMessage[], call: UcpCall, status = 200): ProtocolResponse =>
     jsonResponse(status, ucpErrorResponse(messages, baseUrl, version(call)));
   const cartAnswer = (status: number, cart: ProtocolSession, call: UcpCall, messages: UcpMessage[] = []) =>
-    jsonResponse(status, toUcpCart(cart, { version: version(call), links, messages: [...messages, ...call.notes] }));
+    jsonResponse(
+      status,
+      toUcpCart(cart, {
+        version: version(call),
+        links,
+        messages: [...messages, ...call.notes],
+        discountNegotiated: call.negotiated.cartDiscount,
+      }),
+    );
   const cartNotFound = (id: string, call: UcpCall) =>
     errorResponse(
       [
@@ -80,18 +96,20 @@ export function createUcpShoppingOperations(deps: Deps) {
     const units = unitMessages(input, version(call));
     if (units.length) return { refused: errorResponse(units, call) };
     const country = input.context?.address_country;
+    const discounts = discountCodes(input, call.negotiated.cartDiscount);
     return {
       input: {
         owner: { status: 'open', client_id: null },
         market: { country },
         lines: requestedLines(input),
-        codes: [],
+        codes: discounts.codes ?? [],
         buyer: buyerOf(input),
       },
       respond(outcome) {
         if (outcome.kind === 'rejected') return errorResponse(problemMessages(outcome.problems, 'unrecoverable'), call);
-        const notes =
-          country && !outcome.countryServed
+        const notes = [
+          ...discounts.notes,
+          ...(country && !outcome.countryServed
             ? [
                 ucpMessage({
                   type: 'info',
@@ -100,7 +118,8 @@ export function createUcpShoppingOperations(deps: Deps) {
                   content: `This store does not sell to ${country}; prices are in the default market.`,
                 }),
               ]
-            : [];
+            : []),
+        ];
         return cartAnswer(201, outcome.session, call, notes);
       },
     };
@@ -114,17 +133,26 @@ export function createUcpShoppingOperations(deps: Deps) {
   function updateCart(call: UcpCall) {
     const input = cartRequest(call);
     const units = unitMessages(input, version(call));
+    const discounts = discountCodes(input, call.negotiated.cartDiscount);
     return async (db: Db) => {
       if (units.length) {
         // Nothing changes: the cart as it is, with what to fix.
         const cart = await loadUcpCart(deps, db, call.id!);
         return cart ? cartAnswer(200, cart, call, units) : cartNotFound(call.id!, call);
       }
-      const outcome = await changeUcpCart(deps, db, call.id!, { lines: requestedLines(input), buyer: buyerOf(input) });
+      // PUT replaces the cart: absent buyer (and codes, when discount is negotiated) are cleared.
+      const outcome = await changeUcpCart(deps, db, call.id!, {
+        lines: requestedLines(input),
+        buyer: buyerOf(input),
+        codes: discounts.codes,
+      });
       if (outcome.kind === 'not_found') return cartNotFound(call.id!, call);
       if (outcome.kind === 'rejected')
-        return cartAnswer(200, outcome.cart, call, problemMessages(outcome.problems, 'recoverable'));
-      return cartAnswer(200, outcome.cart, call);
+        return cartAnswer(200, outcome.cart, call, [
+          ...problemMessages(outcome.problems, 'recoverable'),
+          ...discounts.notes,
+        ]);
+      return cartAnswer(200, outcome.cart, call, discounts.notes);
     };
   }
 
@@ -219,7 +247,9 @@ export function createUcpShoppingOperations(deps: Deps) {
    */
   function convertCart(call: UcpCall) {
     const input = validated(deps, 'ucp.cart_conversion', call.body);
-    const codes = call.negotiated.discount ? (input.discounts?.codes ?? []) : [];
+    // Discount negotiated, the body's codes (when it sends `discounts`) replace the cart's, else the cart's carry over;
+    // not negotiated, the checkout has none.
+    const codes = call.negotiated.discount ? input.discounts?.codes : [];
     return async (db: Db): Promise<ProtocolResponse> => {
       const outcome = await convertUcpCart(deps, db, input.cart_id, codes);
       if (outcome.kind === 'not_found')

@@ -117,9 +117,15 @@ export function requestedLines(input: UcpCheckoutRequest): sessions.RequestedPro
   }));
 }
 
-/** The codes a request sets (only when discount is negotiated), and the warning for codes sent without it. */
-function discountCodes(input: UcpCheckoutRequest, call: UcpCall): { codes?: string[]; notes: UcpMessage[] } {
-  if (call.negotiated.discount) return { codes: input.discounts?.codes ?? [], notes: [] };
+/**
+ * The codes a checkout or cart request sets (only when discount is negotiated for it), and the warning for codes sent
+ * without it.
+ */
+export function discountCodes(
+  input: UcpCheckoutRequest,
+  negotiated: boolean,
+): { codes?: string[]; notes: UcpMessage[] } {
+  if (negotiated) return { codes: input.discounts?.codes ?? [], notes: [] };
   if (input.discounts === undefined) return { notes: [] };
   return {
     notes: [
@@ -381,7 +387,7 @@ export function createUcpOperations(deps: Deps) {
   function create(call: UcpCall): CreatePlan<{ country: string | undefined }> | { refused: ProtocolResponse } {
     const input = request('create', call);
     const country = input.context?.address_country;
-    const discounts = discountCodes(input, call);
+    const discounts = discountCodes(input, call.negotiated.discount);
     const units = unitMessages(input, call.negotiated.version);
     if (units.length) return { refused: errorResponse(units, call) };
     const shipping = shippingRequest(input, call, 'create');
@@ -426,7 +432,7 @@ export function createUcpOperations(deps: Deps) {
 
   function update(call: UcpCall): (db: Db) => Promise<ProtocolResponse> {
     const input = request('update', call);
-    const discounts = discountCodes(input, call);
+    const discounts = discountCodes(input, call.negotiated.discount);
     const units = unitMessages(input, call.negotiated.version);
     const shipping = shippingRequest(input, call, 'update');
     if (units.length || shipping.problems.length)
