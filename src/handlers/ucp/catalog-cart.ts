@@ -203,34 +203,20 @@ export function createUcpShoppingOperations(deps: Deps) {
     const input = validated(deps, 'ucp.get_product', call.body);
     return async (db: Db) => {
       const found = await findUcpProduct(db, input);
-      if (found.kind === 'not_found')
-        return errorResponse(
-          [
-            ucpMessage({
-              type: 'error',
-              code: 'not_found',
-              severity: 'unrecoverable',
-              path: '$.id',
-              content: `No product or variant is sold here as ${input.id}.`,
-            }),
-          ],
-          call,
-        );
-      if (found.kind === 'filtered_out')
-        return errorResponse(
-          [
-            ucpMessage({
-              type: 'error',
-              code: 'filtered_out',
-              severity: 'recoverable',
-              path: '$.filters',
-              content: `${input.id} is sold here, but none of its variants is within the filters asked.`,
-            }),
-            ...found.notes,
-            ...call.notes,
-          ],
-          call,
-        );
+      if (found.kind !== 'found') {
+        const unknown = found.kind === 'not_found';
+        const error = ucpMessage({
+          type: 'error',
+          code: found.kind,
+          // An unknown id stays unknown; a filter can be loosened.
+          severity: unknown ? 'unrecoverable' : 'recoverable',
+          path: unknown ? '$.id' : '$.filters',
+          content: unknown
+            ? `No product or variant is sold here as ${input.id}.`
+            : `${input.id} is sold here, but none of its variants is within the filters asked.`,
+        });
+        return errorResponse([error, ...(unknown ? [] : [...found.notes, ...call.notes])], call);
+      }
       const messages = [...found.notes, ...call.notes];
       return jsonResponse(200, {
         ucp: ucpShoppingEnvelope(version(call), UCP_SHOPPING_OPERATIONS.get_product.name),
