@@ -75,6 +75,7 @@ it('passes every protocol check and every store-specific figure with zero schema
   const catalogAndCart = [
     'catalog.search',
     'catalog.lookup',
+    'catalog.lookup-filters',
     'catalog.product',
     'cart.lifecycle',
     'cart.cancel',

@@ -96,6 +96,39 @@ export const ucpCatalogLookupChecks: Check<CatalogContext>[] = [
     },
   },
   {
+    id: 'ucp.catalog.lookup-filters',
+    title: 'lookup applies a price filter in the presentment currency, or says at $.filters that it did not',
+    spec: ucpSpec('catalog', 'Lookup'),
+    async run(context) {
+      const endpoint = context.restEndpoint;
+      expectThat(endpoint, 'a REST endpoint to look up');
+      const ids = ucpLines(context).map((line) => line.item.id as string);
+      const lookup = async (body: Json) => {
+        const answer = await catalogPost(context.client, endpoint, context.profile, '/catalog/lookup', body);
+        expectValid(context, answer, 'catalog_lookup_response', 'catalog_lookup.json#/$defs/lookup_response');
+        return answer;
+      };
+      const prices = (answer: Answer): Json[] =>
+        (answer.body.products as Json[]).flatMap((product) => (product.variants as Json[]).map((v) => v.price));
+      const all = await lookup({ ids });
+      const [cheapest] = prices(all).sort((a, b) => a.amount - b.amount);
+      expectThat(cheapest, 'a priced variant among the items looked up', all);
+      // Below the cheapest price, in its currency (price_filter.json's denomination, context.currency).
+      const max = Math.max(0, cheapest.amount - 1);
+      const filtered = await lookup({ ids, context: { currency: cheapest.currency }, filters: { price: { max } } });
+      const above = prices(filtered).filter((price) => price.amount > max);
+      const said = ((filtered.body.messages ?? []) as Json[]).some((message) =>
+        String(message.path ?? '').startsWith('$.filters'),
+      );
+      expectThat(
+        above.length === 0 || said,
+        `no variant priced above ${max} ${cheapest.currency}, or a message at $.filters`,
+        filtered,
+        `${above.length} above`,
+      );
+    },
+  },
+  {
     id: 'ucp.catalog.product',
     title: 'get_product of an item answers its product with that variant',
     spec: ucpSpec('catalog', 'Get Product'),
