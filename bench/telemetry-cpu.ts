@@ -5,7 +5,7 @@
 // rounds) is the figure to read; requests per second are printed beside it. `--also <dir>` measures another build (a
 // checkout with its dist/ built, e.g. the commit before a change) beside this one, interleaved the same way.
 //   npx tsx bench/telemetry-cpu.ts [--only TEXT] [--rounds 3] [--duration 5] [--warmup 2] [--connections 32]
-//                                  [--settings off,metrics,tracing] [--also <dir>,…]
+//                                  [--settings off,metrics,tracing,unsampled] [--also <dir>,…]
 //                                  [--cpu-prof] (a V8 profile of each service in bench/profiles/)
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
@@ -62,6 +62,14 @@ const settingsByName: Record<string, () => Promise<Record<string, string>>> = {
     OTEL_TRACES_SAMPLER: 'always_on',
     OTEL_SERVICE_NAME: 'storefront-bench',
   }),
+  // Tracing on with nothing sampled: what the context and a non-recording span cost without any export.
+  unsampled: async () => ({
+    METRICS_PORT: String(await freePort()),
+    METRICS_HOST: '127.0.0.1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+    OTEL_TRACES_SAMPLER: 'always_off',
+    OTEL_SERVICE_NAME: 'storefront-bench',
+  }),
 };
 const services: Array<[string, ServerProcess]> = [];
 try {
@@ -69,7 +77,7 @@ try {
   for (const [index, build] of roots.entries())
     for (const name of values.settings.split(',')) {
       const env = settingsByName[name];
-      if (!env) throw new Error(`--settings names off, metrics or tracing, not ${name}`);
+      if (!env) throw new Error(`--settings names off, metrics, tracing or unsampled, not ${name}`);
       services.push([
         roots.length > 1 ? `${index === 0 ? 'this' : `also${index}`} ${name}` : name,
         await startServiceProcess({
