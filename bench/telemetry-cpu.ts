@@ -122,6 +122,28 @@ try {
   for (const [key, { cpu, rps, cpuMs, requests }] of figures) {
     console.log(`${key}\t${(cpuMs / requests).toFixed(3)}\t${median(cpu).toFixed(3)}\t${Math.round(median(rps))}`);
   }
+  // The cost of each setting against `off` of the same build: throughput, the median over rounds of each round's ratio
+  // (the settings of a round met the same moments of the machine), and CPU per request over all rounds.
+  const builds = [...new Set(services.map(([name]) => name.replace(/\s*\S+$/, '')))];
+  const others = values.settings.split(',').filter((name) => name !== 'off');
+  if (values.settings.split(',').includes('off') && others.length > 0) {
+    const percent = (value: number) => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} %`;
+    console.log(
+      `\nCost against off (Node.js ${process.versions.node} for the load; service: ${process.env.BENCH_SERVICE_NODE?.trim() || 'the same'})`,
+    );
+    console.log(['row', ...others.flatMap((name) => [`${name} req/s`, `${name} CPU/req`])].join('\t'));
+    for (const row of rows)
+      for (const build of builds) {
+        const at = (setting: string) => figures.get(`${row.title}\t${build ? `${build} ` : ''}${setting}`)!;
+        const off = at('off');
+        const cells = others.flatMap((name) => {
+          const entry = at(name);
+          const ratios = entry.rps.map((rps, round) => rps / off.rps[round]! - 1);
+          return [percent(median(ratios)), percent(entry.cpuMs / entry.requests / (off.cpuMs / off.requests) - 1)];
+        });
+        console.log([`${row.title}${build ? ` [${build}]` : ''}`, ...cells].join('\t'));
+      }
+  }
 } finally {
   for (const [, service] of services) await service.stop();
   await database.drop();
