@@ -89,29 +89,34 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const url = `http://127.0.0.1:${port}`;
   const profiling = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const log = openSync(options.logFile, 'w');
-  // The built service with the same V8 flags as `npm start` (`npm run bench` builds first).
-  const child = spawn(process.execPath, [...profiling, ...startFlags(options.root), 'dist/src/main.js'], {
-    cwd: options.root,
-    stdio: ['ignore', log, log],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      // Production refuses to start without a payment processor; the bench pays nothing, test mode suffices.
-      PAYMENTS_MODE: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: url,
-      DATABASE_URL: '',
-      ...options.databaseEnv,
-      LOG_LEVEL: 'warn',
-      // The load comes from one address; the limiter must count it without ever answering 429. Cached reads pass
-      // 15,000 a second, so a million a minute ran out within a round and turned the rest into 429s.
-      RATE_LIMIT_PER_MINUTE: '1000000000',
-      // Likewise the platform profiles the bench names (a new one per stall row) are fetched from that one address.
-      UCP_PROFILE_FETCHES_PER_MINUTE: '1000000',
-      ...options.env,
+  // The built service with the same V8 flags as `npm start` (`npm run bench` builds first), on the Node.js that runs the
+  // bench unless BENCH_SERVICE_NODE names another (the load generator then keeps its own).
+  const child = spawn(
+    process.env.BENCH_SERVICE_NODE?.trim() || process.execPath,
+    [...profiling, ...startFlags(options.root), 'dist/src/main.js'],
+    {
+      cwd: options.root,
+      stdio: ['ignore', log, log],
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        // Production refuses to start without a payment processor; the bench pays nothing, test mode suffices.
+        PAYMENTS_MODE: 'test',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        BASE_URL: url,
+        DATABASE_URL: '',
+        ...options.databaseEnv,
+        LOG_LEVEL: 'warn',
+        // The load comes from one address; the limiter must count it without ever answering 429. Cached reads pass
+        // 15,000 a second, so a million a minute ran out within a round and turned the rest into 429s.
+        RATE_LIMIT_PER_MINUTE: '1000000000',
+        // Likewise the platform profiles the bench names (a new one per stall row) are fetched from that one address.
+        UCP_PROFILE_FETCHES_PER_MINUTE: '1000000',
+        ...options.env,
+      },
     },
-  });
+  );
   closeSync(log);
   try {
     await waitUntilServing(child, url, options.logFile);

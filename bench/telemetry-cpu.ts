@@ -5,7 +5,7 @@
 // rounds) is the figure to read; requests per second are printed beside it. `--also <dir>` measures another build (a
 // checkout with its dist/ built, e.g. the commit before a change) beside this one, interleaved the same way.
 //   npx tsx bench/telemetry-cpu.ts [--only TEXT] [--rounds 3] [--duration 5] [--warmup 2] [--connections 32]
-//                                  [--settings off,metrics,tracing] [--also <dir>,…]
+//                                  [--settings off,metrics,tracing,unsampled] [--also <dir>,…]
 //                                  [--cpu-prof] (a V8 profile of each service in bench/profiles/)
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
@@ -62,6 +62,14 @@ const settingsByName: Record<string, () => Promise<Record<string, string>>> = {
     OTEL_TRACES_SAMPLER: 'always_on',
     OTEL_SERVICE_NAME: 'storefront-bench',
   }),
+  // Tracing on with nothing sampled: what the context and a non-recording span cost without any export.
+  unsampled: async () => ({
+    METRICS_PORT: String(await freePort()),
+    METRICS_HOST: '127.0.0.1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+    OTEL_TRACES_SAMPLER: 'always_off',
+    OTEL_SERVICE_NAME: 'storefront-bench',
+  }),
 };
 const services: Array<[string, ServerProcess]> = [];
 try {
@@ -69,7 +77,7 @@ try {
   for (const [index, build] of roots.entries())
     for (const name of values.settings.split(',')) {
       const env = settingsByName[name];
-      if (!env) throw new Error(`--settings names off, metrics or tracing, not ${name}`);
+      if (!env) throw new Error(`--settings names off, metrics, tracing or unsampled, not ${name}`);
       services.push([
         roots.length > 1 ? `${index === 0 ? 'this' : `also${index}`} ${name}` : name,
         await startServiceProcess({
@@ -113,6 +121,28 @@ try {
   console.log('\nrow\tsetting\tCPU ms/req over all rounds\tCPU ms/req median of rounds\treq/s median');
   for (const [key, { cpu, rps, cpuMs, requests }] of figures) {
     console.log(`${key}\t${(cpuMs / requests).toFixed(3)}\t${median(cpu).toFixed(3)}\t${Math.round(median(rps))}`);
+  }
+  // The cost of each setting against `off` of the same build: throughput, the median over rounds of each round's ratio
+  // (the settings of a round met the same moments of the machine), and CPU per request over all rounds.
+  const builds = [...new Set(services.map(([name]) => name.replace(/\s*\S+$/, '')))];
+  const others = values.settings.split(',').filter((name) => name !== 'off');
+  if (values.settings.split(',').includes('off') && others.length > 0) {
+    const percent = (value: number) => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} %`;
+    console.log(
+      `\nCost against off (Node.js ${process.versions.node} for the load; service: ${process.env.BENCH_SERVICE_NODE?.trim() || 'the same'})`,
+    );
+    console.log(['row', ...others.flatMap((name) => [`${name} req/s`, `${name} CPU/req`])].join('\t'));
+    for (const row of rows)
+      for (const build of builds) {
+        const at = (setting: string) => figures.get(`${row.title}\t${build ? `${build} ` : ''}${setting}`)!;
+        const off = at('off');
+        const cells = others.flatMap((name) => {
+          const entry = at(name);
+          const ratios = entry.rps.map((rps, round) => rps / off.rps[round]! - 1);
+          return [percent(median(ratios)), percent(entry.cpuMs / entry.requests / (off.cpuMs / off.requests) - 1)];
+        });
+        console.log([`${row.title}${build ? ` [${build}]` : ''}`, ...cells].join('\t'));
+      }
   }
 } finally {
   for (const [, service] of services) await service.stop();

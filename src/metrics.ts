@@ -1,8 +1,8 @@
 // Prometheus metrics (prom-client), kept only when METRICS_PORT is set (src/service.ts loads this module then): one
 // registry per process state, never prom-client's global one, served on a listener of its own (serveMetrics) so that
-// it is never public by accident. The layers that record are handed this object: the request pipeline (one step per
-// compiled route, src/http/metrics.ts), the database's store (statements, batches), the rate limiters (Redis
-// fallbacks), the idempotency strategies, the webhook deliveries and the retention sweeps. Every label is bounded: a
+// it is never public by accident. The layers that record are handed this object: the request pipeline (a recorder
+// per compiled route, told by the door, src/http/server.ts), the database's store (statements, batches), the rate
+// limiters (Redis fallbacks), the idempotency strategies, the webhook deliveries and the retention sweeps. Every label is bounded: a
 // route template (never a path), a method, a status code, a surface, a statement's kind or name. What the database
 // holds (orders and sessions by status, the outbox) and the pool are read when Prometheus scrapes, not per request.
 // The names follow OpenTelemetry's semantic conventions where one exists (`http.server.request.duration` ->
@@ -164,15 +164,8 @@ export class RouteRecorder {
     this.#refused = () => refusals.inc();
   }
 
-  /** A request starts: counted in flight; returns its start time. */
-  start(): number {
-    this.#metrics.inFlight++;
-    return performance.now();
-  }
-
-  /** The request ended with `status`. */
+  /** A request of this route, started at `started` (performance.now()), ended with `status`. */
   end(method: string, status: number, started: number): void {
-    this.#metrics.inFlight--;
     let byStatus = this.#byMethod.get(method);
     if (byStatus === undefined) this.#byMethod.set(method, (byStatus = new Map()));
     let observe = byStatus.get(status);
@@ -195,7 +188,7 @@ export class RouteRecorder {
 export class Metrics {
   readonly registry = new Registry();
 
-  /** Requests in flight: counted by the route recorders, read when Prometheus scrapes. */
+  /** Requests in flight: counted by the one door (src/http/server.ts), read when Prometheus scrapes. */
   inFlight = 0;
 
   readonly requestDuration = new RequestDurations(

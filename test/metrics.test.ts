@@ -101,6 +101,34 @@ describe('metrics on a listener of their own', () => {
     expect(samples(after, 'http_server_active_requests')[0]?.value).toBe(0);
   });
 
+  it('counts a request in flight from the door until it is answered', async () => {
+    const active = async () => samples(await scrape(api), 'http_server_active_requests')[0]?.value;
+    expect(await active()).toBe(0);
+    // A create whose body is still arriving: the door has taken it, its pipeline waits for the rest of the body.
+    let finish!: () => void;
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        const text = JSON.stringify(ITEMS);
+        controller.enqueue(new TextEncoder().encode(text.slice(0, 5)));
+        await new Promise<void>((resolve) => (finish = resolve));
+        controller.enqueue(new TextEncoder().encode(text.slice(5)));
+        controller.close();
+      },
+    });
+    const created = api.http('/checkout_sessions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    const deadline = Date.now() + 10_000;
+    while ((await active()) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await active()).toBe(1);
+    finish();
+    expect((await created).status).toBe(201);
+    expect(await active()).toBe(0);
+  });
+
   it('keeps the series flat under 1,000 distinct unknown paths and ids', async () => {
     const flood = async (from: number, to: number) => {
       for (let i = from; i < to; i += 50) {

@@ -1,6 +1,7 @@
 // What every request carries through the middleware chain.
 import type Koa from 'koa';
 import type { Logger } from '../log.js';
+import type { RouteRecorder } from '../metrics.js';
 import type { Grant } from '../services/oauth.js';
 
 export interface AppState {
@@ -18,10 +19,14 @@ export interface AppState {
   bodyError?: unknown;
 }
 
-/** A compiled route: its path template (undefined for a path no route serves) and its operation, if it has one. */
+/**
+ * A compiled route: its path template (undefined for a path no route serves), its operation, if it has one, and, when
+ * metrics are kept, the recorder of its request durations (labelled with the template, or `unmatched`).
+ */
 export interface MatchedRoute {
   template: string | undefined;
   operationId: string | undefined;
+  recorder: RouteRecorder | undefined;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState>;

@@ -26,7 +26,6 @@ import {
 import type { McpServer } from '../mcp/rpc.js';
 import { serveMcp } from '../mcp/transport.js';
 import type { Metrics } from '../metrics.js';
-import { observeRequests, UNMATCHED_ROUTE } from './metrics.js';
 
 export interface RouteParts extends SurfaceParts {
   contract: Contract;
@@ -77,11 +76,14 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
   };
 }
 
+/** The `http_route` of a request no route serves (a bounded label, whatever the path). */
+const UNMATCHED_ROUTE = 'unmatched';
+
 /**
- * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering; when
- * metrics are kept, the request metrics step first (src/http/metrics.ts), labelled with the route's template, or
- * `unmatched` (`matched` false: a path no route serves). The pipeline names its route on the request's state first
- * (its template; none for a path no route serves), for the request's span.
+ * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. The
+ * pipeline names its route on the request's state first (its template; none for a path no route serves), for the
+ * request's span, and, when metrics are kept, the route's duration recorder, labelled with its template or `unmatched`
+ * (`matched` false: a path no route serves), which the door (src/http/server.ts) tells how the request ended.
  */
 function compileWith(
   metrics: Metrics | undefined,
@@ -90,19 +92,19 @@ function compileWith(
   last: AppMiddleware,
   matched = true,
 ): Pipeline {
-  const steps: AppMiddleware[] = [];
-  if (metrics) {
-    const route = matched ? spec.path : UNMATCHED_ROUTE;
-    steps.push(observeRequests(metrics.route(surface.name, route, matched ? spec.operation?.operationId : undefined)));
-  }
-  steps.push(surface.errors);
+  const steps: AppMiddleware[] = [surface.errors];
   for (const step of surface.steps) {
     const middleware = step(spec);
     if (middleware) steps.push(middleware);
   }
   steps.push(last);
   const run = compose(steps) as Pipeline;
-  const route: MatchedRoute = { template: matched ? spec.path : undefined, operationId: spec.operation?.operationId };
+  const operationId = spec.operation?.operationId;
+  const route: MatchedRoute = {
+    template: matched ? spec.path : undefined,
+    operationId,
+    recorder: metrics?.route(surface.name, matched ? spec.path : UNMATCHED_ROUTE, matched ? operationId : undefined),
+  };
   return (ctx) => {
     ctx.state.route = route;
     return run(ctx);

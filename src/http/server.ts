@@ -21,11 +21,12 @@ function createApp(parts: RouteParts): Koa<AppState> {
   const route = compileRoutes(parts);
   // With tracing on, the request runs inside its server span (child of the caller's traceparent), named by its route
   // template once it is answered; its id is the request id when the caller sent none.
-  const { tracing } = deps;
+  const { tracing, metrics } = deps;
   // Written with `then` rather than async and await: each promise less is one less on every request (and, with
   // tracing on, one less for the async hooks that carry the active span to see).
   const serve = (ctx: AppContext, span?: RequestSpan): Promise<void> => {
     const started = performance.now();
+    if (metrics) metrics.inFlight++;
     const requestId = requestIdOf(ctx.get('X-Request-Id'), span?.traceId);
     ctx.state = new RequestState(log, requestId);
     const { res } = ctx;
@@ -35,12 +36,18 @@ function createApp(parts: RouteParts): Koa<AppState> {
     const ended = (failed: boolean, error: unknown) => {
       // Set last, after any error rendering, so every response of the drain carries it.
       if (lifecycle.draining) ctx.set('Connection', 'close');
+      // An error no step rendered is answered 500 by Koa, after this.
+      const status = failed ? 500 : ctx.status;
+      if (metrics) {
+        metrics.inFlight--;
+        ctx.state.route?.recorder?.end(ctx.method, status, started);
+      }
       logRequest(log, requestId, ctx.method, ctx.path, ctx.status, started);
       span?.finish({
         route: ctx.state.route?.template,
         operationId: ctx.state.route?.operationId,
         path: ctx.path,
-        status: failed ? 500 : ctx.status,
+        status,
         rateLimited: ctx.status === 429,
         replayed: ctx.response.get('Idempotent-Replayed') === 'true',
         drained: lifecycle.draining,

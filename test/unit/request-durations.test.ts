@@ -25,10 +25,8 @@ function recorded(): Metrics {
   const now = performance.now;
   try {
     for (const [method, status, seconds] of REQUESTS) {
-      performance.now = () => 0;
-      const started = recorder.start();
       performance.now = () => seconds * 1000;
-      recorder.end(method, status, started);
+      recorder.end(method, status, 0);
     }
   } finally {
     performance.now = now;
@@ -75,13 +73,11 @@ describe('the request duration histogram', () => {
 
   it('counts the requests in flight when scraped', async () => {
     const metrics = new Metrics({ dbSystem: 'postgresql' });
-    const recorder = metrics.route('reads', '/healthz', 'getHealth');
-    const first = recorder.start();
-    recorder.start();
     const inFlight = async () =>
       (await metrics.registry.getSingleMetric('http_server_active_requests')!.get()).values[0]?.value;
+    metrics.inFlight += 2; // as the door counts two requests it has not answered yet
     expect(await inFlight()).toBe(2);
-    recorder.end('GET', 200, first);
+    metrics.inFlight--;
     expect(await inFlight()).toBe(1);
   });
 });
