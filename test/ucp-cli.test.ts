@@ -6,10 +6,11 @@
 //
 // The CLI needs Node >= 22.19 (its `engines`, and undici 8's), so it cannot be a devDependency while `npm ci
 // --engine-strict` must pass on Node 20: the test installs the pinned version into a temporary prefix with npm (or
-// uses UCP_CLI_BIN, a path to an installed `dist/bin.js`). It runs where the test process's own Node is new enough
-// (the PostgreSQL suite on Node 24 in .ci/run), because the service in this process must trust the certificate too
-// (tls.setDefaultCACertificates, Node >= 22.19) to fetch the platform profile over https. On an older Node it is
-// skipped, unless REQUIRE_UCP_CLI=true (.ci/run sets it for the Node 24 suite), when it fails instead.
+// uses UCP_CLI_BIN, a path to an installed `dist/bin.js`; test/support/node22-cli.ts). It runs where the test
+// process's own Node is new enough (the PostgreSQL suite on Node 24 in .ci/run), because the service in this process
+// must trust the certificate too (tls.setDefaultCACertificates, Node >= 22.19) to fetch the platform profile over
+// https. On an older Node it is skipped, unless REQUIRE_NODE22_CLIS=true (.ci/run sets it for the Node 24 suite),
+// when it fails instead.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveProfiles, type ProfileServer } from '../src/conformance/profile.js';
+import { installCli, nodeServesCli, requireNodeForCli } from './support/node22-cli.js';
 import { PROTOCOL_ENV, protocolBodyProblems } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 import {
@@ -27,16 +29,11 @@ import {
   type TlsTerminator,
 } from './support/tls-terminator.js';
 
-const CLI_PACKAGE = '@shopify/ucp-cli@0.9.0';
+const CLI = { spec: '@shopify/ucp-cli@0.9.0', entry: 'dist/bin.js', binEnv: 'UCP_CLI_BIN' };
 const TWO_PACK = 'variant_01tongue2pack';
 const run = promisify(execFile);
 
-const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-const nodeServesCli = major > 22 || (major === 22 && minor >= 19);
-const required = process.env.REQUIRE_UCP_CLI === 'true';
-
-if (required && !nodeServesCli)
-  throw new Error(`REQUIRE_UCP_CLI=true, but @shopify/ucp-cli needs Node >= 22.19 and this is ${process.version}`);
+requireNodeForCli(CLI.spec);
 
 let cli: string;
 let home: string;
@@ -69,14 +66,7 @@ beforeAll(async () => {
   if (!nodeServesCli) return;
   home = await mkdtemp(join(tmpdir(), 'ucp-cli-'));
   cleanup.push(() => rm(home, { recursive: true, force: true }));
-  if (process.env.UCP_CLI_BIN) cli = process.env.UCP_CLI_BIN;
-  else {
-    const prefix = join(home, 'prefix');
-    await run('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', CLI_PACKAGE], {
-      timeout: 180_000,
-    });
-    cli = join(prefix, 'node_modules', '@shopify', 'ucp-cli', 'dist', 'bin.js');
-  }
+  cli = await installCli(CLI, join(home, 'prefix'));
   certificate = await selfSignedCertificate();
   cleanup.push(() => certificate.remove());
   // The service runs in this process: it fetches the platform profile over https from the terminator, so this

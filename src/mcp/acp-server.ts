@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { ValidatorRegistry } from '../validators.js';
 import { REQUEST_SCHEMAS, type RequestSchemaName } from '../protocols/requests.js';
 import { acpSelfContained } from '../protocols/schemas.js';
-import { protocolArgumentProblem } from './schemas.js';
+import { protocolArgumentProblem, singleTyped } from './schemas.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import {
   createRpcServer,
@@ -24,7 +24,7 @@ import {
   type RpcServer,
   type RpcTool,
 } from './rpc.js';
-import { admit, admittedByRateLimit, readMessage, sendAnswer } from './transport.js';
+import { admit, admittedByRateLimit, mirroredHeaders, readMessage, sendAnswer } from './transport.js';
 
 export const ACP_MCP_PATH = '/acp/mcp';
 
@@ -207,14 +207,16 @@ function acpTool(
   const { readOnly, destructive } = tool;
   return {
     name,
-    listing: {
+    // Listed single-typed (singleTyped), as the catalog and checkout tools are; the arguments are checked against
+    // ACP's own schemas.
+    listing: singleTyped({
       name,
       title: tool.title,
       description: tool.description,
       inputSchema: inputSchema(tool),
       outputSchema: { type: 'object' as const, ...outputSchema(tool.result) },
       annotations: { readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: true, openWorldHint: false },
-    },
+    }),
     async call(given, caller) {
       const args = checkedArguments(validators, name, tool, given);
       let response: ProtocolResponse;
@@ -276,5 +278,5 @@ export async function serveAcpMcp(
   }
   const message = await readMessage(ctx);
   if (!message) return;
-  sendAnswer(ctx, await server.answer(message, { clientId, log }));
+  sendAnswer(ctx, await server.answer(message, { clientId, log }, mirroredHeaders(ctx.req.headers)));
 }

@@ -48,7 +48,50 @@ function bundled(roots: string[]): { refs: Json[]; defs: Record<string, unknown>
     defs[defKey(file)] = true; // taken: its references to itself queue nothing
     defs[defKey(file)] = rewrite(schema, `${UCP_SCHEMA_BASE}${file}`);
   }
-  return { refs, defs };
+  return hoisted(refs, defs);
+}
+
+const ANNOTATIONS_ONLY = new Set(['title', 'description', '$comment', '$defs']);
+
+/**
+ * The bundle with each file that only holds definitions (`capability.json`, `ucp.json`: a title and `$defs`, no
+ * validation keyword, never referred to as a whole) replaced by its definitions, as `<file>.$defs.<name>`, and the
+ * references to them rewritten. As a `$defs` entry of its own such a file is a schema that accepts any value, which
+ * clients checking tool schemas' portability (MCP Inspector's --strict) report.
+ */
+function hoisted(refs: Json[], defs: Record<string, unknown>): { refs: Json[]; defs: Record<string, unknown> } {
+  const holders = Object.keys(defs).filter((key) => {
+    const schema = defs[key] as Json;
+    return Object.keys(schema).every((member) => ANNOTATIONS_ONLY.has(member)) && '$defs' in schema;
+  });
+  if (holders.length === 0) return { refs, defs };
+  const flat: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(defs)) {
+    if (!holders.includes(key)) flat[key] = schema;
+    else
+      for (const [name, inner] of Object.entries((schema as Json).$defs as Record<string, unknown>))
+        flat[`${key}.$defs.${name}`] = inner;
+  }
+  const pointer = (ref: string) => {
+    for (const key of holders) {
+      const prefix = `#/$defs/${key}/$defs/`;
+      if (!ref.startsWith(prefix)) continue;
+      const [name, ...rest] = ref.slice(prefix.length).split('/');
+      return [`#/$defs/${key}.$defs.${name}`, ...rest].join('/');
+    }
+    return ref;
+  };
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [
+        key,
+        key === '$ref' && typeof value === 'string' ? pointer(value) : rewrite(value),
+      ]),
+    );
+  };
+  return { refs: refs.map((ref) => rewrite(ref) as Json), defs: rewrite(flat) as Record<string, unknown> };
 }
 
 /** A tool result's schema: structuredContent is one of the UCP schemas `roots` (files, with a fragment or not). */
