@@ -16,7 +16,8 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -86,6 +87,16 @@ function tracesUrl(otel: Otel): string {
   return `${otel.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
 }
 
+/**
+ * OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: `http/protobuf` or `http/json`. Unset, `http/json`
+ * (the JavaScript SDK's OTLP/HTTP exporter's own encoding, which every collector's OTLP/HTTP receiver takes); `grpc` is
+ * not offered (a gRPC stack for one exporter) and, like any other value, means the default.
+ */
+function tracesProtocol(otel: Otel): 'http/protobuf' | 'http/json' {
+  const protocol = (otel.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? otel.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
+  return protocol === 'http/protobuf' ? 'http/protobuf' : 'http/json';
+}
+
 /** Our handle on an SDK span. */
 class Handle implements RequestSpan {
   constructor(
@@ -131,10 +142,14 @@ export function createTracing(otel: Otel): Tracing {
     ...attributes,
     [ATTR_SERVICE_NAME]: otel.OTEL_SERVICE_NAME ?? attributes[ATTR_SERVICE_NAME] ?? 'storefront',
   });
-  const exporter = new OTLPTraceExporter({
+  const exporterOptions = {
     url: tracesUrl(otel),
     headers: keyValues(otel.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? otel.OTEL_EXPORTER_OTLP_HEADERS),
-  });
+  };
+  const exporter =
+    tracesProtocol(otel) === 'http/protobuf'
+      ? new OtlpProtobufExporter(exporterOptions)
+      : new OtlpJsonExporter(exporterOptions);
   const provider = new BasicTracerProvider({
     resource,
     sampler: sampler(otel),

@@ -339,3 +339,37 @@ describe('tracing', () => {
     }
   });
 });
+
+describe('tracing over OTLP/HTTP protobuf (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)', () => {
+  it('exports the same spans in the protobuf encoding', async () => {
+    const protobufReceiver = await startOtlpReceiver();
+    const traced = await startTestService({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: protobufReceiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
+    });
+    try {
+      const inbound = inboundTrace();
+      const response = await traced.http('/checkout_sessions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', traceparent: inbound.traceparent },
+        body: JSON.stringify({ items: [{ id: 'variant_01tongue2pack' }] }),
+      });
+      expect(response.status).toBe(201);
+      await traced.service.deps.tracing!.forceFlush();
+      const server = await protobufReceiver.waitForSpan(
+        (span) => span.traceId === inbound.traceId && span.kind === SERVER,
+      );
+      expect(protobufReceiver.protobufRequests).toBeGreaterThan(0);
+      expect(protobufReceiver.spans.length).toBeGreaterThan(0);
+      expect(server).toMatchObject({ name: 'POST /checkout_sessions', parentSpanId: inbound.spanId });
+      expect(server.attributes).toMatchObject({ 'http.route': '/checkout_sessions', 'http.response.status_code': 201 });
+      expect(server.resource['service.name']).toBe('storefront');
+      const statements = protobufReceiver.spans.filter(
+        (span) => span.traceId === inbound.traceId && span.parentSpanId === server.spanId && span.kind === CLIENT,
+      );
+      expect(statements.length).toBeGreaterThan(0);
+    } finally {
+      await traced.close();
+      await protobufReceiver.close();
+    }
+  });
+});
