@@ -43,7 +43,7 @@ import { mcpSession, mcpTransport, restTransport, type UcpTransportSetup } from 
 import type { Fixture, FixtureItem } from './fixture.js';
 import { capabilityEntry, platformProfile, serveProfiles, type ProfileServer } from './profile.js';
 import { planLine, resultLine, summaryLine, type CheckResult, type Report } from './report.js';
-import { schemaSet } from './schemas.js';
+import { schemaSets, type SchemaSets } from './schemas.js';
 
 export interface RunnerOptions {
   /** The merchant's origin, e.g. https://shop.example. */
@@ -132,6 +132,8 @@ interface Run {
   fixture: Fixture;
   base: string;
   log: (line: string) => void;
+  /** The compiled schemas of this run: each version compiled once, dropped with the run. */
+  schemaSet: SchemaSets;
   onSchemaErrors: (count: number) => void;
 }
 
@@ -154,6 +156,7 @@ export async function runConformance(options: RunnerOptions): Promise<Report> {
     fixture: options.fixture ?? {},
     base,
     log,
+    schemaSet: schemaSets(),
     onSchemaErrors: (count) => (report.summary.schemaErrors += count),
   };
   const wants = (protocol: 'ucp' | 'acp') => !options.protocol || options.protocol === protocol;
@@ -179,6 +182,7 @@ export async function runConformance(options: RunnerOptions): Promise<Report> {
       services: new Set(),
       currency: 'usd',
     },
+    schemaSets: run.schemaSet,
     onSchemaErrors: run.onSchemaErrors,
   };
   if (ucp)
@@ -221,7 +225,7 @@ async function findItems(run: Run, ucp: UcpDiscovery, profile: string): Promise<
     };
   try {
     const answer = await searchCatalog(run.client, ucp.endpoints.rest, profile);
-    const items = itemsFromSearch(schemaSet('ucp', ucp.plan.tested), answer);
+    const items = itemsFromSearch(run.schemaSet('ucp', ucp.plan.tested), answer);
     if (!items.length)
       return { items, reason: 'the fixture has no items and catalog search found none', fromSearch: true };
     run.log(`NOTE items from catalog search: ${items.map((item) => item.id).join(', ')}`);
@@ -297,7 +301,7 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
     const profiles: UcpProfiles = served?.profiles ?? { full: options.profileUrl! };
     const found = await findItems(run, ucp, profiles.full);
     const capabilities = new Set(ucp.capabilities.keys());
-    const schemas = schemaSet('ucp', version);
+    const schemas = run.schemaSet('ucp', version);
     const contextFor = (checkouts: Json[]): Omit<UcpContext, 'transport'> => ({
       client: run.client,
       schemas,
@@ -400,7 +404,7 @@ async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined):
   const context: AcpContext = {
     client: run.client,
     // Never used when the version is not tested: every check is skipped then.
-    schemas: version ? schemaSet('acp', version) : (undefined as never),
+    schemas: version ? run.schemaSet('acp', version) : (undefined as never),
     version: version ?? '',
     apiBase: acp.apiBase ?? '',
     extensions: acp.extensions,
@@ -446,6 +450,7 @@ async function runStoreFigures(run: Run, wants: (protocol: 'ucp' | 'acp') => boo
     base: run.base,
     lenient: run.options.lenient ?? false,
     profileUrl: run.options.profileUrl,
+    schemaSets: run.schemaSet,
     onSchemaErrors: run.onSchemaErrors,
   });
   try {
