@@ -1,16 +1,32 @@
 // The conformance runner (storefront-conformance, npm run conformance) and the capture script (npm run
 // conformance:capture) against the in-process service, on this run's storage (PGlite, or the PostgreSQL of
 // DATABASE_URL): every protocol check and every store-specific figure passes, and no body breaks the protocols' schemas.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { captureSessions } from '../src/conformance/capture.js';
 import type { Fixture } from '../src/conformance/fixture.js';
 import { runConformance } from '../src/conformance/runner.js';
+import { capabilityEntry, platformProfile, serveProfiles, type ProfileServer } from '../src/conformance/profile.js';
+import { payUcpCheckout } from './support/payments.js';
 import { PROTOCOL_ENV } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
 let api: TestService;
 let lenient: TestService;
+/** The platform the orders given to the runner are made under (UCP 2026-08-25, checkout and order). */
+let platform: ProfileServer;
+const ORDER_PROFILE = '/orders.json';
 beforeAll(async () => {
+  const version = '2026-08-25';
+  platform = await serveProfiles({
+    [ORDER_PROFILE]: platformProfile({
+      version,
+      capabilities: Object.fromEntries(
+        ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.order'].map((name) => [name, [capabilityEntry(name, version)]]),
+      ),
+    }),
+  });
   // A limit the store's last check (A-R1) can reach in a few hundred requests once the others have run.
   api = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '1000' } });
   lenient = await startTestService({ env: { ...PROTOCOL_ENV, UCP_PLATFORM_PROFILE_POLICY: 'lenient' } });
@@ -18,7 +34,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await lenient?.close();
+  await platform?.close();
 });
+
+/** An order paid on `service` through its test processor under the platform above, as the fixture names it. */
+async function paidOrder(service: TestService): Promise<NonNullable<Fixture['ucp']>> {
+  const profile = `${platform.base}${ORDER_PROFILE}`;
+  const { checkoutId, orderId } = await payUcpCheckout(service, profile, [
+    { item: { id: 'variant_01tongue2pack' }, quantity: 2 },
+  ]);
+  return { order_id: orderId, profile, checkout_id: checkoutId };
+}
 
 /** This store as a merchant fixture describes it: its item, codes, and an OAuth client of its own for ACP. */
 async function storeFixture(service: TestService): Promise<Fixture> {
@@ -57,7 +83,7 @@ it('passes every protocol check and every store-specific figure with zero schema
   const lines: string[] = [];
   const report = await runConformance({
     baseUrl: api.url,
-    fixture: await storeFixture(api),
+    fixture: { ...(await storeFixture(api)), ucp: await paidOrder(api) },
     storeSpecific: true,
     timeoutMs: 60_000,
     log: (line) => lines.push(line),
@@ -79,6 +105,11 @@ it('passes every protocol check and every store-specific figure with zero schema
     'cart.lifecycle',
     'cart.cancel',
     'order.unknown',
+    'order.read',
+    'order.totals',
+    'order.events',
+    'order.other-platform',
+    'order.get-order',
   ];
   expect(catalogAndCart.map((id) => protocol.find((check) => check.id === `ucp.${id}`)?.outcome)).toEqual(
     catalogAndCart.map(() => 'pass'),
@@ -122,16 +153,89 @@ it('passes the UCP checks against a store in the lenient policy, U-N5 included, 
   });
   expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
   expect(report.checks.find((check) => check.id === 'store.U-N5')?.outcome).toBe('pass');
+  expect(report.checks.find((check) => check.id === 'ucp.order.read')?.message).toBe(
+    'the fixture names no order (ucp.order_id, or --order-id): pay a checkout on the merchant and give its order id',
+  );
   const skipped = report.checks.filter((check) => check.outcome === 'skip');
   expect(skipped.map((check) => `${check.id} ${check.transport ?? ''}`).sort()).toEqual(
     [
       'store.U-N2 ',
       'store.U-N3 ',
       'store.U-N4 ',
+      // No order in the fixture: the checks of a real order say why they did not run.
+      ...['read', 'totals', 'events', 'other-platform'].map((id) => `ucp.order.${id} rest`),
+      'ucp.order.get-order mcp',
       ...['rest', 'mcp'].flatMap((transport) =>
         ['no-checkout', 'unsupported-version', 'unreachable-profile'].map((id) => `ucp.negotiation.${id} ${transport}`),
       ),
     ].sort(),
   );
   expect(report.summary.schemaErrors).toBe(0);
+}, 300_000);
+
+/**
+ * This store behind a proxy that adds 1 to the `total` of every order it answers (a merchant whose order totals do
+ * not add up): the base URL of the proxy.
+ */
+async function wrongOrderTotals(service: TestService): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
+      void fetch(`${service.url}${request.url}`, {
+        method: request.method,
+        headers,
+        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+      }).then(async (answer) => {
+        let text = await answer.text();
+        if (request.url?.startsWith('/ucp/orders/') && answer.status === 200) {
+          const body = JSON.parse(text);
+          for (const total of body.totals ?? []) if (total.type === 'total') total.amount += 1;
+          text = JSON.stringify(body);
+        }
+        const kept = [...answer.headers].filter(
+          ([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name),
+        );
+        response.writeHead(answer.status, Object.fromEntries(kept)).end(text);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+it("fails ucp.order.totals, saying what does not add up, when a merchant's order total is wrong", async () => {
+  // The lenient store: the first one's rate limit is spent by its last check (A-R1).
+  const proxy = await wrongOrderTotals(lenient);
+  try {
+    const report = await runConformance({
+      baseUrl: proxy.url,
+      fixture: { items: [{ id: 'variant_01tongue2pack', quantity: 1 }], ucp: await paidOrder(lenient) },
+      protocol: 'ucp',
+      lenient: true,
+      timeoutMs: 60_000,
+      log: () => undefined,
+    });
+    const outcome = (id: string) => report.checks.find((check) => check.id === id);
+    expect(outcome('ucp.order.read')?.outcome).toBe('pass');
+    expect(outcome('ucp.order.totals')).toMatchObject({
+      outcome: 'fail',
+      message: expect.stringMatching(
+        /^expected totals that add up, got 200 .*\(\$\.totals: the entries add up to (\d+), total is (?!\1)\d+\)$/,
+      ),
+    });
+    // MCP is not behind the rewrite: get_order's body differs from the (rewritten) REST one.
+    expect(outcome('ucp.order.get-order')).toMatchObject({
+      outcome: 'fail',
+      message: expect.stringMatching(/^expected the body GET \/orders\/\{id\} answers, got 200 /),
+    });
+  } finally {
+    await proxy.close();
+  }
 }, 300_000);

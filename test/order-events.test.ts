@@ -11,7 +11,7 @@ import { runAdminCommand } from '../src/admin/commands.js';
 import { createLogger } from '../src/log.js';
 import { protocolSchemaProblems } from '../src/protocols/schemas.js';
 import { bearer, registerClient, requestToken, type RegisteredClient } from './support/agent.js';
-import { payWithTestProcessor } from './support/payments.js';
+import { payUcpCheckout, payWithTestProcessor } from './support/payments.js';
 import { PROTOCOL_ENV, protocolBodyProblems, protocolFetch, testValidators, ucpHeaders } from './support/protocols.js';
 import { capabilityEntry, platformProfile } from '../src/conformance/profile.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -99,18 +99,7 @@ async function adminPost(path: string, body?: unknown) {
 
 /** A UCP checkout created by the platform at `profile`, paid in test mode; its order id. */
 async function ucpOrder(profile: string): Promise<string> {
-  const created = await protocolFetch(api, '/ucp/checkout-sessions', {
-    method: 'POST',
-    headers: ucpHeaders(profile),
-    body: JSON.stringify({ line_items: [{ item: { id: TWO_PACK }, quantity: 2 }] }),
-  });
-  expect(created.response.status).toBe(201);
-  await payWithTestProcessor(api, created.body.id);
-  const paid = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, {
-    headers: ucpHeaders(profile, { 'Idempotency-Key': '' }),
-  });
-  expect(paid.body.status).toBe('completed');
-  return paid.body.order.id as string;
+  return (await payUcpCheckout(api, profile, [{ item: { id: TWO_PACK }, quantity: 2 }])).orderId;
 }
 
 const getOrder = (profile: string, id: string) =>

@@ -24,7 +24,7 @@ import { storeAcpChecks } from './checks/store-acp.js';
 import { openStoreSession } from './checks/store-session.js';
 import { storeUcpChecks } from './checks/store-ucp.js';
 import { CART, ucpCartChecks } from './checks/ucp-cart.js';
-import { ORDER, ucpOrderChecks } from './checks/ucp-order.js';
+import { ORDER, ucpOrderChecks, ucpOrderMcpChecks, type OrderContext } from './checks/ucp-order.js';
 import {
   CATALOG_LOOKUP,
   CATALOG_SEARCH,
@@ -327,6 +327,19 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
     for (const [name, checks, capability] of byCapability)
       if (capabilities.has(name))
         await runner.run(checks, restContext as UcpContext & typeof restContext, restScope(capability));
+    // The fixture's order over MCP (get_order), when the merchant offers both.
+    if (capabilities.has(ORDER) && ucp.endpoints.mcp) {
+      const orderContext: OrderContext = {
+        ...(restContext as OrderContext),
+        mcp: mcpSession(run.client, ucp.endpoints.mcp),
+      };
+      await runner.run(ucpOrderMcpChecks, orderContext, {
+        protocol: 'ucp',
+        capability: 'order',
+        transport: 'mcp',
+        version,
+      });
+    }
 
     const transports = (['rest', 'mcp'] as const).filter((name) => ucp.endpoints[name]);
     if (!transports.length) run.report.notes.push('UCP: no REST or MCP endpoint is advertised at the tested version');

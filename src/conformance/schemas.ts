@@ -83,6 +83,7 @@ const ucpSchemas = (errorResponse: string) => ({
     ],
   },
   cart_response: { oneOf: [{ $ref: `${UCP_BASE}shopping/cart.json` }, { $ref: `${UCP_BASE}${errorResponse}` }] },
+  order: { $ref: `${UCP_BASE}shopping/order.json` },
   order_response: { oneOf: [{ $ref: `${UCP_BASE}shopping/order.json` }, { $ref: `${UCP_BASE}${errorResponse}` }] },
 });
 
