@@ -1,6 +1,7 @@
 // The conformance runner (storefront-conformance, npm run conformance) and the capture script (npm run
 // conformance:capture) against the in-process service, on this run's storage (PGlite, or the PostgreSQL of
 // DATABASE_URL): every protocol check and every store-specific figure passes, and no body breaks the protocols' schemas.
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -93,10 +94,15 @@ it('passes every protocol check and every store-specific figure with zero schema
     ['ucp', '2026-08-25'],
     ['acp', '2026-04-17'],
   ]);
-  // Every protocol check ran (both UCP transports, ACP, both discount capabilities); the one skip is the store's U-N5.
+  // Every protocol check ran (both UCP transports, ACP, both discount capabilities) but the order events, not asked
+  // for here (the next test receives them); the one store skip is U-N5.
+  const EVENTS_NOT_ASKED =
+    'not asked for: --order-events SECONDS has the runner receive the events of an order made under its profile';
   const protocol = report.checks.filter((check) => check.protocol !== 'store');
-  expect(protocol.filter((check) => check.outcome !== 'pass')).toEqual([]);
-  expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp']));
+  expect(protocol.filter((check) => check.outcome !== 'pass').map((check) => [check.id, check.message])).toEqual(
+    ['received', 'signature', 'body'].map((id) => [`ucp.order.event-${id}`, EVENTS_NOT_ASKED]),
+  );
+  expect(new Set(protocol.map((check) => check.transport))).toEqual(new Set([undefined, 'rest', 'mcp', 'webhook']));
   // The catalog, cart and order checks ran against this store's advertised capabilities, and passed.
   const catalogAndCart = [
     'catalog.search',
@@ -115,6 +121,7 @@ it('passes every protocol check and every store-specific figure with zero schema
     catalogAndCart.map(() => 'pass'),
   );
   expect(report.checks.filter((check) => check.outcome === 'skip').map((check) => [check.id, check.message])).toEqual([
+    ...['received', 'signature', 'body'].map((id) => [`ucp.order.event-${id}`, EVENTS_NOT_ASKED]),
     ['store.U-N5', 'the store is not in the lenient policy'],
   ]);
   // ACP's cart, ACP over MCP and the ACP product feed were checked, and passed.
@@ -138,7 +145,7 @@ it('passes every protocol check and every store-specific figure with zero schema
   expect(lines).toContain(
     'NOTE https://shop.example.com is advertised; testing its paths on ' + api.url + ' (the URL given)',
   );
-  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 1 skip \(of \d+\); \d+ responses, 0 schema errors$/);
+  expect(lines.at(-1)).toMatch(/^\d+ pass \/ 0 fail \/ 4 skip \(of \d+\); \d+ responses, 0 schema errors$/);
 }, 300_000);
 
 it('passes the UCP checks against a store in the lenient policy, U-N5 included, the refused-profile checks skipped', async () => {
@@ -165,6 +172,7 @@ it('passes the UCP checks against a store in the lenient policy, U-N5 included, 
       // No order in the fixture: the checks of a real order say why they did not run.
       ...['read', 'totals', 'events', 'other-platform'].map((id) => `ucp.order.${id} rest`),
       'ucp.order.get-order mcp',
+      ...['received', 'signature', 'body'].map((id) => `ucp.order.event-${id} webhook`),
       ...['rest', 'mcp'].flatMap((transport) =>
         ['no-checkout', 'unsupported-version', 'unreachable-profile'].map((id) => `ucp.negotiation.${id} ${transport}`),
       ),
@@ -238,4 +246,76 @@ it("fails ucp.order.totals, saying what does not add up, when a merchant's order
   } finally {
     await proxy.close();
   }
+}, 300_000);
+
+/**
+ * The UCP checks on the lenient store with order events asked for: once the runner says under which profile, `act`
+ * makes the order (and whatever else) while the runner waits for the events.
+ */
+async function runWithOrderEvents(act: (profile: string, webhookUrl: string) => Promise<void>) {
+  let acting: Promise<void> | undefined;
+  const report = await runConformance({
+    baseUrl: lenient.url,
+    fixture: { items: [{ id: 'variant_01tongue2pack', quantity: 1 }] },
+    protocol: 'ucp',
+    lenient: true,
+    orderEventsSeconds: 60,
+    timeoutMs: 60_000,
+    log: (line) => {
+      const said = /^NOTE order events: .* made under (\S+) \(delivered to (\S+)\)$/.exec(line);
+      if (said) {
+        acting = act(said[1]!, said[2]!);
+        acting.catch(() => undefined); // awaited below
+      }
+    },
+  });
+  expect(acting).toBeDefined();
+  await acting;
+  return report;
+}
+
+const buyTwoPacks = (profile: string) =>
+  payUcpCheckout(lenient, profile, [{ item: { id: 'variant_01tongue2pack' }, quantity: 2 }]);
+
+it('receives the order events of an order made under its profile: signed with a published key, valid orders', async () => {
+  const report = await runWithOrderEvents(async (profile) => void (await buyTwoPacks(profile)));
+  const events = report.checks.filter((check) => check.transport === 'webhook');
+  expect(events.map((check) => [check.id, check.outcome, check.message])).toEqual(
+    ['received', 'signature', 'body'].map((id) => [`ucp.order.event-${id}`, 'pass', undefined]),
+  );
+  expect(report.checks.filter((check) => check.outcome === 'fail')).toEqual([]);
+}, 300_000);
+
+it('fails ucp.order.event-signature naming the event, when an event is not signed by the merchant', async () => {
+  const report = await runWithOrderEvents(async (profile, webhookUrl) => {
+    await buyTwoPacks(profile);
+    // A forged delivery: a digest of another body, a signature that covers too little under a key nobody publishes.
+    const forged = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'Webhook-Id': 'forged',
+        'Content-Digest': `sha-256=:${createHash('sha256').update('{}').digest('base64')}:`,
+        'Signature-Input': 'sig1=("@method");keyid="nope";alg="ecdsa-p256-sha256"',
+        Signature: `sig1=:${Buffer.alloc(64).toString('base64')}:`,
+      },
+      body: JSON.stringify({ id: 'forged' }),
+    });
+    expect(forged.status).toBe(200);
+  });
+  const outcome = (id: string) => report.checks.find((check) => check.id === id);
+  expect(outcome('ucp.order.event-received')?.outcome).toBe('pass');
+  // Only the forged event is named: the store's verified.
+  expect(outcome('ucp.order.event-signature')).toMatchObject({
+    outcome: 'fail',
+    message: expect.stringMatching(
+      /^expected signed events under one of 1 published keys \(.+\), got event \d \(webhook-id forged\): Content-Digest sha-256 is not the digest of the body received; event \d \(webhook-id forged\): the signature does not cover @authority, @path, ucp-agent, content-digest, content-type; event \d \(webhook-id forged\): keyid nope is none of the keys the business profile publishes$/,
+    ),
+  });
+  expect(outcome('ucp.order.event-body')).toMatchObject({
+    outcome: 'fail',
+    message: expect.stringMatching(
+      /^expected orders valid against UCP 2026-08-25 order, got event \d \(webhook-id forged\): \d+ schema errors/,
+    ),
+  });
 }, 300_000);

@@ -24,7 +24,15 @@ import { storeAcpChecks } from './checks/store-acp.js';
 import { openStoreSession } from './checks/store-session.js';
 import { storeUcpChecks } from './checks/store-ucp.js';
 import { CART, ucpCartChecks } from './checks/ucp-cart.js';
-import { ORDER, ucpOrderChecks, ucpOrderMcpChecks, type OrderContext } from './checks/ucp-order.js';
+import {
+  ORDER,
+  ucpOrderChecks,
+  ucpOrderEventChecks,
+  ucpOrderMcpChecks,
+  type OrderContext,
+  type OrderEventsContext,
+} from './checks/ucp-order.js';
+import { receiveOrderEvents, type EventReceiver } from './order-events.js';
 import {
   CATALOG_LOOKUP,
   CATALOG_SEARCH,
@@ -58,6 +66,11 @@ export interface RunnerOptions {
   /** Also run this store's exact figures (checks/store-*.ts): for this project's own tests. */
   storeSpecific?: boolean;
   timeoutMs?: number;
+  /**
+   * Receive UCP order events: the runner's profile declares dev.ucp.shopping.order with a config.webhook_url it
+   * serves, and the runner waits up to this many seconds for the events of an order made under that profile.
+   */
+  orderEventsSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -243,6 +256,7 @@ async function findItems(run: Run, ucp: UcpDiscovery, profile: string): Promise<
 async function serveNegotiationProfiles(
   ucp: UcpDiscovery,
   version: string,
+  webhookUrl?: string,
 ): Promise<{ server: ProfileServer; profiles: UcpProfiles }> {
   const entries = (names: string[]) =>
     Object.fromEntries(
@@ -250,7 +264,9 @@ async function serveNegotiationProfiles(
         const entry: Json = ucp.capabilities.get(name) ?? {};
         const extra =
           typeof entry.extends === 'string' || Array.isArray(entry.extends) ? { extends: entry.extends } : {};
-        return [name, [capabilityEntry(name, version, extra)]];
+        // The order capability's events go to the runner's receiver, when asked for (--order-events).
+        const config = name === ORDER && webhookUrl ? { config: { webhook_url: webhookUrl } } : {};
+        return [name, [capabilityEntry(name, version, { ...extra, ...config })]];
       }),
     );
   const all = [...ucp.capabilities.keys()];
@@ -296,9 +312,18 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
     );
     return undefined;
   }
-  const served = options.profileUrl ? undefined : await serveNegotiationProfiles(ucp, version);
+  const started = Date.now();
+  const events =
+    options.orderEventsSeconds && !options.profileUrl && ucp.capabilities.has(ORDER)
+      ? await receiveOrderEvents()
+      : undefined;
+  const served = options.profileUrl ? undefined : await serveNegotiationProfiles(ucp, version, events?.url);
   try {
     const profiles: UcpProfiles = served?.profiles ?? { full: options.profileUrl! };
+    if (events)
+      run.log(
+        `NOTE order events: waiting up to ${options.orderEventsSeconds} s for the events of an order made under ${profiles.full} (delivered to ${events.url})`,
+      );
     const found = await findItems(run, ucp, profiles.full);
     const capabilities = new Set(ucp.capabilities.keys());
     const schemas = run.schemaSet('ucp', version);
@@ -397,10 +422,45 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       const reason = 'this runner has no checks for this capability yet';
       await runner.run([check], undefined, { protocol: 'ucp', capability, version }, reason);
     }
+    if (capabilities.has(ORDER)) await runOrderEvents(run, ucp, version, profiles.full, events, started);
     return found;
   } finally {
     await served?.server.close();
+    await events?.close();
   }
+}
+
+/** The order-event checks, once the events have settled (or the wait is over); skipped when not asked for. */
+async function runOrderEvents(
+  run: Run,
+  ucp: UcpDiscovery,
+  version: string,
+  profile: string,
+  events: EventReceiver | undefined,
+  started: number,
+): Promise<void> {
+  const seconds = run.options.orderEventsSeconds ?? 0;
+  const reason = !seconds
+    ? 'not asked for: --order-events SECONDS has the runner receive the events of an order made under its profile'
+    : run.options.profileUrl
+      ? 'the runner can declare its webhook_url only in a profile it serves (not with --profile-url)'
+      : undefined;
+  if (events) await events.settle(started + seconds * 1000);
+  const context: OrderEventsContext = {
+    schemas: run.schemaSet('ucp', version),
+    version,
+    url: events?.url ?? '',
+    profile,
+    waitedSeconds: seconds,
+    received: events?.received ?? [],
+    businessProfile: ucp.profile,
+  };
+  await run.runner.run(
+    ucpOrderEventChecks,
+    context,
+    { protocol: 'ucp', capability: 'order', transport: 'webhook', version },
+    reason,
+  );
 }
 
 /** ACP over REST: the checkout checks, and the discount extension's when advertised. */

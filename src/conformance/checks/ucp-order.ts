@@ -4,12 +4,14 @@
 // fixture's `ucp.order_id` (an order the operator made through a paid checkout, under `ucp.profile`), the order
 // itself: read over REST (`GET /orders/{id}`) and MCP (`get_order`), valid against the version's order schema, totals
 // that add up, fulfillment events and adjustments well-formed and in order, its checkout, and refused to another
-// platform.
+// platform. With --order-events, the events of an order made under the runner's own profile (it declares a
+// config.webhook_url it serves): signed with a published key, valid orders.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Answer, Json } from '../client.js';
+import { parseJson, type Answer, type Json } from '../client.js';
 import type { UcpOrderFixture } from '../fixture.js';
 import { ucpTotalsProblems } from '../invariants.js';
+import { publishedKeys, ucpWebhookProblems, type ReceivedDelivery } from '../order-events.js';
 import { expectThat, skip, type Check } from './check.js';
 import { ucpSpec, type UcpContext } from './ucp-context.js';
 import type { McpSession } from './ucp-transport.js';
@@ -196,6 +198,85 @@ export const ucpOrderMcpChecks: Check<OrderContext>[] = [
       expectThat(answer.status === 200 && content, '200 with result.structuredContent', answer);
       expectValid(context, 'order', answer, content);
       expectThat(isDeepStrictEqual(content, order), 'the body GET /orders/{id} answers', answer);
+    },
+  },
+];
+
+/** What the order-event checks are given: the events the runner's receiver got, and the merchant's published keys. */
+export interface OrderEventsContext {
+  schemas: UcpContext['schemas'];
+  version: string;
+  /** Where the events were delivered (the webhook_url of the runner's profile). */
+  url: string;
+  /** The profile URL to make the order under, and how long the runner waited. */
+  profile: string;
+  waitedSeconds: number;
+  received: ReceivedDelivery[];
+  /** The business profile of the tested version (its `keys` or `signing_keys`). */
+  businessProfile: Json;
+}
+
+const eventName = (event: ReceivedDelivery, index: number) =>
+  `event ${index + 1} (webhook-id ${String(event.headers['webhook-id'] ?? 'none')})`;
+
+function someEvents(context: OrderEventsContext): ReceivedDelivery[] {
+  if (!context.received.length)
+    skip(`no order event arrived in ${context.waitedSeconds} s (make an order under ${context.profile})`);
+  return context.received;
+}
+
+export const ucpOrderEventChecks: Check<OrderEventsContext>[] = [
+  {
+    id: 'ucp.order.event-received',
+    title: "an order made under the runner's profile is told to its config.webhook_url",
+    spec: ucpSpec('order', 'Order Event Webhook'),
+    async run(context) {
+      expectThat(
+        context.received.length > 0,
+        `an order event POSTed to ${context.url} within ${context.waitedSeconds} s of the run's start`,
+        undefined,
+        `none (was an order made under ${context.profile}?)`,
+      );
+    },
+  },
+  {
+    id: 'ucp.order.event-signature',
+    title: "every order event is signed (RFC 9421) with a key of the business profile, its Content-Digest the body's",
+    spec: ucpSpec('signatures', 'Webhook Signatures'),
+    async run(context) {
+      const keys = publishedKeys(context.businessProfile);
+      const problems = someEvents(context).flatMap((event, index) =>
+        ucpWebhookProblems(event, context.url, keys).map((problem) => `${eventName(event, index)}: ${problem}`),
+      );
+      expectThat(
+        problems.length === 0,
+        `signed events under one of ${keys.length} published keys (${keys.map((key) => key.kid).join(', ')})`,
+        undefined,
+        problems.join('; '),
+      );
+    },
+  },
+  {
+    id: 'ucp.order.event-body',
+    title: 'every order event is an order valid against the tested version, with totals that add up',
+    spec: ucpSpec('order', 'Order Event Webhook'),
+    async run(context) {
+      const problems = someEvents(context).flatMap((event, index) => {
+        const body = parseJson(event.raw);
+        const invalid = context.schemas.problems('order', body);
+        return [
+          ...(invalid.length
+            ? [`${invalid.length} schema errors, first: ${invalid[0]?.path} ${invalid[0]?.message}`]
+            : []),
+          ...(invalid.length ? [] : ucpTotalsProblems(body)),
+        ].map((problem) => `${eventName(event, index)}: ${problem}`);
+      });
+      expectThat(
+        problems.length === 0,
+        `orders valid against UCP ${context.version} order`,
+        undefined,
+        problems.join('; '),
+      );
     },
   },
 ];
