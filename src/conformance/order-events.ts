@@ -63,7 +63,7 @@ export function ucpWebhookProblems(delivery: ReceivedDelivery, url: string, keys
   const lines = components.map((name) => `"${name}": ${values[name] ?? header(name).trim()}`);
   const params = header('signature-input').replace(/^\s*sig1=/, '');
   const base = [...lines, `"@signature-params": ${params}`].join('\n');
-  let verified = false;
+  let verified: boolean;
   try {
     verified = verify(
       'sha256',
