@@ -3,7 +3,7 @@
 // capability on every advertised transport, validating each body against that version's schemas in protocols/. The
 // checks live in checks/, one file per protocol and capability; this store's exact figures (checks/store-*.ts) run
 // only with `storeSpecific`. It imports nothing of the store it may be pointed at (a lint rule keeps it so).
-import { HttpClient, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
+import { HttpClient, parseJson, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
 import { acpCheckoutChecks } from './checks/acp-checkout.js';
 import { acpFulfillmentChecks } from './checks/acp-fulfillment.js';
 import type { AcpContext } from './checks/acp-context.js';
@@ -340,31 +340,17 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       checkouts,
     });
 
-    // The catalog, cart and order checks, over REST.
+    // The catalog and cart checks, over REST (the order's come last, after its events).
     const restContext = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
     const restScope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: 'rest', version });
     const byCapability = [
       [CATALOG_SEARCH, ucpCatalogChecks, 'catalog.search'],
       [CATALOG_LOOKUP, ucpCatalogLookupChecks, 'catalog.lookup'],
       [CART, ucpCartChecks, 'cart'],
-      [ORDER, ucpOrderChecks, 'order'],
     ] as const;
     for (const [name, checks, capability] of byCapability)
       if (capabilities.has(name))
         await runner.run(checks, restContext as UcpContext & typeof restContext, restScope(capability));
-    // The fixture's order over MCP (get_order), when the merchant offers both.
-    if (capabilities.has(ORDER) && ucp.endpoints.mcp) {
-      const orderContext: OrderContext = {
-        ...(restContext as OrderContext),
-        mcp: mcpSession(run.client, ucp.endpoints.mcp),
-      };
-      await runner.run(ucpOrderMcpChecks, orderContext, {
-        protocol: 'ucp',
-        capability: 'order',
-        transport: 'mcp',
-        version,
-      });
-    }
 
     const transports = (['rest', 'mcp'] as const).filter((name) => ucp.endpoints[name]);
     if (!transports.length) run.report.notes.push('UCP: no REST or MCP endpoint is advertised at the tested version');
@@ -422,7 +408,29 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       const reason = 'this runner has no checks for this capability yet';
       await runner.run([check], undefined, { protocol: 'ucp', capability, version }, reason);
     }
-    if (capabilities.has(ORDER)) await runOrderEvents(run, ucp, version, profiles.full, events, started);
+    if (capabilities.has(ORDER)) {
+      await runOrderEvents(run, ucp, version, profiles.full, events, started);
+      // The order checks, over REST and MCP: the fixture's order, else the one the events told of (made under the
+      // runner's profile, so the runner can read it).
+      const told: Json = events?.received
+        .map((event) => parseJson(event.raw))
+        .find((body) => typeof body?.id === 'string' && body.ucp);
+      if (!run.fixture.ucp && told) run.log(`NOTE order: checking ${told.id}, the order the events told of`);
+      const order = run.fixture.ucp ?? (told ? { order_id: told.id as string } : undefined);
+      const orderContext: OrderContext = {
+        ...(restContext as OrderContext),
+        fixture: { ...run.fixture, ...(order ? { ucp: order } : {}) },
+        mcp: ucp.endpoints.mcp ? mcpSession(run.client, ucp.endpoints.mcp) : undefined,
+      };
+      await runner.run(ucpOrderChecks, orderContext, restScope('order'));
+      if (ucp.endpoints.mcp)
+        await runner.run(ucpOrderMcpChecks, orderContext, {
+          protocol: 'ucp',
+          capability: 'order',
+          transport: 'mcp',
+          version,
+        });
+    }
     return found;
   } finally {
     await served?.server.close();

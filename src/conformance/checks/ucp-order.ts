@@ -27,7 +27,7 @@ export type OrderContext = UcpContext & {
 };
 
 const NO_ORDER =
-  'the fixture names no order (ucp.order_id, or --order-id): pay a checkout on the merchant and give its order id';
+  'the fixture names no order (ucp.order_id, or --order-id) and no order event told of one: pay a checkout on the merchant and give its order id';
 
 /** The fixture's order, and the profile it is read with (the one it was made under, else the runner's). */
 function fixtureOrder(context: OrderContext): UcpOrderFixture & { profile: string } {
