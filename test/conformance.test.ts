@@ -9,6 +9,7 @@ import { captureSessions } from '../src/conformance/capture.js';
 import type { Fixture } from '../src/conformance/fixture.js';
 import { runConformance } from '../src/conformance/runner.js';
 import { capabilityEntry, platformProfile, serveProfiles, type ProfileServer } from '../src/conformance/profile.js';
+import { adminCall, adminToken } from './support/admin.js';
 import { payUcpCheckout } from './support/payments.js';
 import { PROTOCOL_ENV } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -37,6 +38,19 @@ afterAll(async () => {
   await lenient?.close();
   await platform?.close();
 });
+
+/** The order shipped, delivered and partly refunded by the back office: its events and adjustments are not empty. */
+async function shippedAndRefunded(order: NonNullable<Fixture['ucp']>): Promise<NonNullable<Fixture['ucp']>> {
+  const token = await adminToken(api, 'admin:orders');
+  const path = `/admin/orders/${order.order_id}`;
+  for (const [step, body] of [
+    ['shipments', { carrier: 'UPS', tracking_number: '1Z999AA10123456784' }],
+    ['deliver', undefined],
+    ['refunds', { amount: 100 }],
+  ] as const)
+    expect((await adminCall(api, 'POST', `${path}/${step}`, { token, body })).status).toBe(200);
+  return order;
+}
 
 /** An order paid on `service` through its test processor under the platform above, as the fixture names it. */
 async function paidOrder(service: TestService): Promise<NonNullable<Fixture['ucp']>> {
@@ -84,7 +98,7 @@ it('passes every protocol check and every store-specific figure with zero schema
   const lines: string[] = [];
   const report = await runConformance({
     baseUrl: api.url,
-    fixture: { ...(await storeFixture(api)), ucp: await paidOrder(api) },
+    fixture: { ...(await storeFixture(api)), ucp: await shippedAndRefunded(await paidOrder(api)) },
     storeSpecific: true,
     timeoutMs: 60_000,
     log: (line) => lines.push(line),

@@ -152,6 +152,11 @@ export function toUcpOrder(facts: OrderFacts, version: UcpVersion) {
         ]
       : []),
   ];
+  // Both are append-only logs (order.json): in the order things happened, not grouped by shipment or kind (a second
+  // shipment may leave before the first is delivered). ISO timestamps of one format sort as text; the sort is stable.
+  const byTime = (a: { occurred_at: string }, b: { occurred_at: string }) => a.occurred_at.localeCompare(b.occurred_at);
+  events.sort(byTime);
+  adjustments.sort(byTime);
   const { totals } = facts;
   return {
     ucp: { version, status: 'success' as const, capabilities: { [UCP_ORDER]: [{ version }] } },
