@@ -19,15 +19,19 @@ let lenient: TestService;
 /** The platform the orders given to the runner are made under (UCP 2026-08-25, checkout and order). */
 let platform: ProfileServer;
 const ORDER_PROFILE = '/orders.json';
+/** A platform at the older version the store supports: its orders are answered in 2026-04-08. */
+const OLDER_ORDER_PROFILE = '/orders-2026-04-08.json';
 beforeAll(async () => {
-  const version = '2026-08-25';
-  platform = await serveProfiles({
-    [ORDER_PROFILE]: platformProfile({
+  const profile = (version: string) =>
+    platformProfile({
       version,
       capabilities: Object.fromEntries(
         ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.order'].map((name) => [name, [capabilityEntry(name, version)]]),
       ),
-    }),
+    });
+  platform = await serveProfiles({
+    [ORDER_PROFILE]: profile('2026-08-25'),
+    [OLDER_ORDER_PROFILE]: profile('2026-04-08'),
   });
   // A limit the store's last check (A-R1) can reach in a few hundred requests once the others have run.
   api = await startTestService({ env: { ...PROTOCOL_ENV, RATE_LIMIT_PER_MINUTE: '1000' } });
@@ -53,8 +57,8 @@ async function shippedAndRefunded(order: NonNullable<Fixture['ucp']>): Promise<N
 }
 
 /** An order paid on `service` through its test processor under the platform above, as the fixture names it. */
-async function paidOrder(service: TestService): Promise<NonNullable<Fixture['ucp']>> {
-  const profile = `${platform.base}${ORDER_PROFILE}`;
+async function paidOrder(service: TestService, path = ORDER_PROFILE): Promise<NonNullable<Fixture['ucp']>> {
+  const profile = `${platform.base}${path}`;
   const { checkoutId, orderId } = await payUcpCheckout(service, profile, [
     { item: { id: 'variant_01tongue2pack' }, quantity: 2 },
   ]);
@@ -193,6 +197,29 @@ it('passes the UCP checks against a store in the lenient policy, U-N5 included, 
     ].sort(),
   );
   expect(report.summary.schemaErrors).toBe(0);
+}, 300_000);
+
+it('judges an order in the version negotiated with the platform that made it (2026-04-08), not the tested one', async () => {
+  const report = await runConformance({
+    baseUrl: lenient.url,
+    fixture: {
+      items: [{ id: 'variant_01tongue2pack', quantity: 1 }],
+      ucp: await paidOrder(lenient, OLDER_ORDER_PROFILE),
+    },
+    protocol: 'ucp',
+    lenient: true,
+    timeoutMs: 60_000,
+    log: () => undefined,
+  });
+  expect(report.plans[0]?.tested).toBe('2026-08-25');
+  const order = report.checks.filter((check) => check.capability === 'order' && check.transport !== 'webhook');
+  expect(order.map((check) => [check.id, check.outcome, check.message])).toEqual(
+    ['unknown', 'read', 'totals', 'events', 'other-platform', 'get-order'].map((id) => [
+      `ucp.order.${id}`,
+      'pass',
+      undefined,
+    ]),
+  );
 }, 300_000);
 
 /**

@@ -421,6 +421,7 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
         ...(restContext as OrderContext),
         fixture: { ...run.fixture, ...(order ? { ucp: order } : {}) },
         mcp: ucp.endpoints.mcp ? mcpSession(run.client, ucp.endpoints.mcp) : undefined,
+        schemaSets: run.schemaSet,
       };
       await runner.run(ucpOrderChecks, orderContext, restScope('order'));
       if (ucp.endpoints.mcp)
