@@ -71,6 +71,8 @@ describe('a conformant merchant', () => {
       { protocol: 'acp', advertised: ['2026-04-17'], tested: '2026-04-17' },
     ]);
     expect(report.summary).toMatchObject({ fail: 0, skip: 0, schemaErrors: 0 });
+    // It does not advertise dev.ucp.shopping.order: no order check runs (as for any capability not advertised).
+    expect(report.checks.filter((check) => check.id.startsWith('ucp.order.'))).toEqual([]);
     // Every advertised transport and capability was exercised.
     for (const id of [
       'ucp.checkout.create rest',
@@ -198,6 +200,7 @@ describe('the merchant fixture', () => {
         buyer: { email: 'x@example.org', age: 3 },
         address: { address_country: 'FR', planet: 'Earth' },
         acp: { client_id: 'c' },
+        ucp: { order_id: 'order_1', profile: 'https://platform.example/ucp.json', paid: true },
         shipping: { express: true },
       },
       notes,
@@ -207,12 +210,15 @@ describe('the merchant fixture', () => {
       promo_codes: { valid: ['A'] },
       buyer: { email: 'x@example.org' },
       address: { address_country: 'FR' },
+      ucp: { order_id: 'order_1', profile: 'https://platform.example/ucp.json' },
     });
     expect(notes).toEqual([
       'fixture: acp is neither {bearer_token} nor {client_id, client_secret, token_url, scope}, ignored',
     ]);
     expect(parseFixture({ items: 'all' }, notes)).toEqual({});
     expect(notes.at(-1)).toBe('fixture: items is not a list of {id, quantity ≥ 1}, ignored');
+    expect(parseFixture({ ucp: { profile: 'https://platform.example/ucp.json' } }, notes)).toEqual({});
+    expect(notes.at(-1)).toBe('fixture: ucp is not {order_id, profile?, checkout_id?}, ignored');
   });
 });
 

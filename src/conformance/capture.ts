@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpClient } from './client.js';
 import { ACP_VERSION, bodyProblems as protocolBodyProblems, storeAcpToken, TWO_PACK } from './checks/store-session.js';
 import { servePlatformProfiles, type ProfileServer } from './profile.js';
-import type { SchemaProblem } from './schemas.js';
+import { schemaSets, type SchemaProblem } from './schemas.js';
 
 export interface CaptureOptions {
   baseUrl: string;
@@ -111,6 +111,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
   const log = options.log ?? ((line: string) => console.log(line));
   const base = options.baseUrl.replace(/\/+$/, '');
   const result: CaptureResult = { responses: 0, errors: 0, scenarios: new Map() };
+  const sets = schemaSets();
   let profileServer: ProfileServer | undefined;
   let profile = options.profileUrl;
   if (!profile) {
@@ -144,7 +145,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
     scenarios: Scenario[],
     run: (request: { method: string; path: string; body?: unknown }) => Promise<{ status: number; body: Json }>,
     problemsOf: (path: string, answer: { status: number; body: Json }) => SchemaProblem[] = (path, answer) =>
-      protocolBodyProblems(path, answer.status, answer.body),
+      protocolBodyProblems(sets, path, answer.status, answer.body),
   ) {
     let sessionId = '';
     for (const scenario of scenarios) {
@@ -182,7 +183,7 @@ export async function captureSessions(options: CaptureOptions): Promise<CaptureR
       // A tool result carries the REST body (validated as a checkout answer); a JSON-RPC error is no checkout.
       (path, answer) =>
         answer.body?.jsonrpc === undefined
-          ? protocolBodyProblems(path, 200, answer.body)
+          ? protocolBodyProblems(sets, path, 200, answer.body)
           : [{ path: '/error', message: `JSON-RPC error ${JSON.stringify(answer.body.error)}` }],
     );
 

@@ -15,6 +15,16 @@ export interface Fixture {
   /** UCP postal-address fields. */
   address?: Record<string, string>;
   acp?: { bearer_token: string } | { client_id: string; client_secret: string; token_url: string; scope?: string };
+  /** A UCP order the operator made through a paid checkout, the platform profile it was made under, its checkout. */
+  ucp?: UcpOrderFixture;
+}
+
+export interface UcpOrderFixture {
+  order_id: string;
+  /** The platform profile URL the order was made under (merchants show an order to its platform only). */
+  profile?: string;
+  /** The checkout that became the order: the order's checkout_id must be it. */
+  checkout_id?: string;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -82,6 +92,12 @@ export function parseFixture(raw: unknown, notes: string[] = []): Fixture {
         ...(typeof acp.scope === 'string' ? { scope: acp.scope } : {}),
       };
     else notes.push('fixture: acp is neither {bearer_token} nor {client_id, client_secret, token_url, scope}, ignored');
+  }
+  if (raw.ucp !== undefined) {
+    const ucp = raw.ucp;
+    if (isObject(ucp) && typeof ucp.order_id === 'string' && ucp.order_id)
+      fixture.ucp = { order_id: ucp.order_id, ...stringFields(ucp, ['profile', 'checkout_id']) };
+    else notes.push('fixture: ucp is not {order_id, profile?, checkout_id?}, ignored');
   }
   return fixture;
 }

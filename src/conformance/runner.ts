@@ -3,7 +3,7 @@
 // capability on every advertised transport, validating each body against that version's schemas in protocols/. The
 // checks live in checks/, one file per protocol and capability; this store's exact figures (checks/store-*.ts) run
 // only with `storeSpecific`. It imports nothing of the store it may be pointed at (a lint rule keeps it so).
-import { HttpClient, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
+import { HttpClient, parseJson, REQUEST_TIMEOUT_MS, UnreachableError, type Json } from './client.js';
 import { acpCheckoutChecks } from './checks/acp-checkout.js';
 import { acpFulfillmentChecks } from './checks/acp-fulfillment.js';
 import type { AcpContext } from './checks/acp-context.js';
@@ -24,7 +24,15 @@ import { storeAcpChecks } from './checks/store-acp.js';
 import { openStoreSession } from './checks/store-session.js';
 import { storeUcpChecks } from './checks/store-ucp.js';
 import { CART, ucpCartChecks } from './checks/ucp-cart.js';
-import { ORDER, ucpOrderChecks } from './checks/ucp-order.js';
+import {
+  ORDER,
+  ucpOrderChecks,
+  ucpOrderEventChecks,
+  ucpOrderMcpChecks,
+  type OrderContext,
+  type OrderEventsContext,
+} from './checks/ucp-order.js';
+import { receiveOrderEvents, type EventReceiver } from './order-events.js';
 import {
   CATALOG_LOOKUP,
   CATALOG_SEARCH,
@@ -43,7 +51,7 @@ import { mcpSession, mcpTransport, restTransport, type UcpTransportSetup } from 
 import type { Fixture, FixtureItem } from './fixture.js';
 import { capabilityEntry, platformProfile, serveProfiles, type ProfileServer } from './profile.js';
 import { planLine, resultLine, summaryLine, type CheckResult, type Report } from './report.js';
-import { schemaSet } from './schemas.js';
+import { schemaSets, type SchemaSets } from './schemas.js';
 
 export interface RunnerOptions {
   /** The merchant's origin, e.g. https://shop.example. */
@@ -58,6 +66,11 @@ export interface RunnerOptions {
   /** Also run this store's exact figures (checks/store-*.ts): for this project's own tests. */
   storeSpecific?: boolean;
   timeoutMs?: number;
+  /**
+   * Receive UCP order events: the runner's profile declares dev.ucp.shopping.order with a config.webhook_url it
+   * serves, and the runner waits up to this many seconds for the events of an order made under that profile.
+   */
+  orderEventsSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -132,6 +145,8 @@ interface Run {
   fixture: Fixture;
   base: string;
   log: (line: string) => void;
+  /** The compiled schemas of this run: each version compiled once, dropped with the run. */
+  schemaSet: SchemaSets;
   onSchemaErrors: (count: number) => void;
 }
 
@@ -154,6 +169,7 @@ export async function runConformance(options: RunnerOptions): Promise<Report> {
     fixture: options.fixture ?? {},
     base,
     log,
+    schemaSet: schemaSets(),
     onSchemaErrors: (count) => (report.summary.schemaErrors += count),
   };
   const wants = (protocol: 'ucp' | 'acp') => !options.protocol || options.protocol === protocol;
@@ -179,6 +195,7 @@ export async function runConformance(options: RunnerOptions): Promise<Report> {
       services: new Set(),
       currency: 'usd',
     },
+    schemaSets: run.schemaSet,
     onSchemaErrors: run.onSchemaErrors,
   };
   if (ucp)
@@ -221,7 +238,7 @@ async function findItems(run: Run, ucp: UcpDiscovery, profile: string): Promise<
     };
   try {
     const answer = await searchCatalog(run.client, ucp.endpoints.rest, profile);
-    const items = itemsFromSearch(schemaSet('ucp', ucp.plan.tested), answer);
+    const items = itemsFromSearch(run.schemaSet('ucp', ucp.plan.tested), answer);
     if (!items.length)
       return { items, reason: 'the fixture has no items and catalog search found none', fromSearch: true };
     run.log(`NOTE items from catalog search: ${items.map((item) => item.id).join(', ')}`);
@@ -239,6 +256,7 @@ async function findItems(run: Run, ucp: UcpDiscovery, profile: string): Promise<
 async function serveNegotiationProfiles(
   ucp: UcpDiscovery,
   version: string,
+  webhookUrl?: string,
 ): Promise<{ server: ProfileServer; profiles: UcpProfiles }> {
   const entries = (names: string[]) =>
     Object.fromEntries(
@@ -246,7 +264,9 @@ async function serveNegotiationProfiles(
         const entry: Json = ucp.capabilities.get(name) ?? {};
         const extra =
           typeof entry.extends === 'string' || Array.isArray(entry.extends) ? { extends: entry.extends } : {};
-        return [name, [capabilityEntry(name, version, extra)]];
+        // The order capability's events go to the runner's receiver, when asked for (--order-events).
+        const config = name === ORDER && webhookUrl ? { config: { webhook_url: webhookUrl } } : {};
+        return [name, [capabilityEntry(name, version, { ...extra, ...config })]];
       }),
     );
   const all = [...ucp.capabilities.keys()];
@@ -292,12 +312,21 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
     );
     return undefined;
   }
-  const served = options.profileUrl ? undefined : await serveNegotiationProfiles(ucp, version);
+  const started = Date.now();
+  const events =
+    options.orderEventsSeconds && !options.profileUrl && ucp.capabilities.has(ORDER)
+      ? await receiveOrderEvents()
+      : undefined;
+  const served = options.profileUrl ? undefined : await serveNegotiationProfiles(ucp, version, events?.url);
   try {
     const profiles: UcpProfiles = served?.profiles ?? { full: options.profileUrl! };
+    if (events)
+      run.log(
+        `NOTE order events: waiting up to ${options.orderEventsSeconds} s for the events of an order made under ${profiles.full} (delivered to ${events.url})`,
+      );
     const found = await findItems(run, ucp, profiles.full);
     const capabilities = new Set(ucp.capabilities.keys());
-    const schemas = schemaSet('ucp', version);
+    const schemas = run.schemaSet('ucp', version);
     const contextFor = (checkouts: Json[]): Omit<UcpContext, 'transport'> => ({
       client: run.client,
       schemas,
@@ -311,14 +340,13 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       checkouts,
     });
 
-    // The catalog, cart and order checks, over REST.
+    // The catalog and cart checks, over REST (the order's come last, after its events).
     const restContext = { ...contextFor([]), restEndpoint: ucp.endpoints.rest, profile: profiles.full };
     const restScope = (capability: string): Scope => ({ protocol: 'ucp', capability, transport: 'rest', version });
     const byCapability = [
       [CATALOG_SEARCH, ucpCatalogChecks, 'catalog.search'],
       [CATALOG_LOOKUP, ucpCatalogLookupChecks, 'catalog.lookup'],
       [CART, ucpCartChecks, 'cart'],
-      [ORDER, ucpOrderChecks, 'order'],
     ] as const;
     for (const [name, checks, capability] of byCapability)
       if (capabilities.has(name))
@@ -380,10 +408,68 @@ async function runUcp(run: Run, ucp: UcpDiscovery): Promise<Items | undefined> {
       const reason = 'this runner has no checks for this capability yet';
       await runner.run([check], undefined, { protocol: 'ucp', capability, version }, reason);
     }
+    if (capabilities.has(ORDER)) {
+      await runOrderEvents(run, ucp, version, profiles.full, events, started);
+      // The order checks, over REST and MCP: the fixture's order, else the one the events told of (made under the
+      // runner's profile, so the runner can read it).
+      const told: Json = events?.received
+        .map((event) => parseJson(event.raw))
+        .find((body) => typeof body?.id === 'string' && body.ucp);
+      if (!run.fixture.ucp && told) run.log(`NOTE order: checking ${told.id}, the order the events told of`);
+      const order = run.fixture.ucp ?? (told ? { order_id: told.id as string } : undefined);
+      const orderContext: OrderContext = {
+        ...(restContext as OrderContext),
+        fixture: { ...run.fixture, ...(order ? { ucp: order } : {}) },
+        mcp: ucp.endpoints.mcp ? mcpSession(run.client, ucp.endpoints.mcp) : undefined,
+        schemaSets: run.schemaSet,
+      };
+      await runner.run(ucpOrderChecks, orderContext, restScope('order'));
+      if (ucp.endpoints.mcp)
+        await runner.run(ucpOrderMcpChecks, orderContext, {
+          protocol: 'ucp',
+          capability: 'order',
+          transport: 'mcp',
+          version,
+        });
+    }
     return found;
   } finally {
     await served?.server.close();
+    await events?.close();
   }
+}
+
+/** The order-event checks, once the events have settled (or the wait is over); skipped when not asked for. */
+async function runOrderEvents(
+  run: Run,
+  ucp: UcpDiscovery,
+  version: string,
+  profile: string,
+  events: EventReceiver | undefined,
+  started: number,
+): Promise<void> {
+  const seconds = run.options.orderEventsSeconds ?? 0;
+  const reason = !seconds
+    ? 'not asked for: --order-events SECONDS has the runner receive the events of an order made under its profile'
+    : run.options.profileUrl
+      ? 'the runner can declare its webhook_url only in a profile it serves (not with --profile-url)'
+      : undefined;
+  if (events) await events.settle(started + seconds * 1000);
+  const context: OrderEventsContext = {
+    schemas: run.schemaSet('ucp', version),
+    version,
+    url: events?.url ?? '',
+    profile,
+    waitedSeconds: seconds,
+    received: events?.received ?? [],
+    businessProfile: ucp.profile,
+  };
+  await run.runner.run(
+    ucpOrderEventChecks,
+    context,
+    { protocol: 'ucp', capability: 'order', transport: 'webhook', version },
+    reason,
+  );
 }
 
 /** ACP over REST: the checkout checks, and the discount extension's when advertised. */
@@ -400,7 +486,7 @@ async function runAcp(run: Run, acp: AcpDiscovery, ucpItems: Items | undefined):
   const context: AcpContext = {
     client: run.client,
     // Never used when the version is not tested: every check is skipped then.
-    schemas: version ? schemaSet('acp', version) : (undefined as never),
+    schemas: version ? run.schemaSet('acp', version) : (undefined as never),
     version: version ?? '',
     apiBase: acp.apiBase ?? '',
     extensions: acp.extensions,
@@ -446,6 +532,7 @@ async function runStoreFigures(run: Run, wants: (protocol: 'ucp' | 'acp') => boo
     base: run.base,
     lenient: run.options.lenient ?? false,
     profileUrl: run.options.profileUrl,
+    schemaSets: run.schemaSet,
     onSchemaErrors: run.onSchemaErrors,
   });
   try {

@@ -83,10 +83,9 @@ const ucpSchemas = (errorResponse: string) => ({
     ],
   },
   cart_response: { oneOf: [{ $ref: `${UCP_BASE}shopping/cart.json` }, { $ref: `${UCP_BASE}${errorResponse}` }] },
+  order: { $ref: `${UCP_BASE}shopping/order.json` },
   order_response: { oneOf: [{ $ref: `${UCP_BASE}shopping/order.json` }, { $ref: `${UCP_BASE}${errorResponse}` }] },
 });
-
-const sets = new Map<string, SchemaSet>();
 
 function mostTelling(errors: ErrorObject[]): ErrorObject[] {
   // The deepest instance path first: "line_items/0/totals must be array" says more than "oneOf failed".
@@ -146,13 +145,22 @@ function build(protocol: Protocol, version: string): SchemaSet {
   };
 }
 
-/** The schemas of one version, compiled on first use and kept for the process. */
-export function schemaSet(protocol: Protocol, version: string): SchemaSet {
-  const key = `${protocol}-${version}`;
-  let set = sets.get(key);
-  if (!set) {
-    set = build(protocol, version);
-    sets.set(key, set);
-  }
-  return set;
+/** The compiled schema sets of one run: `sets(protocol, version)` compiles a version on first use. */
+export type SchemaSets = (protocol: Protocol, version: string) => SchemaSet;
+
+/**
+ * A cache of compiled schema sets owned by whoever makes it (the runner: one per run, so nothing outlives it and no
+ * module state is kept, issue #30): each version is compiled once on first use.
+ */
+export function schemaSets(): SchemaSets {
+  const sets = new Map<string, SchemaSet>();
+  return (protocol, version) => {
+    const key = `${protocol}-${version}`;
+    let set = sets.get(key);
+    if (!set) {
+      set = build(protocol, version);
+      sets.set(key, set);
+    }
+    return set;
+  };
 }

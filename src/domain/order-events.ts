@@ -50,7 +50,18 @@ export interface OrderFacts {
   totals: { subtotal: number; discount: number; shipping: number; tax: number; total: number };
   amountRefunded: number;
   permalinkUrl: string;
-  lines: Array<{ id: string; variantId: string; title: string; quantity: number; unitAmount: number; total: number }>;
+  lines: Array<{
+    id: string;
+    variantId: string;
+    title: string;
+    quantity: number;
+    unitAmount: number;
+    /** Before discount; the line's discount (≥ 0) and tax; total = base − discount (+ tax unless included). */
+    baseAmount: number;
+    discount: number;
+    tax: number;
+    total: number;
+  }>;
   shipments: Array<{
     id: string;
     carrier: string;
@@ -141,6 +152,11 @@ export function toUcpOrder(facts: OrderFacts, version: UcpVersion) {
         ]
       : []),
   ];
+  // Both are append-only logs (order.json): in the order things happened, not grouped by shipment or kind (a second
+  // shipment may leave before the first is delivered). ISO timestamps of one format sort as text; the sort is stable.
+  const byTime = (a: { occurred_at: string }, b: { occurred_at: string }) => a.occurred_at.localeCompare(b.occurred_at);
+  events.sort(byTime);
+  adjustments.sort(byTime);
   const { totals } = facts;
   return {
     ucp: { version, status: 'success' as const, capabilities: { [UCP_ORDER]: [{ version }] } },
@@ -154,8 +170,13 @@ export function toUcpOrder(facts: OrderFacts, version: UcpVersion) {
         id: line.id,
         item: { id: line.variantId, title: line.title, price: line.unitAmount },
         quantity: { original: line.quantity, total: line.quantity, fulfilled },
+        // As the checkout's lines show them: the entries add up to the total (tax inside the prices is not added).
         totals: [
-          { type: 'subtotal', display_text: 'Subtotal', amount: line.unitAmount * line.quantity },
+          { type: 'subtotal', display_text: 'Subtotal', amount: line.baseAmount },
+          ...(line.discount > 0 ? [{ type: 'items_discount', display_text: 'Discount', amount: -line.discount }] : []),
+          ...(line.tax > 0 && line.baseAmount - line.discount + line.tax === line.total
+            ? [{ type: 'tax', display_text: 'Tax', amount: line.tax }]
+            : []),
           { type: 'total', display_text: 'Total', amount: line.total },
         ],
         status: lineStatus(line.quantity, fulfilled),

@@ -81,6 +81,9 @@ export async function orderFacts(db: Db, deps: Deps, orderId: string): Promise<O
       title: line.title,
       quantity: line.quantity,
       unitAmount: line.unit_amount,
+      baseAmount: line.base_amount,
+      discount: line.discount,
+      tax: line.tax,
       total: line.total,
     })),
     shipments: shipments.map((shipment) => ({

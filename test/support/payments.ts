@@ -1,5 +1,6 @@
 // Paying as a buyer would: open the pay page, then press the test processor's button (cookie, token and all).
 import { expect } from 'vitest';
+import { protocolFetch, ucpHeaders } from './protocols.js';
 import type { TestService } from './service.js';
 
 export interface PayForm {
@@ -49,4 +50,27 @@ export async function submitPayForm(
 export async function payWithTestProcessor(api: TestService, sessionId: string): Promise<void> {
   const response = await submitPayForm(api, sessionId, await openPayForm(api, sessionId));
   expect(response.status).toBe(303);
+}
+
+/**
+ * A UCP checkout of `lines` created by the platform whose profile is at `profile`, paid with the test processor as a
+ * buyer would: its id and the order it became.
+ */
+export async function payUcpCheckout(
+  api: TestService,
+  profile: string,
+  lines: Array<{ item: { id: string }; quantity: number }>,
+): Promise<{ checkoutId: string; orderId: string }> {
+  const created = await protocolFetch(api, '/ucp/checkout-sessions', {
+    method: 'POST',
+    headers: ucpHeaders(profile),
+    body: JSON.stringify({ line_items: lines }),
+  });
+  expect(created.response.status).toBe(201);
+  await payWithTestProcessor(api, created.body.id);
+  const paid = await protocolFetch(api, `/ucp/checkout-sessions/${created.body.id}`, {
+    headers: ucpHeaders(profile, { 'Idempotency-Key': '' }),
+  });
+  expect(paid.body.status).toBe('completed');
+  return { checkoutId: created.body.id as string, orderId: paid.body.order.id as string };
 }

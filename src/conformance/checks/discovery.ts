@@ -4,7 +4,7 @@
 import type { Answer, HttpClient, Json } from '../client.js';
 import { describeAnswer } from '../client.js';
 import type { ProtocolPlan } from '../report.js';
-import { knownVersions, schemaSet } from '../schemas.js';
+import { knownVersions, type SchemaSets } from '../schemas.js';
 import { expectThat, skip, type Check } from './check.js';
 
 export interface UcpDiscovery {
@@ -147,12 +147,14 @@ export async function discoverAcp(client: HttpClient, base: string, notes: strin
 export interface DiscoveryContext {
   ucp: UcpDiscovery;
   acp: AcpDiscovery;
+  /** The run's compiled schemas. */
+  schemaSets: SchemaSets;
   onSchemaErrors: (count: number) => void;
 }
 
 function validDocument(context: DiscoveryContext, protocol: 'ucp' | 'acp', answer: Answer, schema: string, body: Json) {
   const version = (protocol === 'ucp' ? context.ucp : context.acp).plan.tested!;
-  const problems = schemaSet(protocol, version).problems(schema, body);
+  const problems = context.schemaSets(protocol, version).problems(schema, body);
   context.onSchemaErrors(problems.length);
   expectThat(
     problems.length === 0,

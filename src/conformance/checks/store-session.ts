@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Answer, HttpClient, Json } from '../client.js';
 import { servePlatformProfiles, UCP_VERSION, type ProfileServer } from '../profile.js';
-import { knownVersions, schemaSet, type SchemaProblem } from '../schemas.js';
+import { knownVersions, type SchemaProblem, type SchemaSets } from '../schemas.js';
 import { CheckFailure, type Check } from './check.js';
 
 export const ACP_VERSION = '2026-04-17';
@@ -24,7 +24,7 @@ export function assert(condition: unknown, message: string): asserts condition {
 }
 
 /** The schemas a body of this store's paths must pass (its UCP protocol errors have a prose-only shape). */
-export function bodyProblems(path: string, status: number, body: unknown): SchemaProblem[] {
+export function bodyProblems(schemaSet: SchemaSets, path: string, status: number, body: unknown): SchemaProblem[] {
   const object = (body ?? {}) as Record<string, any>;
   // A UCP body by the version it says it is in (the store answers each platform in its profile's version).
   const said: unknown = object.ucp?.version;
@@ -75,6 +75,8 @@ export interface StoreSession {
   lenient: boolean;
   profile: string;
   profileBase?: string;
+  /** The run's compiled schemas. */
+  schemaSets: SchemaSets;
   onSchemaErrors: (count: number) => void;
   call(path: string, init?: RequestInit): Promise<Answer>;
   ucpCheckouts: Json[];
@@ -96,6 +98,7 @@ export async function openStoreSession(options: {
   base: string;
   lenient: boolean;
   profileUrl?: string;
+  schemaSets: SchemaSets;
   onSchemaErrors: (count: number) => void;
 }): Promise<StoreSession> {
   const { client, base } = options;
@@ -109,7 +112,8 @@ export async function openStoreSession(options: {
   const call = async (path: string, init: RequestInit = {}) => {
     const answer = await client.request(`${base}${path}`, init);
     const pathname = new URL(`${base}${path}`).pathname;
-    const problems = pathname === '/ucp/mcp' ? [] : bodyProblems(pathname, answer.status, answer.body);
+    const problems =
+      pathname === '/ucp/mcp' ? [] : bodyProblems(options.schemaSets, pathname, answer.status, answer.body);
     if (problems.length) {
       options.onSchemaErrors(problems.length);
       throw new CheckFailure(
@@ -140,6 +144,7 @@ export async function openStoreSession(options: {
     lenient: options.lenient,
     profile,
     profileBase,
+    schemaSets: options.schemaSets,
     onSchemaErrors: options.onSchemaErrors,
     call,
     ucpCheckouts,

@@ -304,7 +304,7 @@ export function storeUcpChecks(session: StoreSession): StoreCheck[] {
           arguments: { meta: { 'ucp-agent': { profile } }, checkout: lines() },
         });
         const content = created.body.result.structuredContent;
-        const problems = bodyProblems('/ucp/checkout-sessions', 201, content);
+        const problems = bodyProblems(session.schemaSets, '/ucp/checkout-sessions', 201, content);
         onSchemaErrors(problems.length);
         assert(problems.length === 0, `structuredContent: ${problems[0]?.message}`);
         const rest = await call(`/ucp/checkout-sessions/${content.id}`, { headers: ucpHeaders() });
