@@ -44,7 +44,7 @@ export interface UnavailableRow {
 
 export type Row = ReadyRow | UnavailableRow;
 
-type Prepared = Pick<ReadyRow, 'load' | 'fixture'>;
+export type Prepared = Pick<ReadyRow, 'load' | 'fixture'>;
 
 class Unavailable extends Error {}
 
@@ -83,7 +83,7 @@ function json(fixture: Fixture): Record<string, unknown> {
   return JSON.parse(fixture.body.toString('utf8')) as Record<string, unknown>;
 }
 
-function productList(baseUrl: string): Promise<Prepared> {
+export function productList(baseUrl: string): Promise<Prepared> {
   return capture(baseUrl, { method: 'GET', url: `/api/store/products?${PRICE_AND_STOCK}`, headers: {} }, 200);
 }
 
@@ -112,7 +112,7 @@ function missingReadUrls(): string[] {
   return urls;
 }
 
-async function missingReads(baseUrl: string): Promise<Prepared> {
+export async function missingReads(baseUrl: string): Promise<Prepared> {
   const [first, ...rest] = missingReadUrls();
   const captured = await capture(baseUrl, { method: 'GET', url: first!, headers: {} }, 200);
   return { ...captured, load: { ...captured.load, rotatingUrls: [first!, ...rest] } };
@@ -133,7 +133,7 @@ function product(baseUrl: string, id: string): Promise<Prepared> {
 }
 
 // No Idempotency-Key: under load every request creates a session of its own.
-function sessionCreation(baseUrl: string): Promise<Prepared> {
+export function sessionCreation(baseUrl: string): Promise<Prepared> {
   return capture(
     baseUrl,
     { method: 'POST', url: '/checkout_sessions', headers: JSON_HEADERS, body: SESSION_BODY },
@@ -141,7 +141,7 @@ function sessionCreation(baseUrl: string): Promise<Prepared> {
   );
 }
 
-function sessionId(creation: Fixture): string {
+export function sessionId(creation: Fixture): string {
   const { id } = json(creation);
   if (typeof id !== 'string') throw new Unavailable('the created session has no id');
   return id;
@@ -166,7 +166,7 @@ function storeCeiling(creation: Fixture, surface: StoredSession['answer'], answe
   };
 }
 
-function sessionRead(baseUrl: string, id: string): Promise<Prepared> {
+export function sessionRead(baseUrl: string, id: string): Promise<Prepared> {
   return capture(baseUrl, { method: 'GET', url: `/checkout_sessions/${encodeURIComponent(id)}`, headers: {} }, 200);
 }
 
