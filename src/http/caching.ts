@@ -99,6 +99,9 @@ export function createReadCache(): ReadCache {
     maxSize: READ_CACHE_MAX_BYTES,
     sizeCalculation: entryBytes,
     ttl: READ_CACHE_TTL_MS,
+    // A load still running when newer entries push its entry out (many distinct reads at once) still answers the
+    // requests waiting for it, rather than failing them with lru-cache's abort ("evicted", a 500).
+    ignoreFetchAbort: true,
     fetchMethod: async (_key, _stale, { options, context: load }) => {
       const readAt = Date.now();
       const loaded = await load();

@@ -59,4 +59,14 @@ describe('the read cache', () => {
     expect(cache.peekValue('tools/call big 99')).toBe(result);
     expect(cache.peekValue('tools/call big 0')).toBeUndefined();
   });
+
+  it('answers a read whose load was still running when newer entries pushed it out', async () => {
+    const cache = createReadCache();
+    let finish!: (value: { value: string }) => void;
+    const slow = cache.fetchValue('slow', () => new Promise<string>((resolve) => (finish = (v) => resolve(v.value))));
+    // More than the cache's 1,000 entries, each loaded at once: the slow one, oldest, is evicted while it loads.
+    for (let index = 0; index < 1_100; index++) await cache.fetchValue(`quick ${index}`, async () => `quick ${index}`);
+    finish({ value: 'slow answer' });
+    await expect(slow).resolves.toBe('slow answer');
+  });
 });
