@@ -2,6 +2,7 @@
 // and again while its representation is in the read cache: the same status, Cache-Control, ETag, Age, RateLimit-*,
 // CORS, request id, body and log line either way; 304 for a matching If-None-Match, HEAD without a body, the 429 of
 // an address over its limit, other spellings of a cached URL, what is never served from the cache, and a drain.
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import {
   childLoggersDuring,
@@ -269,6 +270,45 @@ describe('requests the cache does not answer', () => {
       expectAnswer(answer, { status: 204, headers: { ...PUBLIC_PREFLIGHT, ...NOT_STORED } });
       expect(answer.text).toBe('');
     }
+  });
+});
+
+describe('on the wire', () => {
+  /** The header names of a GET of `path` as they arrive, in order, duplicates kept (what `fetch` merges). */
+  function headerNames(path: string, headers: Record<string, string> = {}): Promise<string[]> {
+    const { port } = new URL(api.url);
+    const forwarded = { 'X-Forwarded-For': requests.newAddress(), ...headers };
+    return new Promise((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path, headers: forwarded }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.rawHeaders.filter((_value, index) => index % 2 === 0)));
+      })
+        .on('error', reject)
+        .end();
+    });
+  }
+
+  // Whether the headers are written from one list or set one by one, a cached read carries each of them once, in the
+  // order its steps set them: the door's, CORS, the limiter's, then the representation's.
+  it('a cached read and its 304: each header once, in the order the steps set them', async () => {
+    await send(PRODUCTS);
+    const opening = [
+      'X-Request-Id',
+      'X-Content-Type-Options',
+      'Referrer-Policy',
+      'Content-Security-Policy',
+      'Cache-Control',
+      'Vary',
+      'Access-Control-Allow-Origin',
+      'Access-Control-Expose-Headers',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'ETag',
+    ];
+    const closing = ['Date', 'Connection', 'Keep-Alive'];
+    expect(await headerNames(PRODUCTS)).toEqual([...opening, 'Content-Type', 'Content-Length', 'Age', ...closing]);
+    expect(await headerNames(PRODUCTS, { 'If-None-Match': '*' })).toEqual([...opening, 'Age', ...closing]);
   });
 });
 

@@ -13,6 +13,7 @@ import type { ValidatorRegistry } from '../validators.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { CachedRepresentation, ReadCache, ReadKeys, Representation } from '../ports.js';
+import { writesFlat } from './response-headers.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -217,7 +218,8 @@ interface HeaderCheck {
  * The read cache as a step of each cacheable operation's route, before the operation's validation: a representation
  * stored in the last 60 s for what the request means (src/http/read-keys.ts, whose key of a request target repeats the
  * contract's checks of its path and query) is answered here, with Cache-Control, ETag, Age and 304, when the contract
- * admits the request's headers too. Anything else goes on to the operation, whose handler fills the cache.
+ * admits the request's headers too. Anything else goes on to the operation, whose handler fills the cache. While the
+ * request's headers are still a flat list (src/http/response-headers.ts), a hit is answered from it by the door.
  */
 export function readCacheStep(
   cache: ReadCache,
@@ -244,11 +246,29 @@ export function readCacheStep(
     }
     return true;
   };
-  return (ctx, next) => {
+  return writesFlat<AppMiddleware>((ctx, next) => {
     const read = keys.ofTarget(ctx.url);
     const entry = read && cache.get(read.key);
     if (!entry || !admitted(ctx)) return next();
-    sendRepresentation(ctx, entry);
-    ctx.set('Age', ageOf(entry));
-  };
+    const { headers } = ctx.state;
+    if (!headers.pending) {
+      sendRepresentation(ctx, entry);
+      ctx.set('Age', ageOf(entry));
+      return;
+    }
+    // The headers sendRepresentation and Koa would set, in their order, answered by the door in one write.
+    headers.set('Cache-Control', PUBLIC_CACHE_CONTROL);
+    headers.set('ETag', entry.etag);
+    const ifNoneMatch = ctx.get('If-None-Match');
+    if (ifNoneMatch && matchesEtag(ifNoneMatch, entry.etag)) {
+      headers.set('Age', ageOf(entry));
+      headers.answer(304);
+      return;
+    }
+    // The content type was stored as Koa set it (`answered`), so Koa would set it unchanged.
+    headers.set('Content-Type', entry.contentType);
+    headers.set('Content-Length', String(entry.payload.length));
+    headers.set('Age', ageOf(entry));
+    headers.answer(200, entry.payload);
+  });
 }

@@ -3,10 +3,13 @@ import type Koa from 'koa';
 import type { Logger } from '../log.js';
 import type { RouteRecorder } from '../metrics.js';
 import type { Grant } from '../services/oauth.js';
+import type { ResponseHeaders } from './response-headers.js';
 
 export interface AppState {
   requestId: string;
   log: Logger;
+  /** The response's headers, a flat list until a step needs them set on the response (src/http/response-headers.ts). */
+  headers: ResponseHeaders;
   /** What the request's bearer token grants, when it is valid (resolveBearer, on the agent surface). */
   grant?: Grant;
   /** Why the bearer token could not be looked up; reported once routing found a protected operation. */

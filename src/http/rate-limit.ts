@@ -11,6 +11,7 @@ import { RateLimited } from '../domain/errors.js';
 import type { LimitCount, LimitCounter } from '../ports.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { renderError } from './errors.js';
+import { writesFlat } from './response-headers.js';
 
 /**
  * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
@@ -58,7 +59,7 @@ function boundedMemoryLimiter({
 
 /** The counter (src/ports.ts) with the step a request takes through it. */
 export interface RateLimiter extends LimitCounter {
-  /** Counts, sets the RateLimit-* headers, and throws RateLimited when any key is over its limit. */
+  /** Counts, sets the RateLimit-* headers (in the request's header list), and throws RateLimited when any key is over its limit. */
   consume(ctx: AppContext, ...keys: string[]): Promise<void>;
 }
 
@@ -156,8 +157,8 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
     check,
     consume(ctx, ...keys) {
       return count(...keys).then(({ headers, rejection }) => {
-        const { res } = ctx;
-        for (const [name, value] of headers) res.setHeader(name, value);
+        const list = ctx.state.headers;
+        for (const [name, value] of headers) list.set(name, value);
         if (rejection) throw rejection;
       });
     },
@@ -168,9 +169,9 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
 export const addressKey = (ip: string) => `ip:${ip}`;
 const byAddress = (ctx: AppContext) => addressKey(ctx.ip);
 
-/** Counts the request against the client's address. */
+/** Counts the request against the client's address (its headers kept in the flat list). */
 export function limitByAddress(limiter: RateLimiter): AppMiddleware {
-  return (ctx, next) => limiter.consume(ctx, byAddress(ctx)).then(() => next());
+  return writesFlat((ctx, next) => limiter.consume(ctx, byAddress(ctx)).then(() => next()));
 }
 
 /**

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { AppState } from './context.js';
+import type { ResponseHeaders } from './response-headers.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -32,6 +33,7 @@ export class RequestState implements AppState {
   constructor(
     private readonly root: Logger,
     readonly requestId: string,
+    readonly headers: ResponseHeaders,
   ) {}
   get log(): Logger {
     return (this.#log ??= this.root.child({ requestId: this.requestId }));

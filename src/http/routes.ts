@@ -14,6 +14,7 @@ import { operationStep, type Contract } from './openapi.js';
 import type { BindingAnswer, BindingRoute, ProtocolBinding } from './protocol-io.js';
 import type { ProtocolBindings } from './protocols.js';
 import { limitByAddress } from './rate-limit.js';
+import { flushHeaders, isFlat } from './response-headers.js';
 import {
   protocolErrors,
   surfaceOf,
@@ -80,7 +81,8 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
 const UNMATCHED_ROUTE = 'unmatched';
 
 /**
- * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. The
+ * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering, with the
+ * response's headers set from the request's flat list before the first step that may use them through Koa. The
  * pipeline names its route on the request's state first (its template; none for a path no route serves), for the
  * request's span, and, when metrics are kept, the route's duration recorder, labelled with its template or `unmatched`
  * (`matched` false: a path no route serves), which the door (src/http/server.ts) tells how the request ended.
@@ -98,6 +100,10 @@ function compileWith(
     if (middleware) steps.push(middleware);
   }
   steps.push(last);
+  // The headers stay a flat list through the first steps that only add to it; the next step sees them on the response.
+  let flat = 1;
+  while (flat < steps.length && isFlat(steps[flat]!)) flat++;
+  steps.splice(flat, 0, flushHeaders);
   const run = compose(steps) as Pipeline;
   const operationId = spec.operation?.operationId;
   const route: MatchedRoute = {

@@ -1,14 +1,19 @@
 // The one door. Every request enters this Koa application and takes one path: what every request gets (a request id
 // and its one log line, the security headers, `no-store` unless a step says otherwise, `Connection: close` while
-// draining), then the pipeline its route compiled at start (src/http/routes.ts), which ends in the route's handler.
+// draining), kept as one flat list of headers (src/http/response-headers.ts), then the pipeline its route compiled at
+// start (src/http/routes.ts), which ends in the route's handler. A read answered while the list is flat is written here.
 // Nothing is answered before or beside it.
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { AppContext, AppState } from './context.js';
 import { logRequest, RequestState, requestIdOf } from './request-context.js';
 import { compileRoutes, type RouteParts } from './routes.js';
+import { ResponseHeaders } from './response-headers.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import type { RequestSpan } from '../tracing.js';
+
+/** What every response carries after its X-Request-Id, unless a step says otherwise. */
+const FIXED_HEADERS: readonly string[] = [...SECURITY_HEADERS.flat(), 'Cache-Control', 'no-store'];
 
 function createApp(parts: RouteParts): Koa<AppState> {
   const { deps } = parts;
@@ -28,14 +33,13 @@ function createApp(parts: RouteParts): Koa<AppState> {
     const started = performance.now();
     if (metrics) metrics.inFlight++;
     const requestId = requestIdOf(ctx.get('X-Request-Id'), span?.traceId);
-    ctx.state = new RequestState(log, requestId);
-    const { res } = ctx;
-    res.setHeader('X-Request-Id', requestId);
-    for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
-    res.setHeader('Cache-Control', 'no-store');
+    const headers = new ResponseHeaders(ctx.res, ['X-Request-Id', requestId, ...FIXED_HEADERS]);
+    ctx.state = new RequestState(log, requestId, headers);
     const ended = (failed: boolean, error: unknown) => {
       // Set last, after any error rendering, so every response of the drain carries it.
-      if (lifecycle.draining) ctx.set('Connection', 'close');
+      if (lifecycle.draining) headers.set('Connection', 'close');
+      // A read answered from the list is written here; anything else is Koa's to write, with the list set.
+      headers.finish(ctx);
       // An error no step rendered is answered 500 by Koa, after this.
       const status = failed ? 500 : ctx.status;
       if (metrics) {

@@ -10,6 +10,7 @@ import {
 } from '../domain/versioning.js';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
+import { writesFlat } from './response-headers.js';
 
 /** The version a checkout request's API-Version header applies; a 400 unsupported_api_version when none does. */
 export function appliedApiVersion(requested: string | undefined): string {
@@ -49,7 +50,7 @@ function noticeHeaders(entry: Deprecation, changelogUrl: string): Array<[string,
  * retirement can apply. On a route without path parameters, the retirements announced for its path are found here,
  * once (every spelling the router takes for that path, a trailing slash included, gets them); only a route whose path
  * has parameters (or a 404/405) tests the announced paths against the request's, and only those of the retirements
- * whose method it serves. The headers are rendered once either way.
+ * whose method it serves. The headers are rendered once either way, and added to the request's flat list.
  */
 export function retirementNotices(
   deprecations: Deprecation[],
@@ -70,15 +71,15 @@ export function retirementNotices(
       headers: headers.get(entry)!,
     }));
     if (announced.length === 0) return undefined;
-    return async (ctx, next) => {
+    return writesFlat<AppMiddleware>(async (ctx, next) => {
       const first = announced.find((entry) => entry.method === '*' || entry.method === ctx.method);
-      if (first) for (const [name, value] of first.headers) ctx.set(name, value);
+      if (first) for (const [name, value] of first.headers) ctx.state.headers.set(name, value);
       await next();
-    };
+    });
   }
-  return async (ctx, next) => {
+  return writesFlat<AppMiddleware>(async (ctx, next) => {
     const [first] = deprecationsFor(ctx.method, ctx.path, candidates);
-    if (first) for (const [name, value] of headers.get(first)!) ctx.set(name, value);
+    if (first) for (const [name, value] of headers.get(first)!) ctx.state.headers.set(name, value);
     await next();
-  };
+  });
 }

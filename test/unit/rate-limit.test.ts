@@ -6,8 +6,10 @@ import { createRateLimiter } from '../../src/http/rate-limit.js';
 
 function remainingAfter(limiter: ReturnType<typeof createRateLimiter>, key: string): Promise<string> {
   const headers: Record<string, string> = {};
-  // The limiter writes its headers straight to the response (flat header writes on the one path).
-  const ctx = { res: { setHeader: (name: string, value: string) => (headers[name] = value) } } as unknown as AppContext;
+  // The limiter writes its headers to the request's header list (flat header writes on the one path).
+  const ctx = {
+    state: { headers: { set: (name: string, value: string) => (headers[name] = value) } },
+  } as unknown as AppContext;
   return limiter.consume(ctx, key).then(() => headers['RateLimit-Remaining']!);
 }
 
