@@ -1,6 +1,8 @@
 import type Stripe from 'stripe';
 import type { Config } from './config.js';
 import type { Db } from './db/knex.js';
+import type { IdSource } from './domain/ids.js';
+import type { UcpSigningKey } from './domain/order-events.js';
 import type { Deprecation } from './domain/versioning.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -18,6 +20,8 @@ export interface Deps {
   log: Logger;
   /** Milliseconds since the epoch; injectable so expiry can be tested. */
   now: () => number;
+  /** Where new ids come from (src/domain/ids.ts): one per process, holding its pool of random bytes. */
+  ids: IdSource;
   /** Platform profiles fetched on behalf of one address per minute (UCP_PROFILE_FETCHES_PER_MINUTE). */
   profileFetchLimiter: LimitCounter;
   /** Announced retirements (src/domain/versioning.ts), published at /changelog and in response headers. */
@@ -32,6 +36,8 @@ export interface Deps {
   validators: ValidatorRegistry;
   /** Where the process's metrics are recorded, when they are kept (METRICS_PORT; src/metrics.ts). */
   metrics: Metrics | undefined;
+  /** The UCP signing key derived from AGENT_WEBHOOK_KEY (services/order-events.ts ucpSigningKeyOf), or undefined. */
+  ucpSigningKey: UcpSigningKey | undefined;
   /** The tracer, when an OTLP endpoint is set (src/tracing.ts); undefined: nothing is traced. */
   tracing: Tracing | undefined;
 }

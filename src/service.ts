@@ -17,6 +17,7 @@ import { createRateLimiter } from './http/rate-limit.js';
 import type { WebDeps } from './http/web-deps.js';
 import { createMcpServers } from './mcp/index.js';
 import { protocolBindings } from './http/protocols.js';
+import { profileResolverOf } from './http/ucp.js';
 import { readKeys } from './http/read-keys.js';
 import type { ReadKeys } from './ports.js';
 import { createRequestListener } from './http/server.js';
@@ -29,6 +30,8 @@ import { startRetentionSweeps } from './services/retention.js';
 import { startWebhookDelivery } from './services/order-webhooks.js';
 import { createStripeClient } from './services/payments/stripe.js';
 import { protocolValidators } from './protocols/schemas.js';
+import { IdSource } from './domain/ids.js';
+import { ucpSigningKeyOf } from './services/order-events.js';
 
 export interface Service {
   deps: WebDeps;
@@ -169,6 +172,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     db,
     log,
     now: options.now ?? Date.now,
+    ids: new IdSource(),
+    ucpSigningKey: ucpSigningKeyOf(config),
     profileFetchLimiter: createRateLimiter(
       {
         limit: config.protocols.profileFetchesPerMinute,
@@ -200,6 +205,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ),
     lifecycle: { draining: false },
     readCache: createReadCache(),
+    profiles: profileResolverOf(services),
   };
   const document = loadDocument();
   const cacheable = cacheableOperations(document);

@@ -9,12 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acpTotalsProblems } from '../src/conformance/invariants.js';
-import { currencyOf } from '../src/domain/money.js';
 import { protocolSchemaProblems } from '../src/protocols/schemas.js';
 import { agentToken, bearer } from './support/agent.js';
 import { createdSession } from './support/checkout.js';
 import { contractFetch } from './support/contract.js';
-import { ADDRESSES, DESTINATION_TABLE, regionOf } from './support/destinations.js';
+import { ADDRESSES, DESTINATION_TABLE, regionOf, restFigures } from './support/destinations.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { PROTOCOL_ENV, protocolFetch, testValidators } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -111,20 +110,6 @@ function acpFigures(session: any) {
     taxes: (tax.breakdown ?? []).map((entry: any) => entry.amount),
     tax: tax.amount,
     total: of('total'),
-  };
-}
-
-/** The REST session's figures in minor units. */
-function restFigures(session: any) {
-  const minor = ({ amount, currency }: { amount: number; currency: string }) =>
-    Math.round(amount * 10 ** currencyOf(currency).exponent);
-  return {
-    subtotal: minor(session.totals.subtotal),
-    discount: minor(session.totals.discount),
-    shipping: minor(session.totals.shipping),
-    taxes: session.tax_lines.map((tax: any) => minor(tax.amount)),
-    tax: minor(session.totals.tax),
-    total: minor(session.totals.total),
   };
 }
 

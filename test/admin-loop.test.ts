@@ -11,7 +11,14 @@ import { createdSession } from './support/checkout.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from './support/database.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
-import { paidCheckout, signedDelivery, startFakeStripe, stripeEvent, type FakeStripe } from './support/stripe.js';
+import {
+  paidCheckout,
+  signedDelivery,
+  startStripeService,
+  stripeCheckoutFor,
+  stripeEvent,
+  type FakeStripe,
+} from './support/stripe.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const VARIANT = 'variant_01tongue2pack';
@@ -231,19 +238,17 @@ describe('the loop from the command line', () => {
 describe('a refund that arrives from Stripe', () => {
   let api: TestService;
   let stripe: FakeStripe;
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    stripe = await startFakeStripe();
-    api = await startTestService({ env: { BASE_URL: 'https://store.example', ...stripe.env } });
+    ({ api, stripe, close } = await startStripeService());
   });
   afterAll(async () => {
-    await api?.close();
-    await stripe?.close();
+    await close?.();
   });
 
   it('counts the money without restocking; an admin refund then refunds only the rest, never twice', async () => {
     const session = await createdSession(api, { items: [{ id: VARIANT, quantity: 2 }] });
-    const page = await api.http(`/pay/${session.id}`, { redirect: 'manual' });
-    const checkout = stripe.created.find((entry) => page.headers.get('location')!.endsWith(entry.id))!;
+    const checkout = await stripeCheckoutFor(api, stripe, session.id);
     const deliver = (init: RequestInit) => api.http('/webhooks/stripe', init);
     await deliver(signedDelivery(stripeEvent('checkout.session.completed', paidCheckout(checkout))));
     const orderId = ((await (await api.http(`/checkout_sessions/${session.id}`)).json()) as any).order.id as string;

@@ -4,10 +4,9 @@
 // REST and MCP alike; a German address with Express is quoted, paid and recorded with 19 % VAT and the Express price.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currencyOf } from '../src/domain/money.js';
 import { bearer, registerClient, requestToken } from './support/agent.js';
 import { createSession, createdSession } from './support/checkout.js';
-import { ADDRESSES, DESTINATION_TABLE, regionOf } from './support/destinations.js';
+import { ADDRESSES, DESTINATION_TABLE, regionOf, restFigures } from './support/destinations.js';
 import { callTool, connectMcp } from './support/mcp.js';
 import { openPayForm, payWithTestProcessor } from './support/payments.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -49,20 +48,6 @@ function createBody(destination: string, option: string, items: 1 | 2, promo: bo
   };
 }
 
-/** A session's totals and tax by jurisdiction in minor units. */
-function minorFigures(session: any) {
-  const minor = ({ amount, currency }: { amount: number; currency: string }) =>
-    Math.round(amount * 10 ** currencyOf(currency).exponent);
-  return {
-    subtotal: minor(session.totals.subtotal),
-    discount: minor(session.totals.discount),
-    shipping: minor(session.totals.shipping),
-    taxes: session.tax_lines.map((tax: any) => minor(tax.amount)),
-    tax: minor(session.totals.tax),
-    total: minor(session.totals.total),
-  };
-}
-
 async function update(id: string, body: unknown, path = '/checkout_sessions') {
   const response = await api.http(`${path}/${id}`, {
     method: 'POST',
@@ -82,11 +67,11 @@ describe('the destination table, to the minor unit, over REST and MCP', () => {
       const expected = { subtotal, discount, shipping, taxes, tax: taxes.reduce((sum, tax) => sum + tax, 0), total };
       const rest = await createdSession(api, body);
       expect(rest).toMatchObject({ totals_estimated: false, shipping_option: option });
-      expect(minorFigures(rest)).toEqual(expected);
-      expect(minorFigures(await getSession(rest.id))).toEqual(expected);
+      expect(restFigures(rest)).toEqual(expected);
+      expect(restFigures(await getSession(rest.id))).toEqual(expected);
       const viaMcp = await callTool(mcp, 'create_checkout_session', body);
       expect(viaMcp.isError, viaMcp.texts.join()).toBe(false);
-      expect(minorFigures(viaMcp.structured)).toEqual(expected);
+      expect(restFigures(viaMcp.structured)).toEqual(expected);
       expect(viaMcp.structured.totals).toEqual(rest.totals);
       expect(viaMcp.structured.tax_lines).toEqual(rest.tax_lines);
     },

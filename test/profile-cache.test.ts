@@ -76,6 +76,31 @@ describe('many distinct valid profiles from one address', () => {
   });
 });
 
+describe('one platform named by a checkout and an order read', () => {
+  let api: TestService;
+  let profiles: Awaited<ReturnType<typeof startPaddedProfiles>>;
+  beforeAll(async () => {
+    profiles = await startPaddedProfiles(2 * 1024);
+    api = await startTestService({ env: PROTOCOL_ENV });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await profiles?.close();
+  });
+
+  it('is fetched once: checkouts and order reads share the one profile cache and fetch budget', async () => {
+    const profile = `${profiles.base}/${randomUUID()}.json`;
+    // Both answers come from the negotiated profile: no such session; no order capability declared in it.
+    const checkout = await readNaming(api, profile);
+    expect([checkout.response.status, checkout.body.messages[0].code]).toEqual([200, 'not_found']);
+    const order = await protocolFetch(api, `/ucp/orders/order_${randomUUID()}`, {
+      headers: ucpHeaders(profile, { 'Idempotency-Key': '' }),
+    });
+    expect([order.response.status, order.body.messages[0].code]).toEqual([200, 'capabilities_incompatible']);
+    expect(profiles.fetches()).toBe(1);
+  });
+});
+
 describe.skipIf(!redisUrl)('two instances sharing Redis', () => {
   let database: TestDatabase;
   let one: TestService;

@@ -17,21 +17,20 @@ import { startTestService, type TestService } from './support/service.js';
 import {
   paidCheckout,
   signedDelivery,
-  startFakeStripe,
+  startStripeService,
+  stripeCheckoutFor,
   stripeEvent,
-  type CreatedCheckout,
   type FakeStripe,
 } from './support/stripe.js';
 
 let api: TestService;
 let stripe: FakeStripe;
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  stripe = await startFakeStripe();
-  api = await startTestService({ env: { BASE_URL: 'https://store.example', ...stripe.env } });
+  ({ api, stripe, close } = await startStripeService());
 });
 afterAll(async () => {
-  await api?.close();
-  await stripe?.close();
+  await close?.();
 });
 
 const TWO_PACK = 'variant_01tongue2pack';
@@ -43,15 +42,7 @@ const createSession = (body: unknown) => createdSession(api, body);
 const getSession = async (id: string) => (await (await api.http(`/checkout_sessions/${id}`)).json()) as any;
 const minor = (amount: number) => Math.round(amount * 100);
 
-/** Opens the pay page and returns the Stripe Checkout it redirected to. */
-async function checkoutFor(sessionId: string): Promise<CreatedCheckout> {
-  const page = await api.http(`/pay/${sessionId}`, { redirect: 'manual' });
-  expect(page.status).toBe(303);
-  const location = page.headers.get('location')!;
-  const checkout = stripe.created.find((entry) => location.endsWith(entry.id));
-  expect(checkout, location).toBeDefined();
-  return checkout!;
-}
+const checkoutFor = (sessionId: string) => stripeCheckoutFor(api, stripe, sessionId);
 
 const deliver = async (init: RequestInit) => {
   const response = await api.http('/webhooks/stripe', init);

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformProfile, serveProfiles, type ProfileServer } from '../src/conformance/profile.js';
 import { createdSession } from './support/checkout.js';
-import { ADDRESSES, DESTINATION_TABLE, regionOf } from './support/destinations.js';
+import { ADDRESSES, DESTINATION_TABLE, regionOf, restFigures } from './support/destinations.js';
 import { cartCount, PROTOCOL_ENV, protocolBodyProblems, protocolFetch, ucpHeaders } from './support/protocols.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -115,19 +115,6 @@ function ucpFigures(checkout: any) {
     taxes: taxLines.map((line) => line.amount),
     tax: taxEntry ? taxEntry.amount : taxLines.reduce((sum, line) => sum + line.amount, 0),
     total: total.amount,
-  };
-}
-
-/** REST's figures of a session, in minor units. */
-function restFigures(session: any) {
-  const minor = ({ amount }: { amount: number }) => Math.round(amount * (session.currency === 'jpy' ? 1 : 100));
-  return {
-    subtotal: minor(session.totals.subtotal),
-    discount: minor(session.totals.discount),
-    shipping: minor(session.totals.shipping),
-    taxes: session.tax_lines.map((tax: any) => minor(tax.amount)),
-    tax: minor(session.totals.tax),
-    total: minor(session.totals.total),
   };
 }
 

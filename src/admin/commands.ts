@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { createStorefrontClient, type components } from '../../sdk/index.js';
 import type { Deps } from '../deps.js';
 import { DomainError } from '../domain/errors.js';
+import { IdSource } from '../domain/ids.js';
 import { createOperatorClient } from '../services/oauth.js';
 
 export const USAGE = `usage: npm run admin -- clients create --name NAME --scope "SCOPE ..." [--json]
@@ -363,7 +364,8 @@ export async function runAdminCommand(
     return 2;
   }
   try {
-    const client = await createOperatorClient(deps, { name, scope });
+    // One command, one client: its ids come from a source of its own (the CLI runs no service).
+    const client = await createOperatorClient({ ...deps, ids: new IdSource() }, { name, scope });
     if (json) io.out(JSON.stringify(client));
     else
       io.out(

@@ -254,7 +254,8 @@ function requiredUuidHeader(
   return value;
 }
 
-function profileResolverOf(deps: Deps): ProfileResolver {
+/** The process's one resolver of platform profiles (its cache and fetch budget), built by the service (src/service.ts). */
+export function profileResolverOf(deps: Deps): ProfileResolver {
   return createProfileResolver({
     config: deps.config.protocols,
     egressAllowedHosts: deps.config.egressAllowedHosts,
@@ -266,10 +267,12 @@ function profileResolverOf(deps: Deps): ProfileResolver {
 }
 
 /** Negotiates, claims the key and runs the operation; protocol errors before the claim (and conflicts) are thrown. */
-export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Promise<UcpAnswer> {
+export function createUcpExecutor(
+  deps: Deps & Pick<WebDeps, 'profiles'>,
+): (execution: UcpExecution) => Promise<UcpAnswer> {
   const { create, operations } = createUcpOperations(deps);
   const shopping = createUcpShoppingOperations(deps);
-  const profiles = profileResolverOf(deps);
+  const { profiles } = deps;
   const { baseUrl } = deps.config;
   return async ({ profileUrl, address, op, id, body, idempotency }) => {
     // This call's rendered errors, by the response that renders them (the one answered, or one a retry replaced).
@@ -339,10 +342,10 @@ export function createUcpExecutor(deps: Deps): (execution: UcpExecution) => Prom
 export function ucpBinding(deps: WebDeps): ProtocolBinding {
   const execute = createUcpExecutor(deps);
   const { baseUrl } = deps.config;
-  const orderProfiles = profileResolverOf(deps);
-  // Orders need no capability negotiated here: the reader answers a profile without the order capability itself.
+  // Orders need no capability negotiated here: the reader answers a profile without the order capability itself. The
+  // profiles are the executor's: one cache and one fetch budget for checkouts and order reads alike.
   const readOrder = createUcpOrderReader(deps, async (profileUrl, address) => {
-    const negotiation = await negotiateWith(deps, orderProfiles, profileUrl, address);
+    const negotiation = await negotiateWith(deps, deps.profiles, profileUrl, address);
     return 'refused' in negotiation ? incompatible(baseUrl, negotiation.refused.version) : negotiation;
   });
   // get_order runs the same reader as GET /ucp/orders/{id}.

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { Lifecycle, ReadCache } from '../ports.js';
+import type { ProfileResolver } from '../services/ucp-profiles.js';
 import type { RateLimiter } from './rate-limit.js';
 
 /** What the web layer (handlers, bindings, MCP servers) is built from: the services' parts and its own. */
@@ -13,4 +14,6 @@ export interface WebDeps extends Deps {
    * A per-process optimisation: nothing depends on it being there or shared.
    */
   readCache: ReadCache;
+  /** The one resolver of UCP platform profiles (its cache and fetch budget), for checkouts and order reads alike. */
+  profiles: ProfileResolver;
 }

@@ -6,7 +6,6 @@
 import { findRegion } from '../db/repositories/catalog.js';
 import * as carts from '../db/repositories/carts.js';
 import type { Db } from '../db/knex.js';
-import { newId } from '../domain/ids.js';
 import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.js';
 import { isStorableText } from '../domain/text.js';
 import type { Deps } from '../deps.js';
@@ -54,7 +53,7 @@ export async function createAcpCart(
   const { lines, problems } = await resolveProtocolLines(db, contents.lines, region);
   if (problems.length) return { kind: 'rejected', problems };
   const now = new Date(deps.now());
-  const id = newId('cart');
+  const id = deps.ids.next('cart');
   await carts.insertCart(
     db,
     {
@@ -67,7 +66,7 @@ export async function createAcpCart(
       created_at: now,
       updated_at: now,
     },
-    lines.map((line) => ({ id: newId('cali'), variant_id: line.variant.id, quantity: line.quantity })),
+    lines.map((line) => ({ id: deps.ids.next('cali'), variant_id: line.variant.id, quantity: line.quantity })),
   );
   return { kind: 'cart', session: await present(deps, db, id) };
 }
@@ -90,7 +89,7 @@ export async function updateAcpCart(
   const region = (await findRegion(db, cart.region_id))!;
   const { lines, problems } = await resolveProtocolLines(db, contents.lines, region);
   if (problems.length) return { kind: 'rejected', problems };
-  await replaceResolvedLines(db, id, lines);
+  await replaceResolvedLines(db, deps.ids, id, lines);
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),
     ...(contents.buyer === undefined ? {} : carts.buyerColumns(contents.buyer)),

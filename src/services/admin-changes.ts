@@ -5,7 +5,6 @@ import { insertAudit } from '../db/repositories/admin-orders.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { Conflict, Unprocessable } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
 import type { ProtocolResponse } from '../protocols/answers.js';
 import { adminKeys, claimFirst, type KeyOutcome } from './idempotency/index.js';
 
@@ -42,7 +41,7 @@ export async function runAdminChange<Answer>(
       const at = new Date(deps.now());
       const done = await change(trx, at);
       await insertAudit(trx, {
-        id: newId('audit'),
+        id: deps.ids.next('audit'),
         client_id: call.clientId,
         operation,
         target_type: target.type,

@@ -10,7 +10,6 @@ import type { Db } from '../db/knex.js';
 import type { OrderLineRow } from '../db/repositories/orders.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, NotFound, ProcessorUnavailable } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
 export type { AdminCall } from './admin-changes.js';
 import { transition, type FulfilmentStatus, type OrderTransition } from '../domain/order-states.js';
 import type { OrderHappening } from '../domain/order-events.js';
@@ -329,7 +328,7 @@ export async function shipOrder(
     const all = lines.every((line) => (shipped.get(line.id) ?? 0) >= line.quantity);
     const next = transition(state, all ? 'ship_rest' : 'ship_part');
     const shipment: repo.ShipmentRow = {
-      id: newId('ship'),
+      id: deps.ids.next('ship'),
       order_id: order.id,
       carrier: call.body.carrier,
       tracking_number: call.body.tracking_number,
@@ -389,7 +388,7 @@ async function refund(
   restock: LineQuantity[],
   reason: string | null,
 ) {
-  const refundId = newId('refund');
+  const refundId = deps.ids.next('refund');
   const reference = amount > 0 ? await refundThroughProcessor(deps, order, amount, refundId) : null;
   await repo.insertRefund(trx, {
     id: refundId,

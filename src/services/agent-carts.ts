@@ -18,7 +18,6 @@ import {
   type ItemPath,
   type PurchasableVariantRow,
 } from '../domain/cart-items.js';
-import { newId } from '../domain/ids.js';
 import type { Deps } from '../deps.js';
 import { BadRequest, Conflict, NotFound } from '../domain/errors.js';
 import { resolveRegion } from './catalog.js';
@@ -198,7 +197,7 @@ export function addLineItem(deps: Deps, clientId: string, id: string, item: Chec
     checkAvailable(variant, quantity, BODY_ITEM, currencyCode);
     if (held) return carts.setLineQuantity(trx, held.id, quantity);
     const position = (lines.at(-1)?.position ?? -1) + 1;
-    await carts.insertLine(trx, id, { id: newId('cali'), variant_id: variant.id, quantity }, position);
+    await carts.insertLine(trx, id, { id: deps.ids.next('cali'), variant_id: variant.id, quantity }, position);
   });
 }
 

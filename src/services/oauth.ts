@@ -23,7 +23,6 @@ import {
   tokenState,
   type FormCredentials,
 } from '../domain/auth.js';
-import { newId } from '../domain/ids.js';
 import { webhookSecret, webhookUrlProblem } from '../domain/webhooks.js';
 import { BadRequest } from '../domain/errors.js';
 import { capLiveTokens } from './retention.js';
@@ -130,7 +129,7 @@ export async function registerClient(
   const clientSecret = newSecret(CLIENT_SECRET_PREFIX);
   const createdAt = new Date(deps.now());
   const client: repo.ClientRow = {
-    id: newId('client'),
+    id: deps.ids.next('client'),
     secret_hash: hashSecret(clientSecret),
     name: metadata.client_name ?? null,
     scope,
@@ -165,7 +164,7 @@ export interface OperatorClient {
  * directly (open registration, registerClient, never grants an admin scope).
  */
 export async function createOperatorClient(
-  deps: Pick<Deps, 'db' | 'now' | 'log'>,
+  deps: Pick<Deps, 'db' | 'now' | 'log' | 'ids'>,
   request: { name: string; scope: string },
 ): Promise<OperatorClient> {
   const name = request.name.trim();
@@ -174,7 +173,7 @@ export async function createOperatorClient(
   const scope = formatScope(operatorScopes(parseScope(request.scope)));
   const clientSecret = newSecret(CLIENT_SECRET_PREFIX);
   const client: repo.ClientRow = {
-    id: newId('client'),
+    id: deps.ids.next('client'),
     secret_hash: hashSecret(clientSecret),
     name,
     scope,

@@ -10,7 +10,6 @@ import * as repo from '../db/repositories/webhooks.js';
 import type { OrderLineRow, OrderRow } from '../db/repositories/orders.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
-import { newId } from '../domain/ids.js';
 import {
   acpOrderEvent,
   deriveUcpSigningKey,
@@ -25,18 +24,13 @@ import { webhookUrlProblem } from '../domain/webhooks.js';
 import type { Negotiated } from './ucp-profiles.js';
 import { orderSummary } from './checkout.js';
 
-const signingKeys = new Map<string, UcpSigningKey>();
-
 /**
  * The business's UCP signing key, derived from AGENT_WEBHOOK_KEY (so every instance holds the same one and nothing is
- * stored); undefined without that key, when nothing is signed and no key is published.
+ * stored); undefined without that key, when nothing is signed and no key is published. The service derives it once as
+ * it starts (src/service.ts).
  */
-export function ucpSigningKey(deps: Pick<Deps, 'config'>): UcpSigningKey | undefined {
-  const secret = deps.config.agentWebhookKey;
-  if (!secret) return undefined;
-  let key = signingKeys.get(secret);
-  if (!key) signingKeys.set(secret, (key = deriveUcpSigningKey(secret)));
-  return key;
+export function ucpSigningKeyOf(config: Pick<Deps['config'], 'agentWebhookKey'>): UcpSigningKey | undefined {
+  return config.agentWebhookKey ? deriveUcpSigningKey(config.agentWebhookKey) : undefined;
 }
 
 /**
@@ -151,7 +145,7 @@ export async function tellProtocolAudience(
   else
     await repo.insertDelivery(db, {
       ...common,
-      id: newId('evt'),
+      id: deps.ids.next('evt'),
       client_id: origin.client_id,
       audience: 'acp',
       payload: acpOrderEvent(happening, facts),

@@ -7,11 +7,9 @@
 import * as repo from '../db/repositories/webhooks.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
-import { newId } from '../domain/ids.js';
 import { MAX_ATTEMPTS, retryDelaySeconds, signatureHeader, webhookSecret } from '../domain/webhooks.js';
 import { acpSignatureHeaders, ucpWebhookHeaders } from '../domain/order-events.js';
 import { createEgress } from './egress.js';
-import { ucpSigningKey } from './order-events.js';
 
 export type OrderEventType = 'order.created' | 'order.updated';
 
@@ -36,7 +34,7 @@ export async function enqueueOrderEvent(
   type: OrderEventType,
   order: Record<string, unknown>,
 ): Promise<void> {
-  const id = newId('evt');
+  const id = deps.ids.next('evt');
   const at = new Date(deps.now());
   await repo.insertDelivery(db, {
     id,
@@ -106,7 +104,7 @@ export function createWebhookDelivery(deps: Deps): WebhookDelivery {
     const seconds = Math.floor(deps.now() / 1000);
     switch (delivery.audience) {
       case 'ucp':
-        return ucpWebhookHeaders(ucpSigningKey(deps)!, {
+        return ucpWebhookHeaders(deps.ucpSigningKey!, {
           url: delivery.webhook_url,
           body,
           webhookId: delivery.id,

@@ -15,7 +15,6 @@ import { recordEvent } from '../db/repositories/processor-events.js';
 import type { Db } from '../db/knex.js';
 import type { Deps } from '../deps.js';
 import { NotFound } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
 import { ORDER_NUMBER_PREFIX, statusAfterRefund, type Quote } from '../domain/orders.js';
 import type { components } from '../../codegen/types.js';
 import { toMajorUnits } from '../domain/money.js';
@@ -72,9 +71,9 @@ export async function recordPayment(deps: Deps, report: PaymentReport): Promise<
     sessionId: report.sessionId,
     checkoutReference: report.checkoutReference,
     quote: report.quote,
-    orderId: newId('order'),
+    orderId: deps.ids.next('order'),
     numberPrefix: ORDER_NUMBER_PREFIX,
-    permalinkToken: newId('rcpt'),
+    permalinkToken: deps.ids.next('rcpt'),
     amountPaid: report.amountPaid,
     currency: report.currency,
     buyerEmail: report.buyerEmail ?? null,

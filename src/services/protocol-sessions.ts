@@ -14,7 +14,6 @@ import {
   type LineProblemReason,
   type RequestedItem,
 } from '../domain/cart-items.js';
-import { newId } from '../domain/ids.js';
 import type { BuyerDetails, ProtocolSession } from '../domain/protocol-session.js';
 import type { Deps } from '../deps.js';
 import { acpDestinationInput } from '../domain/acp-checkout.js';
@@ -23,6 +22,7 @@ import { presentProtocolSession } from './checkout.js';
 import { checkedProtocolDestination, termsFor, withTerms } from './checkout/destination.js';
 import type { DestinationInput, DestinationProblem } from '../domain/destination.js';
 import type { FulfilmentTerms, ShippingCode } from '../domain/fulfilment.js';
+import type { IdSource } from '../domain/ids.js';
 
 /** One requested line, with where its fields are in the request (for problems). */
 export interface RequestedProtocolLine {
@@ -152,7 +152,7 @@ async function lockSession(
 type ResolvedLines = Awaited<ReturnType<typeof resolveProtocolLines>>['lines'];
 
 /** Replaces a cart's lines with resolved ones: a line keeps its id when the request names it, or its variant stays. */
-export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLines): Promise<void> {
+export async function replaceResolvedLines(db: Db, ids: IdSource, id: string, lines: ResolvedLines): Promise<void> {
   const current = await carts.listLineRows(db, id);
   const currentIds = new Set(current.map((line) => line.id));
   const idOfVariant = new Map(current.map((line) => [line.variant_id, line.id]));
@@ -162,7 +162,7 @@ export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLi
       line.lineId && currentIds.has(line.lineId) ? line.lineId : undefined,
       idOfVariant.get(line.variant.id),
     ].find((candidate) => candidate && !used.has(candidate));
-    const lineId = kept ?? newId('cali');
+    const lineId = kept ?? ids.next('cali');
     used.add(lineId);
     return { id: lineId, variant_id: line.variant.id, quantity: line.quantity };
   });
@@ -175,13 +175,14 @@ export async function replaceResolvedLines(db: Db, id: string, lines: ResolvedLi
  */
 export async function replaceLines(
   db: Db,
+  ids: IdSource,
   cart: Pick<carts.CartRow, 'id' | 'region_id'>,
   requested: RequestedProtocolLine[],
 ): Promise<LineProblem[]> {
   const region = (await listRegionsWithCountries(db)).regions.find((row) => row.id === cart.region_id)!;
   const { lines, problems } = await resolveProtocolLines(db, requested, region);
   if (problems.length) return problems;
-  await replaceResolvedLines(db, cart.id, lines);
+  await replaceResolvedLines(db, ids, cart.id, lines);
   return [];
 }
 
@@ -218,7 +219,7 @@ export async function changeProtocolSession(
     if (!offered.includes(option)) return { kind: 'option_rejected', session, offered };
   }
   if (resolved) {
-    await replaceResolvedLines(db, id, resolved);
+    await replaceResolvedLines(db, deps.ids, id, resolved);
   }
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),

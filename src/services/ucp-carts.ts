@@ -54,7 +54,7 @@ export async function changeUcpCart(
 ): Promise<CartChangeOutcome> {
   const cart = await lockCart(db, id);
   if (!cart) return { kind: 'not_found' };
-  const problems = await replaceLines(db, cart, change.lines);
+  const problems = await replaceLines(db, deps.ids, cart, change.lines);
   if (problems.length) return { kind: 'rejected', cart: (await loadUcpCart(deps, db, id))!, problems };
   await carts.updateCart(db, id, {
     updated_at: new Date(deps.now()),
@@ -98,6 +98,7 @@ export async function convertUcpCart(
     };
   const problems = await replaceLines(
     db,
+    deps.ids,
     cart,
     // A problem names the request's cart_id: the lines are the cart's, not the request's.
     lines.map((line) => ({

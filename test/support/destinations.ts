@@ -1,3 +1,5 @@
+import { currencyOf } from '../../src/domain/money.js';
+
 // The destination table (issue #32): at least 20 destinations across every region, each for one and two items with
 // and without 10OFF, with the expected subtotal, discount, shipping, tax by jurisdiction and total in minor units.
 // Priced by priceQuote in test/unit/destination-pricing.test.ts and over REST and MCP in test/destination-checkout.test.ts.
@@ -153,4 +155,18 @@ export const ADDRESSES: Record<string, { region?: string; postal_code?: string; 
 export function regionOf(destination: string): string {
   const country = destination.split('-')[0]!;
   return { US: 'reg_us', CA: 'reg_ca', GB: 'reg_gb', JP: 'reg_jp' }[country] ?? 'reg_eu';
+}
+
+/** A REST session's figures (totals and tax by jurisdiction) in minor units, as the table states them. */
+export function restFigures(session: any) {
+  const minor = ({ amount, currency }: { amount: number; currency: string }) =>
+    Math.round(amount * 10 ** currencyOf(currency).exponent);
+  return {
+    subtotal: minor(session.totals.subtotal),
+    discount: minor(session.totals.discount),
+    shipping: minor(session.totals.shipping),
+    taxes: session.tax_lines.map((tax: { amount: { amount: number; currency: string } }) => minor(tax.amount)),
+    tax: minor(session.totals.tax),
+    total: minor(session.totals.total),
+  };
 }

@@ -3,6 +3,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { expect } from 'vitest';
+import { startTestService, type TestService } from './service.js';
 
 export const STRIPE_WEBHOOK_SECRET = 'whsec_test_local_fake_secret';
 
@@ -177,4 +179,37 @@ export function signedDelivery(event: unknown, options: { secret?: string; times
     headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature },
     body: payload,
   };
+}
+
+/** A service that takes payment through a fake Stripe, and the fake; `close` stops both. */
+export async function startStripeService(): Promise<{ api: TestService; stripe: FakeStripe; close(): Promise<void> }> {
+  const stripe = await startFakeStripe();
+  const api = await startTestService({ env: { BASE_URL: 'https://store.example', ...stripe.env } }).catch(
+    async (error: unknown) => {
+      await stripe.close();
+      throw error;
+    },
+  );
+  return {
+    api,
+    stripe,
+    async close() {
+      await api.close();
+      await stripe.close();
+    },
+  };
+}
+
+/** Opens the session's pay page and returns the Stripe Checkout it redirected to. */
+export async function stripeCheckoutFor(
+  api: TestService,
+  stripe: FakeStripe,
+  sessionId: string,
+): Promise<CreatedCheckout> {
+  const page = await api.http(`/pay/${sessionId}`, { redirect: 'manual' });
+  expect(page.status).toBe(303);
+  const location = page.headers.get('location')!;
+  const checkout = stripe.created.find((entry) => location.endsWith(entry.id));
+  expect(checkout, location).toBeDefined();
+  return checkout!;
 }

@@ -104,6 +104,26 @@ function rendered(error: unknown, surface: Surface): string {
 
 const SURFACES: Surface[] = ['read', 'page', 'checkout', 'oauth', 'mcp', 'acp', 'ucp', 'ucp_mcp'];
 
+// The answers many rows share: an error a surface has no words for is its internal error.
+/** An unexpected error on the surfaces that are not a protocol's: a 500 that names nothing. */
+const INTERNAL_ERROR: Pick<Record<Surface, string>, 'read' | 'page' | 'checkout' | 'oauth' | 'mcp'> = {
+  read: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
+  page: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
+  checkout:
+    '500 {"Cache-Control":"no-store","API-Version":"2026-07-16"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred."}',
+  oauth:
+    '500 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"An unexpected error occurred."}',
+  mcp: '500 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"An unexpected error occurred."}}',
+};
+
+/** An error the protocols have no code for (most of the service's own): a 500 that says nothing was charged. */
+const NOTHING_CHARGED: Pick<Record<Surface, string>, 'acp' | 'ucp' | 'ucp_mcp'> = {
+  acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
+  ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
+  ucp_mcp:
+    '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+};
+
 /** The exact answers: `status headers body`, headers as JSON, the body as its bytes. */
 const TABLE: Record<string, Record<Surface, string>> = {
   bad_request: {
@@ -114,10 +134,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '400 {"Cache-Control":"no-store"} {"error":"invalid_request","error_description":"items[0].quantity must be at least 1.","param":"items[0].quantity"}',
     mcp: '400 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"items[0].quantity must be at least 1."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   bad_signature: {
     read: '400 {"Cache-Control":"no-store"} {"error":{"code":"invalid_signature","message":"The signature does not verify.","resolution":"Fix the request before retrying."}}',
@@ -127,10 +144,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '400 {"Cache-Control":"no-store"} {"error":"invalid_request","error_description":"The signature does not verify."}',
     mcp: '400 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"The signature does not verify."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   bad_scope: {
     read: '400 {"Cache-Control":"no-store"} {"error":{"code":"invalid_parameter","message":"Unknown scope cart:read.","resolution":"Fix the named parameter; do not retry the request unchanged.","param":"scope"}}',
@@ -140,10 +154,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '400 {"Cache-Control":"no-store"} {"error":"invalid_scope","error_description":"Unknown scope cart:read.","param":"scope"}',
     mcp: '400 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Unknown scope cart:read."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   not_found: {
     read: '404 {"Cache-Control":"no-store"} {"error":{"code":"not_found","message":"No cart cart_1 belongs to this client; create one with POST /agent/carts.","resolution":"Check the id or handle; list the collection to find valid ones.","param":"id"}}',
@@ -153,10 +164,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '404 {"Cache-Control":"no-store"} {"error":"not_found","error_description":"No cart cart_1 belongs to this client; create one with POST /agent/carts.","param":"id"}',
     mcp: '404 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"No cart cart_1 belongs to this client."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   in_flight: {
     read: '409 {"Retry-After":"1","Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"A request with this key is in progress.","resolution":"Fix the request before retrying."}}',
@@ -166,10 +174,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '409 {"Retry-After":"1","Cache-Control":"no-store"} {"error":"invalid_request","error_description":"A request with this key is in progress."}',
     mcp: '409 {"Retry-After":"1","Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"A request with this key is in progress.","data":{"retry_after":1}}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   cart_not_open: {
     read: '409 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"Only 3 of variant_a are available; requested 5.","resolution":"Change or remove line cali_1 (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry."}}',
@@ -179,10 +184,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '409 {"Cache-Control":"no-store"} {"error":"line_item_unavailable","error_description":"Only 3 of variant_a are available; requested 5. Change or remove line cali_1 (PATCH or DELETE /agent/carts/{id}/line-items/{line_id}), then retry.","available":3}',
     mcp: '409 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Only 3 of variant_a are available; requested 5."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   unprocessable: {
     read: '422 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"This key was used with another request.","resolution":"Fix the request before retrying."}}',
@@ -192,10 +194,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '422 {"Cache-Control":"no-store"} {"error":"invalid_request","error_description":"This key was used with another request."}',
     mcp: '422 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"This key was used with another request."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   unauthorized: {
     read: '401 {"WWW-Authenticate":"Bearer error=\\"invalid_token\\"","Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"The token is not valid.","resolution":"Fix the request before retrying."}}',
@@ -205,10 +204,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '401 {"WWW-Authenticate":"Bearer error=\\"invalid_token\\"","Cache-Control":"no-store"} {"error":"invalid_token","error_description":"The token is not valid."}',
     mcp: '401 {"WWW-Authenticate":"Bearer error=\\"invalid_token\\"","Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"The token is not valid."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   forbidden_scope: {
     read: '403 {"WWW-Authenticate":"Bearer scope=\\"cart:write\\"","Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"The token lacks cart:write.","resolution":"Fix the request before retrying."}}',
@@ -218,10 +214,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '403 {"WWW-Authenticate":"Bearer scope=\\"cart:write\\"","Cache-Control":"no-store"} {"error":"insufficient_scope","error_description":"The token lacks cart:write.","scope":"cart:write"}',
     mcp: '403 {"WWW-Authenticate":"Bearer scope=\\"cart:write\\"","Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"The token lacks cart:write."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   forbidden: {
     read: '403 {"Cache-Control":"no-store"} {"error":{"code":"cross_site_request","message":"Cross-site form posts are refused.","resolution":"Fix the request before retrying."}}',
@@ -231,10 +224,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '403 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"Cross-site form posts are refused."}',
     mcp: '403 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Cross-site form posts are refused."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   invalid_client: {
     read: '401 {"WWW-Authenticate":"Basic realm=\\"agent\\", charset=\\"UTF-8\\"","Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"Client authentication failed.","resolution":"Fix the request before retrying."}}',
@@ -244,10 +234,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '401 {"WWW-Authenticate":"Basic realm=\\"agent\\", charset=\\"UTF-8\\"","Cache-Control":"no-store"} {"error":"invalid_client","error_description":"Client authentication failed."}',
     mcp: '401 {"WWW-Authenticate":"Basic realm=\\"agent\\", charset=\\"UTF-8\\"","Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Client authentication failed."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   rate_limited: {
     read: '429 {"Retry-After":"7","Cache-Control":"no-store"} {"error":{"code":"rate_limited","message":"Too many requests.","resolution":"Wait for the number of seconds in Retry-After, then retry."}}',
@@ -270,10 +257,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '413 {"Cache-Control":"no-store"} {"error":"payload_too_large","error_description":"The request body is larger than the 100 kB limit.","param":"body"}',
     mcp: '413 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"The request body is larger than the 100 kB limit."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   unavailable: {
     read: '502 {"Retry-After":"5","Cache-Control":"no-store"} {"error":{"code":"catalog_unavailable","message":"The catalog is temporarily unreachable.","resolution":"Transient: retry with exponential backoff."}}',
@@ -309,10 +293,7 @@ const TABLE: Record<string, Record<Surface, string>> = {
     oauth:
       '502 {"Retry-After":"5","Cache-Control":"no-store"} {"error":"server_error","error_description":"The payment processor did not answer. Reload the page in a few seconds."}',
     mcp: '502 {"Retry-After":"5","Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"The payment processor did not answer.","data":{"retry_after":5}}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...NOTHING_CHARGED,
   },
   unknown_endpoint: {
     read: '404 {"Cache-Control":"no-store"} {"error":{"code":"unknown_endpoint","message":"No endpoint answers GET /nope.","resolution":"Use a documented operation; the contract is at /openapi.json and /docs."}}',
@@ -341,56 +322,26 @@ const TABLE: Record<string, Record<Surface, string>> = {
       '405 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"DELETE is not supported on /things; use GET or POST.","data":{"code":"method_not_allowed","content":"DELETE is not supported on /things; use GET or POST."}}}',
   },
   protocol_error: {
-    read: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    page: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    checkout:
-      '500 {"Cache-Control":"no-store","API-Version":"2026-07-16"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred."}',
-    oauth:
-      '500 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"An unexpected error occurred."}',
-    mcp: '500 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"An unexpected error occurred."}}',
+    ...INTERNAL_ERROR,
     acp: '400 {"Cache-Control":"no-store"} {"type":"invalid_request","code":"unsupported_api_version","message":"API-Version 1999-01-01 is not supported.","param":"API-Version","supported_versions":["2026-04-17"]}',
     ucp: '400 {"Cache-Control":"no-store"} {"code":"unsupported_api_version","content":"API-Version 1999-01-01 is not supported.","path":"API-Version","continue_url":"https://shop.example/"}',
     ucp_mcp:
       '400 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"API-Version 1999-01-01 is not supported.","data":{"code":"unsupported_api_version","content":"API-Version 1999-01-01 is not supported.","path":"API-Version"}}}',
   },
   protocol_error_headers: {
-    read: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    page: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    checkout:
-      '500 {"Cache-Control":"no-store","API-Version":"2026-07-16"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred."}',
-    oauth:
-      '500 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"An unexpected error occurred."}',
-    mcp: '500 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"An unexpected error occurred."}}',
+    ...INTERNAL_ERROR,
     acp: '409 {"Retry-After":"1","Cache-Control":"no-store"} {"type":"invalid_request","code":"idempotency_in_flight","message":"A request with this key is in progress."}',
     ucp: '409 {"Retry-After":"1","Cache-Control":"no-store"} {"code":"idempotency_in_flight","content":"A request with this key is in progress.","continue_url":"https://shop.example/"}',
     ucp_mcp:
       '409 {"Retry-After":"1"} {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"A request with this key is in progress.","data":{"code":"idempotency_in_flight","content":"A request with this key is in progress.","retry_after":1}}}',
   },
   rpc_error: {
-    read: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    page: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    checkout:
-      '500 {"Cache-Control":"no-store","API-Version":"2026-07-16"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred."}',
-    oauth:
-      '500 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"An unexpected error occurred."}',
-    mcp: '500 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"An unexpected error occurred."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...INTERNAL_ERROR,
+    ...NOTHING_CHARGED,
   },
   unexpected: {
-    read: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    page: '500 {"Cache-Control":"no-store"} {"error":{"code":"internal_error","message":"An unexpected error occurred.","resolution":"Fix the request before retrying."}}',
-    checkout:
-      '500 {"Cache-Control":"no-store","API-Version":"2026-07-16"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred."}',
-    oauth:
-      '500 {"Cache-Control":"no-store"} {"error":"server_error","error_description":"An unexpected error occurred."}',
-    mcp: '500 {"Cache-Control":"no-store"} {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"An unexpected error occurred."}}',
-    acp: '500 {"Cache-Control":"no-store"} {"type":"processing_error","code":"internal_error","message":"An unexpected error occurred; nothing was charged."}',
-    ucp: '500 {"Cache-Control":"no-store"} {"code":"internal_error","content":"An unexpected error occurred; nothing was charged.","continue_url":"https://shop.example/"}',
-    ucp_mcp:
-      '500 {} {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"An unexpected error occurred; nothing was charged.","data":{"code":"internal_error","content":"An unexpected error occurred; nothing was charged."}}}',
+    ...INTERNAL_ERROR,
+    ...NOTHING_CHARGED,
   },
 };
 

@@ -7,7 +7,7 @@ import { toUcpOrder, UCP_ORDER } from '../../domain/order-events.js';
 import { ucpErrorResponse, ucpMessage, type UcpMessage, type UcpVersion } from '../../domain/ucp-checkout.js';
 import { jsonResponse } from '../../http/protocol-io.js';
 import type { ProtocolResponse } from '../../protocols/answers.js';
-import { orderFacts, originOfSession, ucpSigningKey } from '../../services/order-events.js';
+import { orderFacts, originOfSession } from '../../services/order-events.js';
 import type { Negotiated } from '../../services/ucp-profiles.js';
 
 /** The order capability's entry in a business profile of `version`. */
@@ -27,8 +27,8 @@ export function orderCapability(version: UcpVersion) {
  * The public key order events are signed with, where each version's verifiers read it: `signing_keys` (2026-04-08),
  * `keys` (2026-08-25); nothing when the service signs nothing (no AGENT_WEBHOOK_KEY).
  */
-export function publishedKeys(deps: Pick<Deps, 'config'>, version: UcpVersion) {
-  const key = ucpSigningKey(deps);
+export function publishedKeys(deps: Pick<Deps, 'ucpSigningKey'>, version: UcpVersion) {
+  const key = deps.ucpSigningKey;
   if (!key) return {};
   return version === '2026-04-08' ? { signing_keys: [key.publicJwk] } : { keys: [key.publicJwk] };
 }

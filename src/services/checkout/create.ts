@@ -25,7 +25,6 @@ import {
   type RequestedItem,
 } from '../../domain/cart-items.js';
 import { BadRequest } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
 import { canonicalCodes } from '../../domain/promotions.js';
 import type { BuyerDetails, ProtocolSession } from '../../domain/protocol-session.js';
 import type { Deps } from '../../deps.js';
@@ -123,7 +122,7 @@ function build<Session>(
   const now = new Date(deps.now());
   const { buyer_email, buyer_details } = carts.buyerColumns(request.buyer);
   const cart = {
-    id: newId('cart'),
+    id: deps.ids.next('cart'),
     region_id: region.id,
     ...request.owner,
     promo_codes: request.codes,
@@ -138,7 +137,7 @@ function build<Session>(
     updated_at: now,
   };
   const rows = lines.map(({ variant, quantity }) => ({
-    id: newId('cali'),
+    id: deps.ids.next('cali'),
     variant_id: variant.id,
     quantity,
     title: variant.title,

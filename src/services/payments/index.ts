@@ -9,7 +9,6 @@ import { reserveForCheckout, type Shortfall } from '../../db/repositories/paymen
 import type { Deps } from '../../deps.js';
 import type { CheckoutSession, PaidSession } from '../../domain/checkout-session.js';
 import { quoteHash } from '../../domain/orders.js';
-import { newId } from '../../domain/ids.js';
 import { presentCart, quoteCart } from '../checkout.js';
 import { withTerms } from '../checkout/destination.js';
 import { Forbidden } from '../../domain/errors.js';
@@ -100,10 +99,10 @@ export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: stri
   if (found.cart.status !== 'ready_for_payment') return { kind: 'unchanged', page: await openPayPage(deps, id) };
   const { quote } = quoteCart(deps, found);
   if (quoteHash(quote) !== shownQuoteHash) return { kind: 'quote_changed', page: await openPayPage(deps, id) };
-  const paymentReference = newId('pay_test');
+  const paymentReference = deps.ids.next('pay_test');
   const outcome = await recordPayment(deps, {
     processor: 'test',
-    eventId: newId('evt_test'),
+    eventId: deps.ids.next('evt_test'),
     eventType: 'test.payment_succeeded',
     sessionId: id,
     paymentReference,
@@ -112,6 +111,6 @@ export async function payInTestMode(deps: Deps, id: string, shownQuoteHash: stri
     currency: quote.currencyCode,
   });
   if (outcome.kind !== 'refused') return { kind: 'paid' };
-  await payments.markRefunded(deps.db, 'test', paymentReference, newId('re_test'), new Date(deps.now()));
+  await payments.markRefunded(deps.db, 'test', paymentReference, deps.ids.next('re_test'), new Date(deps.now()));
   return { kind: 'refused', page: await openPayPage(deps, id) };
 }
