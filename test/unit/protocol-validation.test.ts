@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_SCHEMAS, requestProblem } from '../../src/protocols/requests.js';
 import { protocolSchemaProblems, protocolValidators, schemaByRef } from '../../src/protocols/schemas.js';
+import { withInformativeFields } from '../../src/services/ucp-profiles.js';
 
 const validators = protocolValidators();
 
@@ -46,5 +47,32 @@ describe('validation of untrusted input stops at the first error', () => {
       path: '$.items',
       message: '$.items is not a field of this request.',
     });
+  });
+});
+
+describe('a platform profile without its informative fields', () => {
+  it('is filled in, naming the first five fields filled and counting the rest (work bounded by the profile, not by names)', () => {
+    const entries = Array.from({ length: 10_000 }, () => ({ version: '2026-04-08' }));
+    const profile = { ucp: { version: '2026-04-08', capabilities: { 'dev.ucp.shopping.checkout': entries } } };
+    const { profile: filled, filled: named, missing } = withInformativeFields(profile);
+    expect(missing).toBe(20_000);
+    expect(named).toEqual([
+      "$.ucp.capabilities['dev.ucp.shopping.checkout'][0].spec",
+      "$.ucp.capabilities['dev.ucp.shopping.checkout'][0].schema",
+      "$.ucp.capabilities['dev.ucp.shopping.checkout'][1].spec",
+      "$.ucp.capabilities['dev.ucp.shopping.checkout'][1].schema",
+      "$.ucp.capabilities['dev.ucp.shopping.checkout'][2].spec",
+    ]);
+    const list = (filled as typeof profile).ucp.capabilities['dev.ucp.shopping.checkout'] as Array<
+      Record<string, unknown>
+    >;
+    expect(list).toHaveLength(10_000);
+    for (const entry of [list[0]!, list[9_999]!])
+      expect(Object.keys(entry).sort()).toEqual(['schema', 'spec', 'version']);
+    // Entries that have them are kept as they are.
+    const complete = { version: '2026-04-08', spec: 'https://ucp.dev/s', schema: 'https://ucp.dev/j' };
+    const kept = withInformativeFields({ ucp: { capabilities: { a: [complete] } } });
+    expect(kept.missing).toBe(0);
+    expect((kept.profile as any).ucp.capabilities.a[0]).toBe(complete);
   });
 });
