@@ -19,7 +19,10 @@ const TARGETS: Record<RowKind, Targets> = {
   'catalog-read': { minRatio: 0.7, maxP99Ms: 50 },
   // Against the cached read of the same list: each miss is one statement and a serialisation (issue #29).
   'catalog-miss': { minRatio: 0.05, maxP99Ms: 100 },
-  read: { minRatio: 0.5, maxP99Ms: 50 },
+  // Issue #30 item 7: the session read at 0.7 of its pgbench replay, REST creates at 0.8 and the protocols' at 0.7 of
+  // pgbench storing the same session.
+  read: { minRatio: 0.7, maxP99Ms: 50 },
+  'rest-creation': { minRatio: 0.8, maxP99Ms: 100 },
   creation: { minRatio: 0.7, maxP99Ms: 100 },
   mcp: { minRatio: 0.5, maxP99Ms: 50 },
 };
