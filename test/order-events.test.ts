@@ -215,6 +215,28 @@ describe('UCP orders', () => {
     expect(ucpWebhookProblems(tampered, ucpReceiver.url, latest)).toEqual([
       'Content-Digest sha-256 is not the digest of the body received',
     ]);
+    // A covered header the delivery lacks fails (RFC 9421 §2.5), never signed over as an empty value.
+    const withoutAgent = { ...events[0]!, headers: { ...events[0]!.headers, 'ucp-agent': undefined } };
+    expect(ucpWebhookProblems(withoutAgent, ucpReceiver.url, latest)).toEqual([
+      'the signature covers ucp-agent, which the delivery does not carry',
+    ]);
+    // The key its keyid names must be an ES256 key: another key type under that kid is refused, whatever it verifies.
+    const kid = latest[0]!.kid;
+    const rsa = { kty: 'RSA', kid, n: 'AQAB', e: 'AQAB' };
+    expect(ucpWebhookProblems(events[0]!, ucpReceiver.url, [rsa])).toEqual([
+      `key ${kid} is not an ES256 key (EC P-256)`,
+    ]);
+    // Any label: the same signature under another label verifies.
+    const relabel = (value: unknown) => String(value).replace(/^sig1=/, 'ucp=');
+    const relabelled = {
+      ...events[0]!,
+      headers: {
+        ...events[0]!.headers,
+        'signature-input': relabel(events[0]!.headers['signature-input']),
+        signature: relabel(events[0]!.headers.signature),
+      },
+    };
+    expect(ucpWebhookProblems(relabelled, ucpReceiver.url, latest)).toEqual([]);
     expect(new Set(events.map((event) => event.headers['webhook-id'])).size).toBe(3);
     // The refused first delivery was retried: two attempts for the creation, one for each later event.
     const rows = await api.service.deps

@@ -10,7 +10,7 @@
 import { createHash, createPublicKey, verify, type JsonWebKey } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseDictionary, type InnerList } from 'structured-headers';
+import { parseDictionary, serializeInnerList, type InnerList } from 'structured-headers';
 
 /** One delivery as received: its headers (lower-case names) and the body's exact bytes as text. */
 export interface ReceivedDelivery {
@@ -43,26 +43,38 @@ export function ucpWebhookProblems(delivery: ReceivedDelivery, url: string, keys
   if (!(digest instanceof ArrayBuffer)) problems.push('no Content-Digest sha-256');
   else if (!createHash('sha256').update(delivery.raw).digest().equals(Buffer.from(digest)))
     problems.push('Content-Digest sha-256 is not the digest of the body received');
-  const input = dictionaries.input.get('sig1') as InnerList | undefined;
-  const signature = dictionaries.signature.get('sig1')?.[0];
+  // The first signature whose label both headers carry (any label: RFC 9421 does not fix one).
+  const label = [...dictionaries.input.keys()].find((name) => dictionaries.signature.has(name));
+  const input = label === undefined ? undefined : (dictionaries.input.get(label) as InnerList);
+  const signature = label === undefined ? undefined : dictionaries.signature.get(label)?.[0];
   if (!Array.isArray(input?.[0]) || !(signature instanceof ArrayBuffer)) {
-    problems.push('no Signature-Input and Signature labelled sig1');
+    problems.push('no Signature-Input and Signature of one label');
     return problems;
   }
   const components = input[0].map(([name]) => String(name));
   const missing = UCP_WEBHOOK_COMPONENTS.filter((name) => !components.includes(name));
   if (missing.length) problems.push(`the signature does not cover ${missing.join(', ')}`);
+  const target = new URL(url);
+  const values: Record<string, string> = { '@method': 'POST', '@authority': target.host, '@path': target.pathname };
+  // A covered header the delivery lacks makes the signature base fail (RFC 9421 §2.5), never an empty value.
+  const absent = components.filter((name) => values[name] === undefined && delivery.headers[name] === undefined);
+  if (absent.length) {
+    problems.push(`the signature covers ${absent.join(', ')}, which the delivery does not carry`);
+    return problems;
+  }
   const keyid = input[1].get('keyid');
   const jwk = keys.find((key) => key.kid === keyid);
   if (!jwk) {
     problems.push(`keyid ${String(keyid)} is none of the keys the business profile publishes`);
     return problems;
   }
-  const target = new URL(url);
-  const values: Record<string, string> = { '@method': 'POST', '@authority': target.host, '@path': target.pathname };
+  // UCP signs with ES256: a key of another type is no key for it, whatever it would verify.
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || (jwk.alg !== undefined && jwk.alg !== 'ES256')) {
+    problems.push(`key ${String(keyid)} is not an ES256 key (EC P-256)`);
+    return problems;
+  }
   const lines = components.map((name) => `"${name}": ${values[name] ?? header(name).trim()}`);
-  const params = header('signature-input').replace(/^\s*sig1=/, '');
-  const base = [...lines, `"@signature-params": ${params}`].join('\n');
+  const base = [...lines, `"@signature-params": ${serializeInnerList(input)}`].join('\n');
   let verified: boolean;
   try {
     verified = verify(
