@@ -95,19 +95,38 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
         insuranceLimiter: fallbacks ? countedFallback(memory, () => fallbacks.inc()) : memory,
       })
     : memory;
-  const limitHeader: [string, string] = ['RateLimit-Limit', String(limit)];
+  const limitText = String(limit);
+  const limitHeader: [string, string] = ['RateLimit-Limit', limitText];
+
+  /** Seconds before the most constrained key's window ends (RateLimit-Reset). */
+  const resetOf = (tightest: RateLimiterRes) => Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
+  const rejectionOf = (reset: number) =>
+    new RateLimited(`Rate limit of ${limit} ${unit} exceeded.`, Math.max(1, reset));
 
   /** The headers and rejection of the most constrained key's count. */
   function limitCount(tightest: RateLimiterRes, over: boolean): LimitCount {
-    const reset = Math.max(0, Math.ceil(tightest.msBeforeNext / 1000));
+    const reset = resetOf(tightest);
     return {
       headers: [
         limitHeader,
         ['RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints))],
         ['RateLimit-Reset', String(reset)],
       ],
-      rejection: over ? new RateLimited(`Rate limit of ${limit} ${unit} exceeded.`, Math.max(1, reset)) : undefined,
+      rejection: over ? rejectionOf(reset) : undefined,
     };
+  }
+
+  /**
+   * What `limitCount` says, set straight in the request's header list (and the rejection thrown): every public request
+   * takes this, and the LimitCount's arrays in between were a visible share of a cached read.
+   */
+  function settle(ctx: AppContext, tightest: RateLimiterRes, over: boolean): void {
+    const list = ctx.state.headers;
+    const reset = resetOf(tightest);
+    list.set('RateLimit-Limit', limitText);
+    list.set('RateLimit-Remaining', String(Math.max(0, tightest.remainingPoints)));
+    list.set('RateLimit-Reset', String(reset));
+    if (over) throw rejectionOf(reset);
   }
 
   // A key over its limit rejects with its RateLimiterRes; anything else is the store failing.
@@ -120,24 +139,17 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
       },
     );
 
-  // One key (every cached read) skips Promise.all and the reduce: with the rest they were a visible share of one.
+  /** Every key counted; the most constrained key's count, and whether any key is over its limit. */
+  const countAll = (keys: string[]) =>
+    Promise.all(keys.map(countOne)).then((outcomes) => ({
+      tightest: outcomes.reduce((least, outcome) =>
+        outcome.result.remainingPoints < least.result.remainingPoints ? outcome : least,
+      ).result,
+      over: outcomes.some((outcome) => outcome.over),
+    }));
+
   function count(...keys: string[]): Promise<LimitCount> {
-    if (keys.length === 1)
-      return store.consume(keys[0]!).then(
-        (result) => limitCount(result, false),
-        (reason: unknown) => {
-          if (reason instanceof RateLimiterRes) return limitCount(reason, true);
-          throw reason;
-        },
-      );
-    return Promise.all(keys.map(countOne)).then((outcomes) =>
-      limitCount(
-        outcomes.reduce((least, outcome) =>
-          outcome.result.remainingPoints < least.result.remainingPoints ? outcome : least,
-        ).result,
-        outcomes.some((outcome) => outcome.over),
-      ),
-    );
+    return countAll(keys).then(({ tightest, over }) => limitCount(tightest, over));
   }
 
   async function check(key: string): Promise<LimitCount> {
@@ -156,11 +168,16 @@ export function createRateLimiter(options: LimitOptions, redis?: Redis, metrics?
     count,
     check,
     consume(ctx, ...keys) {
-      return count(...keys).then(({ headers, rejection }) => {
-        const list = ctx.state.headers;
-        for (const [name, value] of headers) list.set(name, value);
-        if (rejection) throw rejection;
-      });
+      // One key (every public request) skips Promise.all and the reduce: with the rest they were a visible share of one.
+      if (keys.length === 1)
+        return store.consume(keys[0]!).then(
+          (result) => settle(ctx, result, false),
+          (reason: unknown) => {
+            if (reason instanceof RateLimiterRes) return settle(ctx, reason, true);
+            throw reason;
+          },
+        );
+      return countAll(keys).then(({ tightest, over }) => settle(ctx, tightest, over));
     },
   };
 }

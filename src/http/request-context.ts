@@ -7,20 +7,20 @@ import type { ResponseHeaders } from './response-headers.js';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The caller's X-Request-Id when it is safe to log and echo, else the request's trace id when traced, else a new one. */
-export function requestIdOf(incoming: string | undefined, traceId?: string): string {
-  return incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : (traceId ?? randomUUID());
+export function requestIdOf(incoming: string | string[] | undefined, traceId?: string): string {
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : (traceId ?? randomUUID());
 }
 
 /** The one line each request is logged with. The path only: query strings and headers may carry credentials. */
 export function logRequest(
   log: Logger,
   requestId: string,
-  method: string,
-  path: string,
-  status: number,
+  request: { readonly method: string; readonly path: string; readonly status: number },
   started: number,
 ) {
+  // Read only when the line is written: Koa parses the URL for \`path\`.
   if (!log.isLevelEnabled('info')) return;
+  const { method, path, status } = request;
   log.info({ requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
 }
 

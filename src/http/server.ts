@@ -32,7 +32,8 @@ function createApp(parts: RouteParts): Koa<AppState> {
   const serve = (ctx: AppContext, span?: RequestSpan): Promise<void> => {
     const started = performance.now();
     if (metrics) metrics.inFlight++;
-    const requestId = requestIdOf(ctx.get('X-Request-Id'), span?.traceId);
+    // Node's own header map, not Koa's \`get\`, which lower-cases the name on every call.
+    const requestId = requestIdOf(ctx.req.headers['x-request-id'], span?.traceId);
     const headers = new ResponseHeaders(ctx.res, ['X-Request-Id', requestId, ...FIXED_HEADERS]);
     ctx.state = new RequestState(log, requestId, headers);
     const ended = (failed: boolean, error: unknown) => {
@@ -46,7 +47,7 @@ function createApp(parts: RouteParts): Koa<AppState> {
         metrics.inFlight--;
         ctx.state.route?.recorder?.end(ctx.method, status, started);
       }
-      logRequest(log, requestId, ctx.method, ctx.path, ctx.status, started);
+      logRequest(log, requestId, ctx, started);
       span?.finish({
         route: ctx.state.route?.template,
         operationId: ctx.state.route?.operationId,
