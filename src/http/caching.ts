@@ -13,7 +13,7 @@ import type { ValidatorRegistry } from '../validators.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { CachedRepresentation, ReadCache, ReadKeys, Representation } from '../ports.js';
-import { writesFlat } from './response-headers.js';
+import { answersFlat } from './response-headers.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -49,18 +49,37 @@ export function representationOf(body: unknown, contentType = JSON_TYPE): Repres
   return { payload, etag: weakEtag(payload), contentType };
 }
 
-/** Sends a cacheable representation with Cache-Control and ETag, or 304 when If-None-Match matches. */
-export function sendRepresentation(ctx: AppContext, representation: Representation): void {
-  ctx.set('Cache-Control', PUBLIC_CACHE_CONTROL);
-  ctx.set('ETag', representation.etag);
-  const ifNoneMatch = ctx.get('If-None-Match');
-  if (ifNoneMatch && matchesEtag(ifNoneMatch, representation.etag)) {
-    ctx.status = 304;
-    return;
+/** Where a representation's headers are set: Koa's context, or the request's flat header list. */
+interface HeaderTarget {
+  set(name: string, value: string): void;
+}
+
+/**
+ * The one answer of a representation, with its headers set on `target` in the order every answer lists them:
+ * Cache-Control and ETag; then 304 when If-None-Match names the ETag, else 200 with its Content-Type and Content-Length;
+ * then Age, for one served from the read cache. Returns the status; the body, for a 200, is the payload.
+ */
+function answerWith(
+  target: HeaderTarget,
+  representation: Representation,
+  ifNoneMatch: string | undefined,
+  age: string | undefined,
+): 200 | 304 {
+  target.set('Cache-Control', PUBLIC_CACHE_CONTROL);
+  target.set('ETag', representation.etag);
+  const status = ifNoneMatch && matchesEtag(ifNoneMatch, representation.etag) ? 304 : 200;
+  if (status === 200) {
+    target.set('Content-Type', representation.contentType);
+    target.set('Content-Length', String(representation.payload.length));
   }
-  ctx.status = 200;
-  ctx.type = representation.contentType;
-  ctx.body = representation.payload;
+  if (age !== undefined) target.set('Age', age);
+  return status;
+}
+
+/** Sends a cacheable representation with Cache-Control and ETag, or 304 when If-None-Match matches; `age` when cached. */
+export function sendRepresentation(ctx: AppContext, representation: Representation, age?: string): void {
+  ctx.status = answerWith(ctx, representation, ctx.req.headers['if-none-match'], age);
+  if (ctx.status === 200) ctx.body = representation.payload;
 }
 
 export function sendCacheable(ctx: AppContext, body: unknown, contentType?: string): void {
@@ -182,8 +201,7 @@ function cachedOperation(
       answer(ctx, await handler(input, ctx));
       return answered(ctx, operationId);
     });
-    sendRepresentation(ctx, representation);
-    ctx.set('Age', ageOf(representation));
+    sendRepresentation(ctx, representation, ageOf(representation));
   };
 }
 
@@ -246,29 +264,14 @@ export function readCacheStep(
     }
     return true;
   };
-  return writesFlat<AppMiddleware>((ctx, next) => {
+  // Compiled into the flat prefix of its route's pipeline (routes.ts refuses it anywhere else): a hit is answered from
+  // the request's header list, written by the door in one write.
+  return answersFlat<AppMiddleware>((ctx, next) => {
     const read = keys.ofTarget(ctx.url);
     const entry = read && cache.get(read.key);
     if (!entry || !admitted(ctx)) return next();
     const { headers } = ctx.state;
-    if (!headers.pending) {
-      sendRepresentation(ctx, entry);
-      ctx.set('Age', ageOf(entry));
-      return;
-    }
-    // The headers sendRepresentation and Koa would set, in their order, answered by the door in one write.
-    headers.set('Cache-Control', PUBLIC_CACHE_CONTROL);
-    headers.set('ETag', entry.etag);
-    const ifNoneMatch = ctx.get('If-None-Match');
-    if (ifNoneMatch && matchesEtag(ifNoneMatch, entry.etag)) {
-      headers.set('Age', ageOf(entry));
-      headers.answer(304);
-      return;
-    }
-    // The content type was stored as Koa set it (`answered`), so Koa would set it unchanged.
-    headers.set('Content-Type', entry.contentType);
-    headers.set('Content-Length', String(entry.payload.length));
-    headers.set('Age', ageOf(entry));
-    headers.answer(200, entry.payload);
+    const status = answerWith(headers, entry, ctx.req.headers['if-none-match'], ageOf(entry));
+    headers.answer(status, status === 200 ? entry.payload : undefined);
   });
 }

@@ -14,7 +14,7 @@ import { operationStep, type Contract } from './openapi.js';
 import type { BindingAnswer, BindingRoute, ProtocolBinding } from './protocol-io.js';
 import type { ProtocolBindings } from './protocols.js';
 import { limitByAddress } from './rate-limit.js';
-import { flushHeaders, isFlat } from './response-headers.js';
+import { withFlush } from './response-headers.js';
 import {
   protocolErrors,
   surfaceOf,
@@ -101,10 +101,7 @@ function compileWith(
   }
   steps.push(last);
   // The headers stay a flat list through the first steps that only add to it; the next step sees them on the response.
-  let flat = 1;
-  while (flat < steps.length && isFlat(steps[flat]!)) flat++;
-  steps.splice(flat, 0, flushHeaders);
-  const run = compose(steps) as Pipeline;
+  const run = compose(withFlush(steps, `${spec.method ?? 'any method'} ${spec.path}`)) as Pipeline;
   const operationId = spec.operation?.operationId;
   const route: MatchedRoute = {
     template: matched ? spec.path : undefined,
