@@ -15,12 +15,13 @@ export function requestIdOf(incoming: string | string[] | undefined, traceId?: s
 export function logRequest(
   log: Logger,
   requestId: string,
-  request: { readonly method: string; readonly path: string; readonly status: number },
+  request: { readonly method: string; readonly path: string },
+  status: number,
   started: number,
 ) {
   // Read only when the line is written: Koa parses the URL for \`path\`.
   if (!log.isLevelEnabled('info')) return;
-  const { method, path, status } = request;
+  const { method, path } = request;
   log.info({ requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
 }
 

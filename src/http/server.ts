@@ -47,7 +47,7 @@ function createApp(parts: RouteParts): Koa<AppState> {
         metrics.inFlight--;
         ctx.state.route?.recorder?.end(ctx.method, status, started);
       }
-      logRequest(log, requestId, ctx, started);
+      logRequest(log, requestId, ctx, status, started);
       span?.finish({
         route: ctx.state.route?.template,
         operationId: ctx.state.route?.operationId,
