@@ -1,5 +1,7 @@
 // The ceiling of this stack on this machine: bare Koa answering the service's own response bytes, with no database,
-// no validation and no middleware. run.ts forks this file, sends the routes over IPC and receives the port.
+// no validation and no middleware. run.ts forks this file, sends the routes over IPC and receives the port. Started
+// `withHeaders`, it also sets every header the service's response carries (set as a Koa application sets them, one
+// `ctx.set` each, with the values the service sent once): what the same response, headers and all, costs this stack.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,12 +15,20 @@ export interface CeilingRoute {
   contentType: string;
   /** The response bytes, base64 (IPC carries JSON). */
   body: string;
+  /** The service's response headers but Node's own (see Fixture in rows.ts), Content-Type among them. */
+  headers: Array<[string, string]>;
+}
+
+export interface CeilingSetup {
+  routes: CeilingRoute[];
+  withHeaders: boolean;
 }
 
 interface Answer {
   status: number;
   contentType: string;
   body: Buffer;
+  headers: Array<[string, string]>;
 }
 
 async function parseJson(request: IncomingMessage): Promise<unknown> {
@@ -27,11 +37,16 @@ async function parseJson(request: IncomingMessage): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
-function ceilingApp(routes: CeilingRoute[]): Koa {
+function ceilingApp({ routes, withHeaders }: CeilingSetup): Koa {
   const answers = new Map<string, Answer>(
     routes.map((route) => [
       `${route.method} ${route.url}`,
-      { status: route.status, contentType: route.contentType, body: Buffer.from(route.body, 'base64') },
+      {
+        status: route.status,
+        contentType: route.contentType,
+        body: Buffer.from(route.body, 'base64'),
+        headers: route.headers,
+      },
     ]),
   );
   const app = new Koa();
@@ -44,7 +59,8 @@ function ceilingApp(routes: CeilingRoute[]): Koa {
     // A POST still pays for reading and parsing its JSON body, as the service must.
     if (ctx.method === 'POST') await parseJson(ctx.req);
     ctx.status = answer.status;
-    ctx.set('Content-Type', answer.contentType);
+    if (withHeaders) for (const [name, value] of answer.headers) ctx.set(name, value);
+    else ctx.set('Content-Type', answer.contentType);
     ctx.body = answer.body;
   });
   return app;
@@ -53,7 +69,7 @@ function ceilingApp(routes: CeilingRoute[]): Koa {
 // Never outlive the benchmark, even when it is killed before it can stop this process.
 process.on('disconnect', () => process.exit(0));
 
-const [routes] = (await once(process, 'message')) as [CeilingRoute[]];
-const server = createServer(ceilingApp(routes).callback()).listen(0, '127.0.0.1');
+const [setup] = (await once(process, 'message')) as [CeilingSetup];
+const server = createServer(ceilingApp(setup).callback()).listen(0, '127.0.0.1');
 await once(server, 'listening');
 process.send!({ port: (server.address() as AddressInfo).port });

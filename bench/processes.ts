@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { CeilingRoute } from './ceiling.js';
+import type { CeilingSetup } from './ceiling.js';
 
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -136,12 +136,12 @@ async function firstMessage(child: ChildProcess): Promise<unknown> {
   return message;
 }
 
-export async function startCeilingProcess(routes: CeilingRoute[]): Promise<ServerProcess> {
+export async function startCeilingProcess(setup: CeilingSetup): Promise<ServerProcess> {
   const child = fork(fileURLToPath(new URL('./ceiling.ts', import.meta.url)), {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  child.send(routes);
+  child.send(setup);
   const { port } = (await firstMessage(child)) as { port: number };
   return { pid: child.pid!, url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }

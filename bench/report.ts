@@ -47,6 +47,12 @@ export interface Round {
   /** Absent when the ceiling cannot be measured here (pgbench on the embedded database). */
   ceiling?: CeilingFigures;
   ratio?: number;
+  /**
+   * Bare Koa setting every header the service's response carries too (catalogue reads): the same response, headers and
+   * all. Not judged: it shows what the headers the contract requires cost this stack, beside the judged ceiling.
+   */
+  withHeaders?: CeilingFigures;
+  ratioWithHeaders?: number;
   /** Peak RSS of the service during this row (warm-up included). */
   servicePeakRssBytes: number;
   /** 1-minute load average as the row started. */
@@ -70,6 +76,7 @@ export interface MeasuredRow {
     serviceRequestsPerSecond: Spread;
     ceilingRequestsPerSecond?: Spread;
     ratio?: Spread;
+    ratioWithHeaders?: Spread;
     cpuMs: Spread;
     databaseCpuMs?: Spread;
   };
@@ -151,10 +158,12 @@ export function judgeRow(
     service.databaseCpuMsPerRequest === undefined ? [] : [service.databaseCpuMsPerRequest],
   );
   const ceilings = rounds.flatMap((round) => (round.ceiling ? [round.ceiling.requestsPerSecond] : []));
+  const withHeaders = rounds.flatMap((round) => (round.ratioWithHeaders === undefined ? [] : [round.ratioWithHeaders]));
   const summary = {
     serviceRequestsPerSecond: spread(rounds.map((round) => round.service.requestsPerSecond)),
     ...(ceilings.length ? { ceilingRequestsPerSecond: spread(ceilings) } : {}),
     ...(ratios.length ? { ratio: spread(ratios) } : {}),
+    ...(withHeaders.length ? { ratioWithHeaders: spread(withHeaders) } : {}),
     cpuMs: spread(rounds.map((round) => round.service.cpuMsPerRequest)),
     ...(databaseCpu.length ? { databaseCpuMs: spread(databaseCpu) } : {}),
   };
@@ -207,6 +216,7 @@ function measuredCells(row: MeasuredRow): string[] {
     summary.ceilingRequestsPerSecond ? ranged(summary.ceilingRequestsPerSecond, integer) : '–',
     row.rounds.map((round) => (round.ratio === undefined ? '–' : twoDecimals(round.ratio))).join(', '),
     ratio,
+    summary.ratioWithHeaders ? ranged(summary.ratioWithHeaders, twoDecimals) : '–',
     `${checks.p99Ms.value} ${verdict(checks.p99Ms)} (≤ ${checks.p99Ms.limit})`,
     twoDecimals(summary.cpuMs.median),
     summary.databaseCpuMs ? twoDecimals(summary.databaseCpuMs.median) : '–',
@@ -224,6 +234,7 @@ const HEADER = [
   'Ceiling req/s',
   'Ratio per round',
   'Ratio, median (min–max)',
+  'Ratio to bare Koa with the same headers (not judged)',
   'Worst p99 ms',
   'Service CPU ms/req',
   'PostgreSQL CPU ms/req',

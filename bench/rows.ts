@@ -25,7 +25,12 @@ export interface Fixture {
   status: number;
   contentType: string;
   body: Buffer;
+  /** The response's own headers, in order, less those Node writes itself (Date, Connection, Keep-Alive, length). */
+  headers: Array<[string, string]>;
 }
+
+/** Headers Node's HTTP server writes on every response whatever the application sets. */
+const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
 export interface ReadyRow {
   state: 'ready';
@@ -76,7 +81,12 @@ async function capture(baseUrl: string, load: Load, expectedStatus: number): Pro
   }
   return {
     load,
-    fixture: { status: response.status, contentType: response.headers.get('content-type') ?? 'application/json', body },
+    fixture: {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? 'application/json',
+      body,
+      headers: [...response.headers].filter(([name]) => !TRANSPORT_HEADERS.has(name)),
+    },
   };
 }
 

@@ -126,6 +126,7 @@ function ceilingRoutes(rows: Row[]): CeilingRoute[] {
       status: fixture.status,
       contentType: fixture.contentType,
       body: fixture.body.toString('base64'),
+      headers: fixture.headers,
     }));
 }
 
@@ -151,6 +152,8 @@ function fromMeasurement(figures: Measurement): CeilingFigures {
 interface Servers {
   service: ServerProcess;
   ceiling: ServerProcess;
+  /** Bare Koa setting the service's response headers as well (bench/ceiling.ts). */
+  ceilingWithHeaders: ServerProcess;
   /** PostgreSQL's URL for pgbench, unless pgbench cannot run here. */
   pgbenchUrl: string | undefined;
   /** PostgreSQL's CPU time, when its server runs on this machine. */
@@ -189,9 +192,16 @@ async function measureRound(row: ReadyRow, servers: Servers, settings: LoadSetti
   const servicePeakRssBytes = peakRss(servers.service.pid);
   progress(`${row.title}: ceiling`);
   const ceiling = await measureCeiling(row.ceiling, row, servers, settings);
+  const withHeaders =
+    row.ceiling.kind === 'koa'
+      ? fromMeasurement(await measure(servers.ceilingWithHeaders, row.load, settings))
+      : undefined;
   return {
     service,
     ...(ceiling ? { ceiling, ratio: service.requestsPerSecond / ceiling.requestsPerSecond } : {}),
+    ...(withHeaders
+      ? { withHeaders, ratioWithHeaders: service.requestsPerSecond / withHeaders.requestsPerSecond }
+      : {}),
     servicePeakRssBytes,
     loadAverage,
   };
@@ -280,11 +290,19 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   cleanups.push(service.stop);
   const serviceIdleRssBytes = currentRss(service.pid);
   const rows = await prepareRows(service.url, { ucpProfileUrl: profile.url });
-  const ceiling = await startCeilingProcess(ceilingRoutes(rows));
+  const ceiling = await startCeilingProcess({ routes: ceilingRoutes(rows), withHeaders: false });
   cleanups.push(ceiling.stop);
+  const ceilingWithHeaders = await startCeilingProcess({ routes: ceilingRoutes(rows), withHeaders: true });
+  cleanups.push(ceilingWithHeaders.stop);
   const databaseUrl = database.env.DATABASE_URL;
   const local = databaseUrl !== undefined && onThisMachine(databaseUrl);
-  const servers = { service, ceiling, pgbenchUrl, databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined };
+  const servers = {
+    service,
+    ceiling,
+    ceilingWithHeaders,
+    pgbenchUrl,
+    databaseCpu: local ? databaseCpuProbe(databaseUrl) : undefined,
+  };
 
   let servicePeak = peakRss(service.pid); // start-up and fixtures, before the first per-row reset
   const ready = rows.filter(
