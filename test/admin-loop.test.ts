@@ -3,6 +3,8 @@
 // page, the checkout session's order); a refund that arrives from Stripe; and, on PostgreSQL, every admin event
 // delivered to the agent's webhook once by two instances sharing one database.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, requestToken, type RegisteredClient } from './support/agent.js';
@@ -71,6 +73,21 @@ describe('the loop from the command line', () => {
   afterAll(async () => {
     await api?.close();
     await agent?.receiver.close();
+  });
+
+  it('runs as `npm run admin` with Node alone, as a production install pruned of dev dependencies has it', async () => {
+    const { scripts } = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+    // The script's command with no node_modules/.bin on the PATH: what `npm prune --omit=dev` leaves (no tsx).
+    const { stdout } = await promisify(execFile)('/bin/sh', ['-c', `${scripts.admin} orders list --json`], {
+      env: {
+        PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+        ADMIN_API_URL: api.url,
+        ADMIN_CLIENT_ID: client.client_id,
+        ADMIN_CLIENT_SECRET: client.client_secret,
+      },
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout)).toEqual(expect.objectContaining({ data: expect.any(Array) }));
   });
 
   /** `npm run admin -- …` as a child process against the test service: its exit code and output. */
