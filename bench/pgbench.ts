@@ -74,7 +74,8 @@ export async function runScript(
         ...Object.entries(variables).map(([name, value]) => `--define=${name}=${value}`),
         databaseUrl,
       ],
-      { maxBuffer: 16 * 1024 * 1024 },
+      // The service's sessions run without JIT compilation (src/db/knex.ts): the ceiling's sessions too.
+      { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, PGOPTIONS: '-c jit=off' } },
     );
     return parseOutput(stdout);
   } finally {

@@ -140,3 +140,18 @@ describe('named statements', () => {
     expect((await db.raw('select count(*) as n from probes where id = 11')).rows).toEqual([{ n: 0 }]);
   });
 });
+
+describe("the service's PostgreSQL sessions", () => {
+  it('never JIT-compile a statement, however costly the planner estimates it', async () => {
+    // jit_above_cost 0 makes every statement costly enough: a session with JIT on compiles this one, and EXPLAIN says so.
+    const plan = await db.transaction(async (trx) => {
+      await trx.raw('set local jit_above_cost = 0');
+      const explained = await trx.raw('explain (analyze, format json) select count(*) from probes where id = any(?)', [
+        [1, 2, 3],
+      ]);
+      return (explained.rows[0] as Record<string, Array<Record<string, unknown>>>)['QUERY PLAN']![0]!;
+    });
+    expect(plan.Plan).toBeDefined();
+    expect(plan).not.toHaveProperty('JIT');
+  });
+});

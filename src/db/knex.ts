@@ -199,6 +199,11 @@ async function postgresConfig(databaseUrl: string, statementTimeoutMs: number): 
       // The server cancels long statements; the driver stops waiting a little later, in case the server cannot say so.
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + REPLY_GRACE_MS,
+      // No JIT compilation: once a table outgrows its statistics (a carts table of 400,000 rows that autovacuum has not
+      // analysed yet), a statement's estimated cost passes jit_above_cost and PostgreSQL compiles it with LLVM on every
+      // execution, 20-50 ms of CPU for a session read that takes 0.1 ms (docs/performance/README.md). Options in the
+      // URL's query (`?options=...`) take precedence over this.
+      options: '-c jit=off',
       // Detects peers that vanished without closing (a dead host, a NAT that dropped the flow).
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
