@@ -290,9 +290,10 @@ async function bench(options: Options, cleanups: Array<() => Promise<void>>): Pr
   cleanups.push(service.stop);
   const serviceIdleRssBytes = currentRss(service.pid);
   const rows = await prepareRows(service.url, { ucpProfileUrl: profile.url });
-  const ceiling = await startCeilingProcess({ routes: ceilingRoutes(rows), withHeaders: false });
+  const routes = ceilingRoutes(rows);
+  const ceiling = await startCeilingProcess({ routes, withHeaders: false });
   cleanups.push(ceiling.stop);
-  const ceilingWithHeaders = await startCeilingProcess({ routes: ceilingRoutes(rows), withHeaders: true });
+  const ceilingWithHeaders = await startCeilingProcess({ routes, withHeaders: true });
   cleanups.push(ceilingWithHeaders.stop);
   const databaseUrl = database.env.DATABASE_URL;
   const local = databaseUrl !== undefined && onThisMachine(databaseUrl);

@@ -7,12 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../src/log.js';
 import { enqueueOrderEvent } from '../src/services/order-webhooks.js';
 import { registerClient } from './support/agent.js';
 import { createdSession, createSession } from './support/checkout.js';
+import { recordLogLines } from './support/answers.js';
 import { startTestService, type TestService } from './support/service.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
@@ -392,16 +391,10 @@ describe('an error no step renders', () => {
   // The last resort: a surface's error step that itself fails (here its logger) leaves the error to Koa, which answers
   // a bare 500. The request's metrics series and its log line must both say 500, not what the status held
   // when the error escaped (Koa's default 404).
-  const lines: Array<Record<string, unknown>> = [];
+  const { log, lines } = recordLogLines();
   let api: TestService;
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    api = await startTestService({ env: { METRICS_PORT: '0' }, log: createLogger('info', sink) });
+    api = await startTestService({ env: { METRICS_PORT: '0' }, log });
   });
   afterAll(async () => {
     await api?.close();

@@ -2,10 +2,8 @@
 // its route template and child of the caller's traceparent, its statements as its children, its log lines carrying
 // its trace and span ids, and its trace id handed back as the request id.
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CART_READS } from '../src/db/repositories/catalog.js';
-import { createLogger } from '../src/log.js';
 import { tracingEnabled } from '../src/tracing.js';
 import { bearer, registerClient, requestToken } from './support/agent.js';
 import { serverUrl } from './support/database.js';
@@ -13,6 +11,7 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './suppo
 import { holdTable, pause } from './support/statements.js';
 import { payWithTestProcessor } from './support/payments.js';
 import { startFakeStripe } from './support/stripe.js';
+import { recordLogLines } from './support/answers.js';
 import { startTestService, type TestService } from './support/service.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
@@ -23,16 +22,10 @@ const redisUrl = process.env.TEST_REDIS_URL?.trim() || undefined;
 
 let receiver: OtlpReceiver;
 let api: TestService;
-const logLines: Array<Record<string, unknown>> = [];
+const { log, lines: logLines } = recordLogLines();
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
   api = await startTestService({
     env: {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -41,7 +34,7 @@ beforeAll(async () => {
       // With Redis, the rate limiter's commands are spans of the request too.
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     },
-    log: createLogger('info', sink),
+    log,
   });
 });
 afterAll(async () => {

@@ -37,18 +37,24 @@ export interface RequestRecorder {
   newAddress(): string;
 }
 
-export function recordRequests(): RequestRecorder {
-  const logLines: Array<Record<string, unknown>> = [];
+/** A logger at `info` whose lines are kept, parsed, in `lines`, for a test to read what the service logged. */
+export function recordLogLines(): { log: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
       done();
     },
   });
+  return { log: createLogger('info', sink), lines };
+}
+
+export function recordRequests(): RequestRecorder {
+  const { log, lines: logLines } = recordLogLines();
   let addresses = 0;
   const newAddress = () => `198.51.${Math.floor(++addresses / 250)}.${addresses % 250}`;
   return {
-    log: createLogger('info', sink),
+    log,
     newAddress,
     async send(api, path, request = {}, address = newAddress()) {
       const init = typeof request === 'function' ? request() : request;
