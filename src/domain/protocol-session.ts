@@ -142,10 +142,36 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     id: facts.id,
     state: sessionStateOf(facts.storedStatus, priced.lines.length, facts.addressProblems?.length ?? 0),
     currency: priced.currencyCode.toLowerCase(),
-    lines: priced.lines.map((line, index) => ({ ...line, ...facts.lines[index]! })),
+    // Field by field: Node 20 builds `{ ...line, ...more }` a property at a time (src/domain/pricing.ts).
+    lines: priced.lines.map((line, index) => {
+      const { id, productId, sku, imageUrl } = facts.lines[index]!;
+      return {
+        variantId: line.variantId,
+        title: line.title,
+        quantity: line.quantity,
+        unitAmount: line.unitAmount,
+        baseAmount: line.baseAmount,
+        discount: line.discount,
+        subtotal: line.subtotal,
+        tax: line.tax,
+        total: line.total,
+        id,
+        productId,
+        sku,
+        imageUrl,
+      };
+    }),
     totals: priced.totals,
     codes: facts.codes,
-    applied: facts.applied && priced.totals.discount > 0 ? { ...facts.applied, amount: priced.totals.discount } : null,
+    applied:
+      facts.applied && priced.totals.discount > 0
+        ? {
+            code: facts.applied.code,
+            kind: facts.applied.kind,
+            value: facts.applied.value,
+            amount: priced.totals.discount,
+          }
+        : null,
     rejections: facts.promoMessages.map((message) => ({
       index: message.index,
       code: message.requested,

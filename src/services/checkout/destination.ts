@@ -100,7 +100,9 @@ export function termsFor(
  */
 export async function withTerms(deps: Deps, stored: StoredSession, db: Db = deps.db): Promise<StoredSession> {
   if (!stored.cart.shipping_address || stored.order) return stored;
-  return { ...stored, terms: await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address, db) };
+  const terms = await termsFor(deps, stored.cart.region_id, stored.cart.shipping_address, db);
+  const { cart, lines, region, promotions, order } = stored;
+  return { cart, lines, region, promotions, order, terms };
 }
 
 /**
