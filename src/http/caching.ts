@@ -13,7 +13,6 @@ import type { ValidatorRegistry } from '../validators.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { answer, type ContractHandler, type OperationHandlers } from './openapi.js';
 import type { CachedRepresentation, ReadCache, ReadKeys, Representation } from '../ports.js';
-import { answersFlat } from './response-headers.js';
 
 export const PUBLIC_CACHE_CONTROL = 'public, max-age=60';
 /** The longest a representation is served after its query started: what `max-age=60` promises the edge. */
@@ -49,7 +48,7 @@ export function representationOf(body: unknown, contentType = JSON_TYPE): Repres
   return { payload, etag: weakEtag(payload), contentType };
 }
 
-/** Where a representation's headers are set: Koa's context, or the request's flat header list. */
+/** Where a representation's headers are set: Koa's context, or the request's header list itself. */
 interface HeaderTarget {
   set(name: string, value: string): void;
 }
@@ -236,8 +235,8 @@ interface HeaderCheck {
  * The read cache as a step of each cacheable operation's route, before the operation's validation: a representation
  * stored in the last 60 s for what the request means (src/http/read-keys.ts, whose key of a request target repeats the
  * contract's checks of its path and query) is answered here, with Cache-Control, ETag, Age and 304, when the contract
- * admits the request's headers too. Anything else goes on to the operation, whose handler fills the cache. While the
- * request's headers are still a flat list (src/http/response-headers.ts), a hit is answered from it by the door.
+ * admits the request's headers too. Anything else goes on to the operation, whose handler fills the cache. A hit is
+ * answered from the request's header list (src/http/response-headers.ts), written by the door.
  */
 export function readCacheStep(
   cache: ReadCache,
@@ -264,14 +263,14 @@ export function readCacheStep(
     }
     return true;
   };
-  // Compiled into the flat prefix of its route's pipeline (routes.ts refuses it anywhere else): a hit is answered from
-  // the request's header list, written by the door in one write.
-  return answersFlat<AppMiddleware>((ctx, next) => {
+  // A hit is answered from the request's header list (nothing before this step sets the headers on the response),
+  // written by the door in one write.
+  return (ctx, next) => {
     const read = keys.ofTarget(ctx.url);
     const entry = read && cache.get(read.key);
     if (!entry || !admitted(ctx)) return next();
     const { headers } = ctx.state;
     const status = answerWith(headers, entry, ctx.req.headers['if-none-match'], ageOf(entry));
     headers.answer(status, status === 200 ? entry.payload : undefined);
-  });
+  };
 }

@@ -8,7 +8,7 @@ import type { ResponseHeaders } from './response-headers.js';
 export interface AppState {
   requestId: string;
   log: Logger;
-  /** The response's headers, a flat list until a step needs them set on the response (src/http/response-headers.ts). */
+  /** The response's headers, one list until written, which Koa's response reads and writes (src/http/response-headers.ts). */
   headers: ResponseHeaders;
   /** What the request's bearer token grants, when it is valid (resolveBearer, on the agent surface). */
   grant?: Grant;

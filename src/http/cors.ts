@@ -2,7 +2,6 @@
 // credentials. The OAuth and agent surfaces are for server-side clients and send no CORS headers.
 import cors from '@koa/cors';
 import type { AppMiddleware } from './context.js';
-import { writesFlat } from './response-headers.js';
 
 const EXPOSED = [
   'ETag',
@@ -40,20 +39,15 @@ export function publicCors(): AppMiddleware {
   const exposed = EXPOSED.join(',');
   // Any other request gets what @koa/cors sets with `origin: '*'` (its errors are rendered before it, by the surface's
   // first step), written directly, in the request's header list (src/http/response-headers.ts): on every public
-  // answer, @koa/cors' own work was a measurable part of a cached read. A preflight is @koa/cors', on the response.
-  return writesFlat<AppMiddleware>((ctx, next) => {
+  // answer, @koa/cors' own work was a measurable part of a cached read. A preflight is @koa/cors'.
+  return (ctx, next) => {
+    if (ctx.method === 'OPTIONS') return preflights(ctx, next);
     const { headers } = ctx.state;
-    if (ctx.method === 'OPTIONS') {
-      headers.flush();
-      return preflights(ctx, next);
-    }
     // Vary is a list: one an earlier step began is extended by Koa.
-    if (headers.has('Vary')) {
-      headers.flush();
-      ctx.vary('Origin');
-    } else headers.set('Vary', 'Origin');
+    if (headers.has('Vary')) ctx.vary('Origin');
+    else headers.set('Vary', 'Origin');
     headers.set('Access-Control-Allow-Origin', '*');
     headers.set('Access-Control-Expose-Headers', exposed);
     return next();
-  });
+  };
 }

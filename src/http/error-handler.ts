@@ -57,7 +57,6 @@ export function renderErrorsAs(shape: ErrorShape): AppMiddleware {
   // A `then` rather than an async function's `await`: one promise fewer on every request.
   return (ctx, next) =>
     next().then(undefined, (error: unknown) => {
-      ctx.state.headers.flush();
       const rendered = renderFailure(error, shape, () => ctx.state.log, ctx.response.get('API-Version'));
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);

@@ -11,7 +11,6 @@ import { RateLimited } from '../domain/errors.js';
 import type { LimitCount, LimitCounter } from '../ports.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { renderError } from './errors.js';
-import { writesFlat } from './response-headers.js';
 
 /**
  * Keys counted in memory at most. Each costs about 500 bytes, so a flood of distinct addresses (IPv6 hands out
@@ -188,7 +187,7 @@ const byAddress = (ctx: AppContext) => addressKey(ctx.ip);
 
 /** Counts the request against the client's address (its headers kept in the flat list). */
 export function limitByAddress(limiter: RateLimiter): AppMiddleware {
-  return writesFlat((ctx, next) => limiter.consume(ctx, byAddress(ctx)).then(() => next()));
+  return (ctx, next) => limiter.consume(ctx, byAddress(ctx)).then(() => next());
 }
 
 /**

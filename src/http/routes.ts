@@ -14,7 +14,6 @@ import { operationStep, type Contract } from './openapi.js';
 import type { BindingAnswer, BindingRoute, ProtocolBinding } from './protocol-io.js';
 import type { ProtocolBindings } from './protocols.js';
 import { limitByAddress } from './rate-limit.js';
-import { withFlush } from './response-headers.js';
 import {
   protocolErrors,
   surfaceOf,
@@ -81,8 +80,7 @@ function methodNotAllowed(allowed: string[]): AppMiddleware {
 const UNMATCHED_ROUTE = 'unmatched';
 
 /**
- * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering, with the
- * response's headers set from the request's flat list before the first step that may use them through Koa. The
+ * The surface's steps that mean something for this route, then `last`, inside the surface's error rendering. The
  * pipeline names its route on the request's state first (its template; none for a path no route serves), for the
  * request's span, and, when metrics are kept, the route's duration recorder, labelled with its template or `unmatched`
  * (`matched` false: a path no route serves), which the door (src/http/server.ts) tells how the request ended.
@@ -100,8 +98,7 @@ function compileWith(
     if (middleware) steps.push(middleware);
   }
   steps.push(last);
-  // The headers stay a flat list through the first steps that only add to it; the next step sees them on the response.
-  const run = compose(withFlush(steps, `${spec.method ?? 'any method'} ${spec.path}`)) as Pipeline;
+  const run = compose(steps) as Pipeline;
   const operationId = spec.operation?.operationId;
   const route: MatchedRoute = {
     template: matched ? spec.path : undefined,

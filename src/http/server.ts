@@ -1,14 +1,14 @@
 // The one door. Every request enters this Koa application and takes one path: what every request gets (a request id
 // and its one log line, the security headers, `no-store` unless a step says otherwise, `Connection: close` while
 // draining), kept as one flat list of headers (src/http/response-headers.ts), then the pipeline its route compiled at
-// start (src/http/routes.ts), which ends in the route's handler. A read answered while the list is flat is written here.
+// start (src/http/routes.ts), which ends in the route's handler. Its answer is written here, with the list, in one write.
 // Nothing is answered before or beside it.
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import type { AppContext, AppState } from './context.js';
 import { logRequest, RequestState, requestIdOf } from './request-context.js';
 import { compileRoutes, type RouteParts } from './routes.js';
-import { ResponseHeaders } from './response-headers.js';
+import { keepHeadersInList, ResponseHeaders } from './response-headers.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import type { RequestSpan } from '../tracing.js';
 
@@ -23,6 +23,7 @@ function createApp(parts: RouteParts): Koa<AppState> {
   const hops = deps.config.trustedProxyHops;
   const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged once, by each surface's error step
+  keepHeadersInList(app);
   const route = compileRoutes(parts);
   // With tracing on, the request runs inside its server span (child of the caller's traceparent), named by its route
   // template once it is answered; its id is the request id when the caller sent none.
@@ -39,8 +40,9 @@ function createApp(parts: RouteParts): Koa<AppState> {
     const ended = (failed: boolean, error: unknown) => {
       // Set last, after any error rendering, so every response of the drain carries it.
       if (lifecycle.draining) headers.set('Connection', 'close');
-      // A read answered from the list is written here; anything else is Koa's to write, with the list set.
-      headers.finish(ctx);
+      // An answer is written here with the list; a stream, a HEAD or an error no step rendered is Koa's to write.
+      if (failed) headers.flush();
+      else headers.finish(ctx);
       // An error no step rendered is answered 500 by Koa, after this.
       const status = failed ? 500 : ctx.status;
       if (metrics) {

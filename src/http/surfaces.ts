@@ -126,7 +126,6 @@ const errorsAs = (shape: ErrorShape) => renderErrorsAs(shape);
 export function protocolErrors(binding: Pick<ProtocolBinding, 'failure'>): AppMiddleware {
   return (ctx, next) =>
     next().then(undefined, (error: unknown) => {
-      ctx.state.headers.flush();
       sendProtocolResponse(ctx, { response: binding.failure(error, () => ctx.state.log) });
     });
 }

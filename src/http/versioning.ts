@@ -10,7 +10,6 @@ import {
 } from '../domain/versioning.js';
 import type { AppMiddleware } from './context.js';
 import { BadRequest } from '../domain/errors.js';
-import { writesFlat } from './response-headers.js';
 
 /** The version a checkout request's API-Version header applies; a 400 unsupported_api_version when none does. */
 export function appliedApiVersion(requested: string | undefined): string {
@@ -71,15 +70,15 @@ export function retirementNotices(
       headers: headers.get(entry)!,
     }));
     if (announced.length === 0) return undefined;
-    return writesFlat<AppMiddleware>(async (ctx, next) => {
+    return async (ctx, next) => {
       const first = announced.find((entry) => entry.method === '*' || entry.method === ctx.method);
       if (first) for (const [name, value] of first.headers) ctx.state.headers.set(name, value);
       await next();
-    });
+    };
   }
-  return writesFlat<AppMiddleware>(async (ctx, next) => {
+  return async (ctx, next) => {
     const [first] = deprecationsFor(ctx.method, ctx.path, candidates);
     if (first) for (const [name, value] of headers.get(first)!) ctx.state.headers.set(name, value);
     await next();
-  });
+  };
 }
