@@ -217,8 +217,17 @@ export function newCartsAndLinesBindings(
     pricedAt?: string | undefined;
   }>,
 ): [string, string] {
+  // The columns the statement reads, field by field: on Node 20 a literal that starts with a spread, `{ ...cart, key }`,
+  // takes a runtime call for each property after it (12 µs a cart here; src/domain/pricing.ts).
   const cartRecords = batch.map(({ cart, key, pricedAt }) => ({
-    ...cart,
+    id: cart.id,
+    region_id: cart.region_id,
+    status: cart.status,
+    buyer_email: cart.buyer_email,
+    promo_codes: cart.promo_codes,
+    client_id: cart.client_id,
+    created_at: cart.created_at,
+    updated_at: cart.updated_at,
     buyer_details: cart.buyer_details ?? null,
     fulfillment_details: cart.fulfillment_details ?? null,
     shipping_address: cart.shipping_address ?? null,
@@ -229,7 +238,13 @@ export function newCartsAndLinesBindings(
     priced_at: pricedAt ?? null,
   }));
   const lineRecords = batch.flatMap(({ cart, lines }) =>
-    lines.map((line, position) => ({ ...line, cart_id: cart.id, position })),
+    lines.map((line, position) => ({
+      id: line.id,
+      cart_id: cart.id,
+      variant_id: line.variant_id,
+      quantity: line.quantity,
+      position,
+    })),
   );
   return [JSON.stringify(cartRecords), JSON.stringify(lineRecords)];
 }

@@ -135,6 +135,8 @@ function build<Session>(
     shipping_option: request.destination?.shipping_option ?? null,
     created_at: now,
     updated_at: now,
+    canceled_at: null,
+    completed_at: null,
   };
   const rows = lines.map(({ variant, quantity }) => ({
     id: deps.ids.next('cali'),
@@ -148,7 +150,7 @@ function build<Session>(
     thumbnail: variant.thumbnail,
   }));
   const session = present({
-    cart: { ...cart, canceled_at: null, completed_at: null },
+    cart,
     lines: rows,
     region,
     promotions: reads.promotions,

@@ -96,11 +96,13 @@ export const checkoutKeys = {
   storedScope: (scope) => scope,
   keeps: () => true,
   replayOf: (record) => ({ body: record.response_body, apiVersion: record.api_version! }),
+  // The claim spread last (it has none of these fields): on Node 20 a literal that starts with a spread takes a
+  // runtime call for each property after it (src/domain/pricing.ts).
   toStore: (claim, answer) => ({
-    ...claim,
     status: CHECKOUT_STORED_STATUS,
     body: answer.body,
     apiVersion: answer.apiVersion,
+    ...claim,
   }),
 } satisfies KeyPolicy<CheckoutKeyAnswer, IdempotencyRecord, KeyAnswer> & { scope: string };
 
@@ -142,7 +144,7 @@ export const protocolKeys = {
     body: record.response_body!,
     headers: record.response_headers ?? {},
   }),
-  toStore: (claim, response) => ({ ...claim, response }),
+  toStore: (claim, response) => ({ response, ...claim }),
   /** Where claim-first operations read a key's record and store their answer (in their transaction). */
   records: { find: findRecord, store: storeAnswer },
 } satisfies KeyPolicy<ProtocolResponse, StoredAnswer, ProtocolAnswer> & { scope: unknown; records: unknown };
@@ -159,6 +161,6 @@ export const adminKeys = {
   storedScope,
   keeps: isFinalAnswer,
   replayOf: protocolKeys.replayOf,
-  toStore: (claim, response) => ({ ...claim, response }),
+  toStore: (claim, response) => ({ response, ...claim }),
   records: { find: findRecord, store: storeAnswer },
 } satisfies KeyPolicy<ProtocolResponse, StoredAnswer, ProtocolAnswer> & { scope: unknown; records: unknown };
