@@ -114,7 +114,9 @@ export async function readJsonBody(
 
 /** Sets an answer's headers, the response's then the binding's own, as `sendProtocolResponse` sends them. */
 function setAnswerHeaders(exchange: Pick<ProtocolExchange, 'set'>, { response, headers }: ProtocolAnswer): void {
-  for (const [name, value] of Object.entries({ ...response.headers, ...headers })) exchange.set(name, value);
+  // One after the other rather than merged first: a name the binding sets again replaces the response's, in its place.
+  for (const [name, value] of Object.entries(response.headers)) exchange.set(name, value);
+  if (headers) for (const [name, value] of Object.entries(headers)) exchange.set(name, value);
 }
 
 export function sendProtocolResponse(ctx: AppContext, answer: ProtocolAnswer): void {

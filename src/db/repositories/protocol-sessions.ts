@@ -44,7 +44,9 @@ async function storeMany(db: Db, batch: ProtocolCreateToStore[]): Promise<Protoc
     if (!firsts.has(keys[index]!)) firsts.set(keys[index]!, item);
   });
   const sent = [...firsts.keys()].sort().map((key) => firsts.get(key)!);
-  const sessions = sent.flatMap(({ answer, created }) => (created ? [{ ...created, key: answer }] : []));
+  const sessions = sent.flatMap(({ answer, created }) =>
+    created ? [{ cart: created.cart, lines: created.lines, key: answer }] : [],
+  );
   const rows = await runPrepared<{ scope: string; key: string; stored: boolean; record: StoredAnswer | null }>(
     db,
     'store_protocol_creates',

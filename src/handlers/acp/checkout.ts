@@ -146,7 +146,9 @@ export function createAcpOperations(deps: Deps) {
     links: acpLinks(deps),
   };
   const present = (status: number, session: ProtocolSession, extraMessages: AcpMessage[] = []): ProtocolResponse =>
-    jsonResponse(status, toAcpCheckoutSession(session, { ...rendering, extraMessages, now: new Date(deps.now()) }));
+    // `rendering` spread last (it has neither field): Node 20 builds a literal that starts with a spread a property at
+    // a time (src/domain/pricing.ts).
+    jsonResponse(status, toAcpCheckoutSession(session, { extraMessages, now: new Date(deps.now()), ...rendering }));
   const notFound = (id: string) =>
     new ProtocolError(404, 'session_not_found', `No checkout session with id ${id}.`, { param: '$.id' });
   const notModifiable = (session: ProtocolSession, canceledCode: string) =>

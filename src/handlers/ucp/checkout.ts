@@ -349,7 +349,8 @@ export function createUcpOperations(deps: Deps) {
     jsonResponse(
       status,
       toUcpCheckout(session, {
-        ...rendering,
+        baseUrl: rendering.baseUrl,
+        links: rendering.links,
         version: call.negotiated.version,
         namespace: ucpNamespace(deps, call.negotiated.version),
         discountNegotiated: call.negotiated.discount,
