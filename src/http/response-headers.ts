@@ -3,11 +3,12 @@
 // response (`ctx.set`, `ctx.type`, `ctx.body = …`), whose header methods `keepHeadersInList` points at the list while
 // it is one. The door's last word writes a JSON, text or bytes answer itself, as Koa would, with one
 // `writeHead(status, list)` and `end(bytes)`: Node then stores the list as given, without its header map, a
-// `setHeader` per header or Koa's setters (on a session read they were about a tenth of its CPU). Only what needs
-// Node's own map (Koa's `vary`, its whole-map getters, a header with several values) or a body Koa streams sets the
-// list on the response first (`flush`); Koa then writes the response as it always does.
+// `setHeader` per header or Koa's setters. Only what needs Node's own map (Koa's whole-map getters, a header with
+// several values) or a body Koa streams sets the list on the response first (`flush`); Koa then writes the response
+// as it always does.
 import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import type Koa from 'koa';
+import vary from 'vary';
 
 /** An answer made of the list's headers and these bytes (none for a 304). */
 interface FlatAnswer {
@@ -113,6 +114,15 @@ export class ResponseHeaders {
     if (index !== -1) this.#list.splice(index, 2);
   }
 
+  /** Adds fields to Vary (each once, whatever its case; `*` stays alone), as Koa's `vary` does on the response. */
+  vary(field: string | string[]): void {
+    if (!this.pending) {
+      if (!this.res.headersSent) vary(this.res, field);
+      return;
+    }
+    this.set('Vary', vary.append(this.get('Vary') ?? '', field));
+  }
+
   /** Sets the list's headers on the response, in order, for Koa and every later step. */
   flush(): void {
     if (!this.pending) return;
@@ -187,7 +197,7 @@ function listOf(response: Koa.Response): ResponseHeaders | undefined {
 
 /**
  * Points the header methods of every Koa response of `app` at the request's list while it is one: `set` (one name,
- * one value; anything else flushes the list and is Koa's), `get`, `has`, `remove`; `vary` and the whole-map getters
+ * one value; anything else flushes the list and is Koa's), `get`, `has`, `remove`, `vary`; the whole-map getters
  * flush it first. Koa's own setters (`type`, `length`, `body`, `etag`, `redirect`, …) go through these. A name or
  * value Node would refuse is refused here, when it is set, as `setHeader` would.
  */
@@ -235,8 +245,8 @@ export function keepHeadersInList(app: Koa): void {
     },
     vary: {
       value(this: Koa.Response, field: string | string[]) {
-        listOf(this)?.flush();
-        return koa.vary.call(this, field);
+        const list = listOf(this);
+        return list ? list.vary(field) : koa.vary.call(this, field);
       },
     },
     header: {

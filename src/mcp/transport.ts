@@ -79,7 +79,7 @@ const METHODS = ['POST', 'OPTIONS'];
  * them) and their answers readable, a 429 included. Any other origin gets no grant; admit() refuses it with a 403.
  */
 export function mcpCors(allowed: string[]): AppMiddleware {
-  return cors({
+  const granted = cors({
     origin: (ctx) => (ctx.get('Origin') && originAllowed(ctx.get('Origin'), allowed) ? ctx.get('Origin') : ''),
     allowMethods: ['POST'],
     allowHeaders: ALLOWED_REQUEST_HEADERS,
@@ -87,6 +87,12 @@ export function mcpCors(allowed: string[]): AppMiddleware {
     maxAge: 600,
     keepHeadersOnError: true,
   }) as unknown as AppMiddleware;
+  // Without an Origin (an agent, not a browser) @koa/cors only adds Origin to Vary: done here, without its awaits.
+  return (ctx, next) => {
+    if (ctx.req.headers.origin !== undefined) return granted(ctx, next);
+    ctx.state.headers.vary('Origin');
+    return next();
+  };
 }
 
 /** Why a POST's headers keep it from the server (its protocol version, then its Content-Type), if they do. */

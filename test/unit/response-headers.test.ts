@@ -157,7 +157,21 @@ describe("Koa's response on the list", () => {
     ]);
   });
 
-  it('sets the list on the response for what needs the map (vary, several values), and Koa writes the rest', async () => {
+  it('extends Vary in the list as Koa does, without the map', async () => {
+    const serve = await serving((ctx) => {
+      ctx.set('Vary', 'Origin');
+      ctx.vary('Accept-Encoding');
+      ctx.vary('origin');
+      ctx.body = { ok: true };
+    });
+    server = serve.server;
+    const setHeader = vi.spyOn(ServerResponse.prototype, 'setHeader');
+    const answer = await sent(serve.url);
+    expect(setHeader).not.toHaveBeenCalled();
+    expect(answer.headers).toContainEqual(['vary', 'Origin, Accept-Encoding']);
+  });
+
+  it('sets the list on the response for what needs the map (several values), and Koa writes the rest', async () => {
     const serve = await serving((ctx) => {
       ctx.set('Vary', 'Origin');
       ctx.vary('Accept-Encoding');
@@ -165,7 +179,9 @@ describe("Koa's response on the list", () => {
       ctx.body = 'plain';
     });
     server = serve.server;
+    const setHeader = vi.spyOn(ServerResponse.prototype, 'setHeader');
     const answer = await sent(serve.url);
+    expect(setHeader).toHaveBeenCalled();
     expect(answer.text).toBe('plain');
     expect(answer.headers).toEqual([
       ['x-request-id', 'req_1'],
