@@ -25,9 +25,11 @@ export function appliedApiVersion(requested: string | undefined): string {
 
 /** Resolves API-Version on checkout requests (400 unsupported_api_version) and echoes the version applied. */
 export function checkoutVersioning(): AppMiddleware {
-  return async (ctx, next) => {
-    ctx.set('API-Version', appliedApiVersion(ctx.get('API-Version')));
-    await next();
+  return (ctx, next) => {
+    // Node's own header map, and the list directly: the version applied is one of API_VERSIONS, a valid value.
+    const requested = ctx.req.headers['api-version'];
+    ctx.state.headers.set('API-Version', appliedApiVersion(typeof requested === 'string' ? requested : undefined));
+    return next();
   };
 }
 
