@@ -63,6 +63,11 @@ export class ResponseHeaders {
     this.#list = initial;
   }
 
+  /** Whether the headers were set on the response (Node's header map holds them, as Koa would have it). */
+  get flushed(): boolean {
+    return this.#flushed;
+  }
+
   /** Whether the headers are still a list that can change (neither flushed nor written). */
   get pending(): boolean {
     return !this.#flushed && !this.#written;
@@ -228,7 +233,8 @@ export function keepHeadersInList(app: Koa): void {
     get: {
       value(this: Koa.Response, field: string) {
         const list = listOf(this);
-        return list ? list.get(field) : koa.get.call(this, field);
+        // Once flushed, Koa's own: a header of several values is its array, as `append` expects.
+        return list && !list.flushed ? list.get(field) : koa.get.call(this, field);
       },
     },
     has: {

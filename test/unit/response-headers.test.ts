@@ -176,6 +176,7 @@ describe("Koa's response on the list", () => {
       ctx.set('Vary', 'Origin');
       ctx.vary('Accept-Encoding');
       ctx.set('Link', ['</a>; rel="next"', '</b>; rel="prev"']);
+      ctx.append('Link', '</c>; rel="last"');
       ctx.body = 'plain';
     });
     server = serve.server;
@@ -189,6 +190,7 @@ describe("Koa's response on the list", () => {
       ['vary', 'Origin, Accept-Encoding'],
       ['link', '</a>; rel="next"'],
       ['link', '</b>; rel="prev"'],
+      ['link', '</c>; rel="last"'],
       ['content-type', 'text/plain; charset=utf-8'],
       ['content-length', '5'],
     ]);
