@@ -142,24 +142,11 @@ export function toProtocolSession(facts: SessionFacts, priced: PricedCart): Prot
     id: facts.id,
     state: sessionStateOf(facts.storedStatus, priced.lines.length, facts.addressProblems?.length ?? 0),
     currency: priced.currencyCode.toLowerCase(),
-    // Field by field: Node 20 builds `{ ...line, ...more }` a property at a time (src/domain/pricing.ts).
+    // The facts first and the priced line spread after them (it has none of their fields): Node 20 builds a literal
+    // that starts with a spread, `{ ...line, ...facts }`, a property at a time (src/domain/pricing.ts).
     lines: priced.lines.map((line, index) => {
       const { id, productId, sku, imageUrl } = facts.lines[index]!;
-      return {
-        variantId: line.variantId,
-        title: line.title,
-        quantity: line.quantity,
-        unitAmount: line.unitAmount,
-        baseAmount: line.baseAmount,
-        discount: line.discount,
-        subtotal: line.subtotal,
-        tax: line.tax,
-        total: line.total,
-        id,
-        productId,
-        sku,
-        imageUrl,
-      };
+      return { id, productId, sku, imageUrl, ...line };
     }),
     totals: priced.totals,
     codes: facts.codes,

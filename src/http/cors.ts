@@ -43,8 +43,8 @@ export function publicCors(): AppMiddleware {
   return (ctx, next) => {
     if (ctx.method === 'OPTIONS') return preflights(ctx, next);
     const { headers } = ctx.state;
-    // Vary is a list: one an earlier step began is extended by Koa.
-    if (headers.has('Vary')) ctx.vary('Origin');
+    // Vary is a list: one an earlier step began is extended, as Koa's vary would.
+    if (headers.has('Vary')) headers.vary('Origin');
     else headers.set('Vary', 'Origin');
     headers.set('Access-Control-Allow-Origin', '*');
     headers.set('Access-Control-Expose-Headers', exposed);

@@ -17,6 +17,7 @@ import type { Quote, QuoteFulfilment } from '../domain/orders.js';
 import { chooseShippingOption, shippingCharge, type ShippingCode, type ShippingOption } from '../domain/fulfilment.js';
 import {
   priceQuote,
+  retitledLine,
   type DestinationPricing,
   type LineToPrice,
   type PricedCart,
@@ -227,19 +228,9 @@ function quoteOf({ region, rows, priced, applied, fulfilment }: PricedStoredCart
   return {
     currencyCode: priced.currencyCode,
     regionId: region.id,
-    // Field by field rather than `{ ...line, id }`, which Node 20 builds a property at a time (src/domain/pricing.ts).
-    lines: priced.lines.map((line, index) => ({
-      id: rows[index]!.id,
-      variantId: line.variantId,
-      title: line.title,
-      quantity: line.quantity,
-      unitAmount: line.unitAmount,
-      baseAmount: line.baseAmount,
-      discount: line.discount,
-      subtotal: line.subtotal,
-      tax: line.tax,
-      total: line.total,
-    })),
+    // The id first and the line spread after it (a priced line has no id): Node 20 builds a literal that starts with a
+    // spread, `{ ...line, id }`, a property at a time (src/domain/pricing.ts).
+    lines: priced.lines.map((line, index) => ({ id: rows[index]!.id, ...line })),
     totals: priced.totals,
     promoCodes: applied,
     ...(fulfilment ? { fulfilment } : {}),
@@ -372,18 +363,7 @@ export function presentProtocolSession(
     },
     {
       currencyCode: priced.currencyCode,
-      // The product's title where the priced line has the variant's; field by field (src/domain/pricing.ts says why).
-      lines: priced.lines.map((line, index) => ({
-        variantId: line.variantId,
-        title: rows[index]!.product_title,
-        quantity: line.quantity,
-        unitAmount: line.unitAmount,
-        baseAmount: line.baseAmount,
-        discount: line.discount,
-        subtotal: line.subtotal,
-        tax: line.tax,
-        total: line.total,
-      })),
+      lines: priced.lines.map((line, index) => retitledLine(line, rows[index]!.product_title)),
       totals: priced.totals,
     },
   );
