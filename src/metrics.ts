@@ -46,11 +46,9 @@ export interface ScrapeSources {
 
 type Observe = (value: number) => void;
 
-type RequestLabel = 'http_request_method' | 'http_route' | 'http_response_status_code' | 'operation_id';
-
-/** One label set of the request duration histogram: its counts per bucket (not cumulative), sum and count. */
-interface DurationSeries {
-  labels: Partial<Record<RequestLabel, string>>;
+/** One label set of a bound histogram: its counts per bucket (not cumulative), sum and count. */
+interface Series {
+  labels: Readonly<Record<string, string>>;
   counts: Float64Array;
   sum: number;
   count: number;
@@ -59,7 +57,7 @@ interface DurationSeries {
 /** A sample as prom-client's registry reads it: `labels` first, then the series' own (`sharedLabels`). */
 interface Sample {
   labels: Record<string, string | number>;
-  sharedLabels: DurationSeries['labels'];
+  sharedLabels: Series['labels'];
   value: number;
   metricName: string;
   /** None: no exemplars are kept (null on the buckets, as prom-client writes it). */
@@ -67,17 +65,19 @@ interface Sample {
 }
 
 /**
- * The request duration histogram, a metric of the registry as prom-client's own Histogram is (`get`, `reset`). A
- * request's labels are fixed when its route is compiled (its method and status once known), so each label set is
- * resolved once to its series and a request's observation is a bucket search and three additions: prom-client's
- * observe checks every label name, hashes the label set and allocates, on every request. What is scraped is what
- * prom-client writes for a histogram (cumulative `_bucket` with `le`, `+Inf`, `_sum`, `_count`, per label set).
+ * A histogram whose label sets are bound once, a metric of the registry as prom-client's own Histogram is (`get`,
+ * `reset`): the request durations (a route's labels are fixed when it is compiled, its method and status once known),
+ * the statement durations and the batch sizes (fixed per statement). Each label set is resolved once to its series, so
+ * an observation is a bucket search and three additions; prom-client's `labels(...).observe` checks every label name,
+ * hashes the label set and allocates on every call (about 0.9 µs on Node 20, against a statement's few µs of CPU).
+ * What is scraped is what prom-client writes for a histogram (cumulative `_bucket` with `le`, `+Inf`, `_sum`,
+ * `_count`, per label set).
  */
-class RequestDurations {
+class BoundHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   readonly #bounds: number[];
-  readonly #series: DurationSeries[] = [];
+  readonly #series: Series[] = [];
 
   constructor(
     readonly name: string,
@@ -88,8 +88,8 @@ class RequestDurations {
   }
 
   /** The observe of one label set. */
-  series(labels: DurationSeries['labels']): Observe {
-    const series: DurationSeries = { labels, counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 };
+  series(labels: Series['labels']): Observe {
+    const series: Series = { labels, counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 };
     this.#series.push(series);
     const bounds = this.#bounds;
     return (seconds) => {
@@ -147,7 +147,7 @@ class RequestDurations {
 
 /**
  * One route's recorder, built when its pipeline is compiled: its label values are fixed, so a request costs two map
- * lookups (its method, its status) and the observe of its series (RequestDurations).
+ * lookups (its method, its status) and the observe of its series (BoundHistogram).
  */
 export class RouteRecorder {
   readonly #byMethod = new Map<string, Map<number, Observe>>();
@@ -175,7 +175,7 @@ export class RouteRecorder {
   }
 
   #child(method: string, status: number): Observe {
-    const labels: DurationSeries['labels'] = {
+    const labels: Record<string, string> = {
       http_request_method: KNOWN_METHODS.has(method) ? method : '_OTHER',
       http_route: this.#route,
       http_response_status_code: String(status),
@@ -191,7 +191,7 @@ export class Metrics {
   /** Requests in flight: counted by the one door (src/http/server.ts), read when Prometheus scrapes. */
   inFlight = 0;
 
-  readonly requestDuration = new RequestDurations(
+  readonly requestDuration = new BoundHistogram(
     'http_server_request_duration_seconds',
     'Duration of HTTP server requests, by route template (or unmatched), method, status code and operation.',
     REQUEST_BUCKETS,
@@ -221,21 +221,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly statementDuration = new Histogram({
-    name: 'db_client_operation_duration_seconds',
-    help: 'Duration of database statements, by operation (SELECT, INSERT, ...) and prepared statement name.',
-    labelNames: ['db_system_name', 'db_operation_name', 'db_query_name'] as const,
-    buckets: STATEMENT_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly statementDuration = new BoundHistogram(
+    'db_client_operation_duration_seconds',
+    'Duration of database statements, by operation (SELECT, INSERT, ...) and prepared statement name.',
+    STATEMENT_BUCKETS,
+  );
 
-  readonly batchRows = new Histogram({
-    name: 'storefront_db_batch_rows',
-    help: 'Items carried by one batched statement (group commit or batched read), by statement.',
-    labelNames: ['statement'] as const,
-    buckets: BATCH_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly batchRows = new BoundHistogram(
+    'storefront_db_batch_rows',
+    'Items carried by one batched statement (group commit or batched read), by statement.',
+    BATCH_BUCKETS,
+  );
 
   readonly redisFallbacks = new Counter({
     name: 'storefront_redis_fallbacks_total',
@@ -271,7 +267,8 @@ export class Metrics {
   /** `dbSystem`: `postgresql`, or `pglite` for the embedded database. */
   constructor({ dbSystem }: { dbSystem: string }) {
     this.#system = dbSystem;
-    this.registry.registerMetric(this.requestDuration as unknown as Histogram);
+    for (const histogram of [this.requestDuration, this.statementDuration, this.batchRows])
+      this.registry.registerMetric(histogram as unknown as Histogram);
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; their per-type gauges without the suffix
     // (nodejs_active_handles{type}, …) say the same, summed.
@@ -289,12 +286,12 @@ export class Metrics {
     const key = name ?? operationOf(sql);
     let observe = this.#statements.get(key);
     if (observe === undefined) {
-      const child = this.statementDuration.labels({
+      observe = this.statementDuration.series({
         db_system_name: this.#system,
         db_operation_name: operationOf(sql),
         db_query_name: name ?? '',
       });
-      this.#statements.set(key, (observe = (value) => child.observe(value)));
+      this.#statements.set(key, observe);
     }
     observe(seconds);
   }
@@ -302,10 +299,7 @@ export class Metrics {
   /** The batched statement `statement` carried `items` items. */
   batch(statement: string): Observe {
     let observe = this.#batches.get(statement);
-    if (observe === undefined) {
-      const child = this.batchRows.labels(statement);
-      this.#batches.set(statement, (observe = (value) => child.observe(value)));
-    }
+    if (observe === undefined) this.#batches.set(statement, (observe = this.batchRows.series({ statement })));
     return observe;
   }
 
