@@ -40,7 +40,10 @@ export interface LoadSettings {
 
 type Run = Omit<Measurement, 'cpuMsPerRequest'>;
 
-async function run(baseUrl: string, load: Load, connections: number, seconds: number): Promise<Run> {
+/** How long a run lasts: so many seconds, or so many requests. */
+type Length = { duration: number } | { amount: number };
+
+async function run(baseUrl: string, load: Load, connections: number, length: Length): Promise<Run> {
   const fresh = load.freshHeaders ?? [];
   const rotating = load.rotatingUrls ?? [];
   let turn = 0;
@@ -50,7 +53,7 @@ async function run(baseUrl: string, load: Load, connections: number, seconds: nu
     headers: load.headers,
     body: load.body,
     connections,
-    duration: seconds,
+    ...length,
     ...(fresh.length || rotating.length
       ? {
           requests: [
@@ -83,11 +86,17 @@ export async function measure(
   settings: LoadSettings,
   databaseCpu?: DatabaseCpuProbe,
 ): Promise<Measurement> {
-  if (settings.warmupSeconds > 0) await run(server.url, load, settings.connections, settings.warmupSeconds);
+  if (settings.warmupSeconds > 0)
+    await run(server.url, load, settings.connections, { duration: settings.warmupSeconds });
   const databaseCpuSince = await databaseCpu?.();
   const cpuBefore = cpuMs(server.pid);
-  const figures = await run(server.url, load, settings.connections, settings.durationSeconds);
+  const figures = await run(server.url, load, settings.connections, { duration: settings.durationSeconds });
   const cpuMsPerRequest = (cpuMs(server.pid) - cpuBefore) / figures.requests;
   if (!databaseCpuSince) return { ...figures, cpuMsPerRequest };
   return { ...figures, cpuMsPerRequest, databaseCpuMsPerRequest: (await databaseCpuSince()) / figures.requests };
+}
+
+/** Sends `amount` requests of `load` and waits for every answer (a fixed amount, for counts rather than rates). */
+export function send(server: ServerProcess, load: Load, connections: number, amount: number): Promise<Run> {
+  return run(server.url, load, connections, { amount });
 }

@@ -28,6 +28,10 @@ export interface ServiceProcessOptions {
   cpuProfileDir?: string;
   /** More settings, over the defaults below (e.g. a payment processor). */
   env?: Record<string, string>;
+  /** A command the service runs under (`valgrind --tool=callgrind …`): it is given node and its arguments. */
+  wrapper?: string[];
+  /** How long start-up may take (default 60 s; a service under valgrind runs tens of times slower). */
+  startupTimeoutMs?: number;
 }
 
 export async function freePort(): Promise<number> {
@@ -52,15 +56,20 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /** Waits until the catalogue answers: by then migrations and the seed have run. */
-async function waitUntilServing(child: ChildProcess, url: string, logFile: string): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+async function waitUntilServing(
+  child: ChildProcess,
+  url: string,
+  logFile: string,
+  timeoutMs = STARTUP_TIMEOUT_MS,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
     if (await answers(url)) return;
     await delay(200);
   }
   const why =
     child.exitCode === null && child.signalCode === null
-      ? `did not answer within ${STARTUP_TIMEOUT_MS / 1000} s`
+      ? `did not answer within ${timeoutMs / 1000} s`
       : 'exited';
   throw new Error(`the service ${why}; its output:\n${logTail(logFile)}`);
 }
@@ -91,9 +100,11 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const log = openSync(options.logFile, 'w');
   // The built service with the same V8 flags as `npm start` (`npm run bench` builds first), on the Node.js that runs the
   // bench unless BENCH_SERVICE_NODE names another (the load generator then keeps its own).
+  const node = process.env.BENCH_SERVICE_NODE?.trim() || process.execPath;
+  const [command, ...wrapperArgs] = options.wrapper ?? [];
   const child = spawn(
-    process.env.BENCH_SERVICE_NODE?.trim() || process.execPath,
-    [...profiling, ...startFlags(options.root), 'dist/src/main.js'],
+    command ?? node,
+    [...(command ? [...wrapperArgs, node] : []), ...profiling, ...startFlags(options.root), 'dist/src/main.js'],
     {
       cwd: options.root,
       stdio: ['ignore', log, log],
@@ -119,7 +130,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   );
   closeSync(log);
   try {
-    await waitUntilServing(child, url, options.logFile);
+    await waitUntilServing(child, url, options.logFile, options.startupTimeoutMs);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

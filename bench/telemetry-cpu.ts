@@ -7,18 +7,16 @@
 //   npx tsx bench/telemetry-cpu.ts [--only TEXT] [--rounds 3] [--duration 5] [--warmup 2] [--connections 32]
 //                                  [--settings off,metrics,tracing,unsampled] [--also <dir>,…]
 //                                  [--cpu-prof] (a V8 profile of each service in bench/profiles/)
-import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { positiveNumber } from './arguments.js';
 import { openDatabase } from './database.js';
 import { measure } from './load.js';
-import { freePort, startServiceProcess, type ServerProcess } from './processes.js';
+import { startServiceProcess, type ServerProcess } from './processes.js';
 import { prepareRows, type ReadyRow } from './rows.js';
+import { telemetrySettings } from './telemetry-settings.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -41,43 +39,15 @@ const settings = {
   durationSeconds: positiveNumber(values.duration, 5, 'duration'),
 };
 
-const sink = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
-});
-sink.listen(0, '127.0.0.1');
-await once(sink, 'listening');
-const sinkPort = (sink.address() as AddressInfo).port;
-
+const telemetry = await telemetrySettings();
 const database = await openDatabase(process.env.DATABASE_URL?.trim() || undefined);
 const profiles = `${root}/bench/profiles`;
 if (values['cpu-prof']) mkdirSync(profiles, { recursive: true });
-const settingsByName: Record<string, () => Promise<Record<string, string>>> = {
-  off: async () => ({}),
-  metrics: async () => ({ METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' }),
-  tracing: async () => ({
-    METRICS_PORT: String(await freePort()),
-    METRICS_HOST: '127.0.0.1',
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
-    OTEL_TRACES_SAMPLER: 'always_on',
-    OTEL_SERVICE_NAME: 'storefront-bench',
-  }),
-  // Tracing on with nothing sampled: what the context and a non-recording span cost without any export.
-  unsampled: async () => ({
-    METRICS_PORT: String(await freePort()),
-    METRICS_HOST: '127.0.0.1',
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
-    OTEL_TRACES_SAMPLER: 'always_off',
-    OTEL_SERVICE_NAME: 'storefront-bench',
-  }),
-};
 const services: Array<[string, ServerProcess]> = [];
 try {
   const roots = [root, ...(values.also?.split(',').filter(Boolean) ?? [])];
   for (const [index, build] of roots.entries())
     for (const name of values.settings.split(',')) {
-      const env = settingsByName[name];
-      if (!env) throw new Error(`--settings names off, metrics, tracing or unsampled, not ${name}`);
       services.push([
         roots.length > 1 ? `${index === 0 ? 'this' : `also${index}`} ${name}` : name,
         await startServiceProcess({
@@ -85,7 +55,7 @@ try {
           databaseEnv: database.env,
           logFile: `${root}/bench/telemetry-${index}-${name}.log`,
           cpuProfileDir: values['cpu-prof'] ? profiles : undefined,
-          env: { BASE_URL: 'https://shop.example.com', ...(await env()) },
+          env: { BASE_URL: 'https://shop.example.com', ...(await telemetry.envOf(name)) },
         }),
       ]);
     }
@@ -147,5 +117,5 @@ try {
 } finally {
   for (const [, service] of services) await service.stop();
   await database.drop();
-  sink.close();
+  telemetry.close();
 }
