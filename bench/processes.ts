@@ -68,9 +68,7 @@ async function waitUntilServing(
     await delay(200);
   }
   const why =
-    child.exitCode === null && child.signalCode === null
-      ? `did not answer within ${timeoutMs / 1000} s`
-      : 'exited';
+    child.exitCode === null && child.signalCode === null ? `did not answer within ${timeoutMs / 1000} s` : 'exited';
   throw new Error(`the service ${why}; its output:\n${logTail(logFile)}`);
 }
 
