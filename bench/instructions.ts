@@ -2,8 +2,8 @@
 // main thread, with telemetry off, metrics on and tracing on, each service run under valgrind's callgrind. A count is
 // the same for the same build, input and warm-up whatever else the machine does, so a cost of a few per cent shows on
 // a busy 2-core machine where requests a second (bench/telemetry-cpu.ts) vary by more than that between identical
-// runs. Runs of the same build still differ by up to about 2 % (when the JIT compiles, when the GC runs): read a cost
-// smaller than that as none. Counted: JavaScript, V8 and Node on the main thread; not the GC's and compiler's helper
+// runs. Counts of the same build still differ by a few per cent (when the JIT compiles, when the GC runs, the hash
+// seed of each process; 9 % seen on the MCP row with 3,000 requests): read a cost smaller than that as none. Counted: JavaScript, V8 and Node on the main thread; not the GC's and compiler's helper
 // threads, libuv's pool, the kernel, nor PostgreSQL. Needs valgrind (Debian's package) and a build (`npm run build`).
 //   npx tsx bench/instructions.ts [--only TEXT] [--settings off,metrics,tracing] [--warmup-requests 10000]
 //                                 [--requests 5000] [--connections 8]
