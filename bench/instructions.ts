@@ -3,12 +3,14 @@
 // the same for the same build, input and warm-up whatever else the machine does, so a cost of a few per cent shows on
 // a busy 2-core machine where requests a second (bench/telemetry-cpu.ts) vary by more than that between identical
 // runs. Counts of the same build still differ by a few per cent (when the JIT compiles, when the GC runs, the hash
-// seed of each process; 9 % seen on the MCP row with 3,000 requests): read a cost smaller than that as none. Counted: JavaScript, V8 and Node on the main thread; not the GC's and compiler's helper
-// threads, libuv's pool, the kernel, nor PostgreSQL. Needs valgrind (Debian's package) and a build (`npm run build`).
+// seed of each process; 9 % seen on the MCP row with 3,000 requests): read a cost smaller than that as none.
+// Counted: JavaScript, V8 and Node on the main thread; not the GC's and compiler's helper threads, libuv's pool, the
+// kernel, nor PostgreSQL. Needs valgrind (Debian's package) and a build (`npm run build`). Dumps and each service's
+// log are kept in bench/callgrind/run-*/.
 //   npx tsx bench/instructions.ts [--only TEXT] [--settings off,metrics,tracing] [--warmup-requests 10000]
 //                                 [--requests 5000] [--connections 8]
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
@@ -16,8 +18,7 @@ import { positiveNumber } from './arguments.js';
 import { openDatabase } from './database.js';
 import { send } from './load.js';
 import { startServiceProcess, type ServerProcess } from './processes.js';
-import { prepareRows, type ReadyRow } from './rows.js';
-import { telemetrySettings } from './telemetry-settings.js';
+import { percent, telemetryRows, telemetrySettings } from './telemetry-settings.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -42,9 +43,9 @@ try {
   process.exit(1);
 }
 
-const outputs = `${root}/bench/callgrind`;
-rmSync(outputs, { recursive: true, force: true });
-mkdirSync(outputs, { recursive: true });
+// A directory of this run's own, so that runs side by side (one per setting) keep their dumps and logs.
+mkdirSync(`${root}/bench/callgrind`, { recursive: true });
+const outputs = mkdtempSync(`${root}/bench/callgrind/run-`);
 // callgrind_control finds the process by a name made of the user and host valgrind saw: give both the same HOST (the
 // service's is its listening address).
 const controlEnv = { ...process.env, HOST: '127.0.0.1' };
@@ -77,10 +78,7 @@ try {
       startupTimeoutMs: 300_000,
     });
     try {
-      const rows = (await prepareRows(service.url, { ucpProfileUrl: 'http://127.0.0.1:1/none' })).filter(
-        (row): row is ReadyRow =>
-          row.state === 'ready' && row.kind !== 'catalog-miss' && (!values.only || row.title.includes(values.only)),
-      );
+      const rows = await telemetryRows(service.url, values.only);
       for (const [index, row] of rows.entries()) {
         const warmed = await send(service, row.load, connections, warmup);
         await control('-z', service);
@@ -104,8 +102,7 @@ try {
   );
   for (const [title, bySetting] of counts) {
     const off = bySetting.get('off');
-    const cost = (name: string) => ((bySetting.get(name) ?? NaN) / off! - 1) * 100;
-    const costs = off ? others.map((name) => `${cost(name) >= 0 ? '+' : ''}${cost(name).toFixed(1)} %`) : [];
+    const costs = off ? others.map((name) => percent((bySetting.get(name) ?? NaN) / off - 1)) : [];
     console.log(
       [title, ...settings.map((name) => bySetting.get(name)?.toLocaleString('en') ?? '–'), ...costs].join('\t'),
     );

@@ -15,8 +15,7 @@ import { positiveNumber } from './arguments.js';
 import { openDatabase } from './database.js';
 import { measure } from './load.js';
 import { startServiceProcess, type ServerProcess } from './processes.js';
-import { prepareRows, type ReadyRow } from './rows.js';
-import { telemetrySettings } from './telemetry-settings.js';
+import { percent, telemetryRows, telemetrySettings } from './telemetry-settings.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -59,10 +58,7 @@ try {
         }),
       ]);
     }
-  const rows = (await prepareRows(services[0]![1].url, { ucpProfileUrl: 'http://127.0.0.1:1/none' })).filter(
-    (row): row is ReadyRow =>
-      row.state === 'ready' && row.kind !== 'catalog-miss' && (!values.only || row.title.includes(values.only)),
-  );
+  const rows = await telemetryRows(services[0]![1].url, values.only);
   const figures = new Map<string, { cpu: number[]; rps: number[]; cpuMs: number; requests: number }>();
   // Each service warmed up once per row; then the rounds are short and many, each service in turn, so that all meet
   // the same moments of the machine's load: the CPU per request of a setting is its total over the rounds.
@@ -97,7 +93,6 @@ try {
   const builds = [...new Set(services.map(([name]) => name.replace(/\s*\S+$/, '')))];
   const others = values.settings.split(',').filter((name) => name !== 'off');
   if (values.settings.split(',').includes('off') && others.length > 0) {
-    const percent = (value: number) => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} %`;
     console.log(
       `\nCost against off (Node.js ${process.versions.node} for the load; service: ${process.env.BENCH_SERVICE_NODE?.trim() || 'the same'})`,
     );

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort } from './processes.js';
+import { prepareRows, type ReadyRow } from './rows.js';
 
 export const TELEMETRY_SETTINGS = ['off', 'metrics', 'tracing', 'unsampled'] as const;
 
@@ -50,3 +51,17 @@ export async function telemetrySettings(): Promise<TelemetrySettings> {
     close: () => sink.close(),
   };
 }
+
+/**
+ * The rows telemetry is measured on: every ready row but the catalogue misses (no UCP platform profile is served, so
+ * UCP's row is unavailable), or those whose title contains `only`.
+ */
+export async function telemetryRows(baseUrl: string, only: string | undefined): Promise<ReadyRow[]> {
+  return (await prepareRows(baseUrl, { ucpProfileUrl: 'http://127.0.0.1:1/none' })).filter(
+    (row): row is ReadyRow =>
+      row.state === 'ready' && row.kind !== 'catalog-miss' && (!only || row.title.includes(only)),
+  );
+}
+
+/** A cost as a signed percentage: 0.031 -> `+3.1 %`. */
+export const percent = (ratio: number) => `${ratio >= 0 ? '+' : ''}${(ratio * 100).toFixed(1)} %`;
